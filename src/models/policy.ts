@@ -1,0 +1,51 @@
+/**
+ * Policy calls, named by phase (RLlib style): `sampleActions` for rollouts (exploration, returns
+ * behaviour log-probs and the weights version), `greedyActions` for evaluation. Training goes
+ * through the model's `forwardTrain` (see `src/models/transformer.ts`).
+ */
+import type { Rng } from '../core/rng.js';
+import type { DecodeConstraint } from '../core/types.js';
+
+/** One generation request: a context and, for constrained decoding, the allowed actions. */
+export interface ActRequest {
+  /** [contextLen] token ids the policy conditions on (ends with the `<|act|>` token). */
+  readonly contextTokens: Int32Array;
+  /**
+   * Allowed actions as token sequences, each ending with the `<|end|>` id, or null for free
+   * generation (stops at `<|end|>` or `maxNewTokens`).
+   */
+  readonly actionChoices: readonly Int32Array[] | null;
+}
+
+/** What the policy produced for one request. */
+export interface ActResult {
+  /** [n] generated ids, including the closing `<|end|>` when produced. */
+  readonly tokens: Int32Array;
+  /** [n] log-prob of each token under the (masked, temperature-scaled) sampling distribution. */
+  readonly logprobs: Float32Array;
+  /** [n] 1 where the token was a real choice, 0 where it was forced (single allowed token). */
+  readonly lossMask: Uint8Array;
+  /** Allowed sets per position (CSR), or null when unconstrained. */
+  readonly constraint: DecodeConstraint | null;
+  /** Weights version that produced the tokens. */
+  readonly policyVersion: number;
+}
+
+export interface SamplingOptions {
+  /** Softmax temperature (> 0). */
+  readonly temperature: number;
+  /** Nucleus sampling mass in (0, 1]. */
+  readonly topP: number;
+  /** Cap on generated tokens per action. */
+  readonly maxNewTokens: number;
+}
+
+/** A policy that can act: local tfjs model, remote API, scripted. */
+export interface Policy {
+  /** Current weights version (0 = initial). */
+  readonly version: number;
+  /** Rollout sampling; batched over all requests. Randomness only from `rng`. */
+  sampleActions(requests: readonly ActRequest[], options: SamplingOptions, rng: Rng): Promise<ActResult[]>;
+  /** Deterministic argmax decoding for evaluation. */
+  greedyActions(requests: readonly ActRequest[], maxNewTokens: number): Promise<ActResult[]>;
+}
