@@ -15,6 +15,12 @@ export interface ActRequest {
    * generation (stops at `<|end|>` or `maxNewTokens`).
    */
   readonly actionChoices: readonly Int32Array[] | null;
+  /**
+   * Per-request sampling seed. When present, this request's random draws come from
+   * `Rng.fromSeed(seed)` instead of the batch `rng`, so what an episode samples does not depend on
+   * which other requests shared its batch (dynamic batching stays deterministic).
+   */
+  readonly seed?: number;
 }
 
 /** What the policy produced for one request. */

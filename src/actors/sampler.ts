@@ -1,0 +1,262 @@
+/**
+ * The sampler actor: dynamic batching of act requests from every live episode into one
+ * `generate` call, and hot weight swaps between batches.
+ *
+ * States: `idle → collecting → generating → idle`; `generating` has sub-states `running` and
+ * `draining` (a weight load is waiting for this batch to finish); `loadingWeights`; `paused`.
+ * A batch is flushed when `maxBatch` requests are pending or `maxWaitMs` after the first one
+ * arrived (an xstate delay, so the clock drives it). Requests that arrive while generating,
+ * draining, loading or paused are queued, never dropped.
+ *
+ * Routing: each `ACT` carries a `requestId`; the sampler answers it with exactly one emitted
+ * `ACT_DONE {requestId, result}` or `ACT_FAILED {requestId, error}`. Events rather than callbacks
+ * keep the messages plain data, so the same contract holds across a bus (see `serveSampler` in
+ * `src/runtime/wiring.ts`). `PAUSE`/`RESUME` are first-class backpressure events.
+ */
+import { type ActorRefFrom, assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
+import { TurnwiseError } from '../core/errors.js';
+import type { ActRequest, ActResult } from '../models/policy.js';
+
+/** Events the sampler accepts. */
+export type SamplerAccepts =
+  | { readonly type: 'ACT'; readonly requestId: string; readonly request: ActRequest }
+  /** New weights (opaque to the sampler; the `loadWeights` effect knows the format). */
+  | { readonly type: 'LOAD_WEIGHTS'; readonly version: number; readonly weights: unknown }
+  /** Stop starting batches (queue keeps filling); the batch in flight finishes. */
+  | { readonly type: 'PAUSE' }
+  | { readonly type: 'RESUME' };
+
+/** Events the sampler emits. */
+export type SamplerEmits =
+  | { readonly type: 'ACT_DONE'; readonly requestId: string; readonly result: ActResult }
+  | { readonly type: 'ACT_FAILED'; readonly requestId: string; readonly error: string }
+  | { readonly type: 'BATCH_GENERATED'; readonly size: number; readonly policyVersion: number }
+  | { readonly type: 'WEIGHTS_LOADED'; readonly version: number }
+  | { readonly type: 'WEIGHTS_FAILED'; readonly version: number; readonly error: string };
+
+/** The I/O a sampler performs, injected. */
+export interface SamplerEffects {
+  /** One batched generation; results in request order. */
+  generate(requests: readonly ActRequest[], signal: AbortSignal): Promise<ActResult[]>;
+  /** Installs new weights in the policy. */
+  loadWeights(version: number, weights: unknown, signal: AbortSignal): Promise<void>;
+}
+
+export interface SamplerInput {
+  /** Flush as soon as this many requests are pending. */
+  readonly maxBatch: number;
+  /** Flush this many ms after the first pending request arrived. */
+  readonly maxWaitMs: number;
+  /** Version of the weights loaded at start (default 0). */
+  readonly policyVersion?: number;
+}
+
+interface PendingAct {
+  readonly requestId: string;
+  readonly request: ActRequest;
+}
+
+interface WeightsUpdate {
+  readonly version: number;
+  readonly weights: unknown;
+}
+
+export interface SamplerContext {
+  readonly maxBatch: number;
+  readonly maxWaitMs: number;
+  /** Queued requests, oldest first. */
+  readonly pending: readonly PendingAct[];
+  /** The batch being generated. */
+  readonly inFlight: readonly PendingAct[];
+  /** Latest weights waiting to be loaded (newer ones replace older ones). */
+  readonly nextWeights: WeightsUpdate | null;
+  /** Weights being loaded. */
+  readonly loading: WeightsUpdate | null;
+  readonly paused: boolean;
+  /** Version of the weights currently loaded. */
+  readonly policyVersion: number;
+}
+
+function notProvided(name: string): never {
+  throw new TurnwiseError(`sampler effect '${name}' was not provided (use withSamplerEffects)`);
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * The sampler machine with placeholder effects; see {@link withSamplerEffects}.
+ * @example
+ * const sampler = createActor(withSamplerEffects({ generate, loadWeights }), { input: { maxBatch: 8, maxWaitMs: 5 }, clock }).start();
+ * sampler.on('ACT_DONE', (e) => resolve(e.requestId, e.result));
+ * sampler.send({ type: 'ACT', requestId: 'r1', request });
+ */
+export const samplerMachine = setup({
+  types: {
+    context: {} as SamplerContext,
+    events: {} as SamplerAccepts,
+    emitted: {} as SamplerEmits,
+    input: {} as SamplerInput,
+  },
+  actors: {
+    generate: fromPromise<ActResult[], { requests: readonly ActRequest[] }>(async () => notProvided('generate')),
+    loadWeights: fromPromise<void, WeightsUpdate>(async () => notProvided('loadWeights')),
+  },
+  delays: {
+    maxWait: ({ context }) => context.maxWaitMs,
+  },
+  guards: {
+    batchFull: ({ context }) => context.pending.length >= context.maxBatch,
+    hasPending: ({ context }) => context.pending.length > 0,
+    hasWeights: ({ context }) => context.nextWeights !== null,
+    isPaused: ({ context }) => context.paused,
+  },
+  actions: {
+    enqueue: assign({
+      pending: ({ context, event }) => (event.type === 'ACT' ? [...context.pending, { requestId: event.requestId, request: event.request }] : context.pending),
+    }),
+    storeWeights: assign({
+      nextWeights: ({ context, event }) => (event.type === 'LOAD_WEIGHTS' ? { version: event.version, weights: event.weights } : context.nextWeights),
+    }),
+    takeBatch: assign(({ context }) => ({
+      inFlight: context.pending.slice(0, context.maxBatch),
+      pending: context.pending.slice(context.maxBatch),
+    })),
+    takeWeights: assign(({ context }) => ({ loading: context.nextWeights, nextWeights: null })),
+  },
+}).createMachine({
+  id: 'sampler',
+  context: ({ input }) => ({
+    maxBatch: Math.max(1, Math.floor(input.maxBatch)),
+    maxWaitMs: Math.max(0, input.maxWaitMs),
+    pending: [],
+    inFlight: [],
+    nextWeights: null,
+    loading: null,
+    paused: false,
+    policyVersion: input.policyVersion ?? 0,
+  }),
+  initial: 'idle',
+  on: {
+    // Defaults for every state; states that must act differently override them.
+    ACT: { actions: 'enqueue' },
+    LOAD_WEIGHTS: { actions: 'storeWeights' },
+    PAUSE: { actions: assign({ paused: true }) },
+    RESUME: { actions: assign({ paused: false }) },
+  },
+  states: {
+    idle: {
+      on: {
+        ACT: { target: 'collecting', actions: 'enqueue' },
+        LOAD_WEIGHTS: { target: 'loadingWeights', actions: 'storeWeights' },
+        PAUSE: { target: 'paused', actions: assign({ paused: true }) },
+      },
+    },
+    collecting: {
+      always: { guard: 'batchFull', target: 'generating' },
+      after: { maxWait: 'generating' },
+      on: {
+        // No generation in flight, so nothing to drain: load now; the queue is served afterwards.
+        LOAD_WEIGHTS: { target: 'loadingWeights', actions: 'storeWeights' },
+        PAUSE: { target: 'paused', actions: assign({ paused: true }) },
+      },
+    },
+    generating: {
+      entry: 'takeBatch',
+      invoke: {
+        id: 'generate',
+        src: 'generate',
+        input: ({ context }) => ({ requests: context.inFlight.map((p) => p.request) }),
+        onDone: {
+          target: 'routing',
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            const results = event.output;
+            if (results.length !== context.inFlight.length) {
+              const error = `generate returned ${results.length} results for ${context.inFlight.length} requests`;
+              for (const p of context.inFlight) enqueue.emit({ type: 'ACT_FAILED', requestId: p.requestId, error });
+            } else {
+              context.inFlight.forEach((p, i) => {
+                enqueue.emit({ type: 'ACT_DONE', requestId: p.requestId, result: results[i] as ActResult });
+              });
+              enqueue.emit({ type: 'BATCH_GENERATED', size: results.length, policyVersion: results[0]?.policyVersion ?? context.policyVersion });
+            }
+            enqueue.assign({ inFlight: [] });
+          }),
+        },
+        onError: {
+          target: 'routing',
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            const error = `generate failed: ${messageOf(event.error)}`;
+            for (const p of context.inFlight) enqueue.emit({ type: 'ACT_FAILED', requestId: p.requestId, error });
+            enqueue.assign({ inFlight: [] });
+          }),
+        },
+      },
+      initial: 'running',
+      states: {
+        running: { on: { LOAD_WEIGHTS: { target: 'draining', actions: 'storeWeights' } } },
+        // Weights wait for the batch in flight: its tokens must all come from one version.
+        draining: {},
+      },
+    },
+    loadingWeights: {
+      entry: 'takeWeights',
+      invoke: {
+        id: 'loadWeights',
+        src: 'loadWeights',
+        input: ({ context }) => context.loading as WeightsUpdate,
+        onDone: {
+          target: 'routing',
+          actions: [
+            emit(({ context }) => ({ type: 'WEIGHTS_LOADED' as const, version: (context.loading as WeightsUpdate).version })),
+            assign(({ context }) => ({ policyVersion: (context.loading as WeightsUpdate).version, loading: null })),
+          ],
+        },
+        onError: {
+          // Keep serving the old weights; the learner/coordinator decides what to do.
+          target: 'routing',
+          actions: [
+            emit(({ context, event }) => ({
+              type: 'WEIGHTS_FAILED' as const,
+              version: (context.loading as WeightsUpdate).version,
+              error: `loadWeights failed: ${messageOf(event.error)}`,
+            })),
+            assign({ loading: null }),
+          ],
+        },
+      },
+    },
+    paused: {
+      on: {
+        RESUME: { target: 'routing', actions: assign({ paused: false }) },
+        LOAD_WEIGHTS: { target: 'loadingWeights', actions: 'storeWeights' },
+      },
+    },
+    // Transient: after a batch, a load or a resume, decide what comes next.
+    routing: {
+      always: [
+        { guard: 'hasWeights', target: 'loadingWeights' },
+        { guard: 'isPaused', target: 'paused' },
+        { guard: 'hasPending', target: 'collecting' },
+        { target: 'idle' },
+      ],
+    },
+  },
+});
+
+/**
+ * The sampler machine with its I/O bound to `effects`.
+ * @example const logic = withSamplerEffects({ generate: (reqs) => policy.sampleActions(reqs, opts, rng), loadWeights });
+ */
+export function withSamplerEffects(effects: SamplerEffects) {
+  return samplerMachine.provide({
+    actors: {
+      generate: fromPromise<ActResult[], { requests: readonly ActRequest[] }>(({ input, signal }) => effects.generate(input.requests, signal)),
+      loadWeights: fromPromise<void, WeightsUpdate>(({ input, signal }) => effects.loadWeights(input.version, input.weights, signal)),
+    },
+  });
+}
+
+/** A running sampler. */
+export type SamplerRef = ActorRefFrom<typeof samplerMachine>;

@@ -1,0 +1,50 @@
+/**
+ * Config entry points: `parseConfig` (an object), `loadConfig` (a YAML file), `resolveConfig`
+ * (derived values, frozen) and `describeConfig` (every field, for the README). The schema itself is
+ * in `./config/schema.ts`.
+ */
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { InvalidConfigError } from './errors.js';
+import { configErrorFrom } from './config/issues.js';
+import { configSchema, type TurnwiseConfig } from './config/schema.js';
+
+export { type ConfigFieldDoc, configMarkdownTable, describeConfig } from './config/describe.js';
+export { type DeepReadonly, type DerivedConfig, type ResolvedConfig, resolveConfig } from './config/resolve.js';
+export { configSchema, type HorizonConfig, type TurnwiseConfig, type TurnwiseConfigInput } from './config/schema.js';
+
+/**
+ * Validates a plain object and fills in defaults. Throws `InvalidConfigError` naming the dotted path
+ * of the first bad field (the others are listed in its message).
+ * @example
+ * parseConfig({ algorithm: { lr: 3e-4 } }).algorithm.groupSize; // 8
+ * parseConfig({ algorithm: { foo: 1 } }); // InvalidConfigError: invalid config at 'algorithm.foo': unknown key 'foo'; valid keys: name, groupSize, ...
+ */
+export function parseConfig(input: unknown, source?: string): TurnwiseConfig {
+  // An empty YAML file parses to null: treat it as "all defaults".
+  const raw = input === null || input === undefined ? {} : input;
+  const result = configSchema.safeParse(raw);
+  if (!result.success) throw configErrorFrom(result.error, configSchema, raw, source);
+  return result.data;
+}
+
+/**
+ * Reads a YAML config file and parses it with {@link parseConfig}.
+ * @example const config = resolveConfig(loadConfig('configs/babyai-grpo.yaml'));
+ */
+export function loadConfig(path: string): TurnwiseConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new InvalidConfigError('<root>', `cannot read config file ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  let raw: unknown;
+  try {
+    raw = parseYaml(text);
+  } catch (error) {
+    const where = error instanceof YAMLParseError && error.linePos ? ` at line ${error.linePos[0].line}, column ${error.linePos[0].col}` : '';
+    throw new InvalidConfigError('<root>', `YAML syntax error in ${path}${where}: ${(error as Error).message.split('\n')[0]}`, { cause: error });
+  }
+  return parseConfig(raw, path);
+}

@@ -1,0 +1,181 @@
+/**
+ * The config schema (STYLE.md §7): one zod schema, nested by concern, a `.describe()` line on every
+ * field, `.strict()` objects so that a misspelt key is an error, defaults filled in. YAML files,
+ * the CLI and the README table all come from it.
+ */
+import { z } from 'zod';
+
+const posInt = () => z.number().int().positive();
+const nonNegInt = () => z.number().int().min(0);
+const probability = () => z.number().min(0).max(1);
+
+const runSchema = z
+  .object({
+    dir: z.string().min(1).default('runs').describe('Folder that holds run folders.'),
+    name: z.string().min(1).default('babyai-grpo').describe('Run name; the run folder is <dir>/<name>.'),
+  })
+  .strict();
+
+const envSchema = z
+  .object({
+    name: z.string().min(1).default('babyai').describe('Environment name in the registry (babyai, textcraft, ...).'),
+    settings: z
+      .record(z.string(), z.unknown())
+      .default({ levels: ['GoToRedBall'] })
+      .describe('Environment-specific settings, passed to the environment factory as they are.'),
+    trainSplit: z.string().min(1).default('train').describe('Task split used for training rollouts.'),
+    testSplit: z.string().min(1).default('test').describe('Task split used for evaluation.'),
+  })
+  .strict();
+
+const tokenizerSchema = z
+  .object({
+    vocabSize: z.number().int().min(16).default(512).describe('Vocabulary size of the BPE tokenizer trained on environment text.'),
+    corpusEpisodes: posInt().default(400).describe('Episodes of random play collected to train the tokenizer.'),
+  })
+  .strict();
+
+const modelSchema = z
+  .object({
+    dModel: posInt().default(64).describe('Transformer width (embedding size).'),
+    nLayers: posInt().default(2).describe('Number of transformer blocks.'),
+    nHeads: posInt().default(4).describe('Attention heads per block; must divide dModel.'),
+    ffnHidden: posInt().default(172).describe('Hidden size of the SwiGLU feed-forward layer.'),
+    maxContext: posInt().default(256).describe('Maximum context length in tokens (prompt + action).'),
+    ropeTheta: z.number().positive().default(10000).describe('Base of the rotary position embedding.'),
+    tieEmbeddings: z.boolean().default(false).describe('Share the input embedding and output projection weights.'),
+    backend: z
+      .enum(['auto', 'tensorflow', 'wasm', 'cpu'])
+      .default('auto')
+      .describe('Tensor backend: auto picks tfjs-node when installed, then wasm, then cpu.'),
+  })
+  .strict();
+
+const contextSchema = z
+  .object({
+    history: z
+      .union([nonNegInt(), z.literal('full')], { error: "expected a non-negative integer or 'full'" })
+      .default(0)
+      .describe("Past turns kept in the context: a count, or 'full' for the whole episode."),
+    includeInstruction: z.boolean().default(false).describe("Prepend the environment's instruction text to every context."),
+  })
+  .strict();
+
+const samplingSchema = z
+  .object({
+    temperature: z.number().positive().default(1).describe('Sampling temperature for rollouts.'),
+    topP: z.number().gt(0).max(1).default(1).describe('Nucleus sampling mass for rollouts (1 = off).'),
+    maxActionTokens: posInt().default(24).describe('Maximum tokens generated per action.'),
+    constrained: z.boolean().default(true).describe("Restrict decoding to the environment's available actions when it lists them."),
+  })
+  .strict();
+
+const algorithmSchema = z
+  .object({
+    name: z.enum(['grpo', 'ppo', 'rloo', 'reinforce++']).default('grpo').describe('Advantage estimator and loss family.'),
+    groupSize: posInt().default(8).describe('Episodes sampled per task in one step (the GRPO/RLOO group).'),
+    tasksPerStep: posInt().default(8).describe('Distinct tasks sampled per training step.'),
+    normalizeStd: z.boolean().default(true).describe('Divide group-relative advantages by the group standard deviation.'),
+    lr: z.number().positive().default(0.001).describe('Adam learning rate.'),
+    beta1: z.number().min(0).lt(1).default(0.9).describe('Adam first-moment decay.'),
+    beta2: z.number().min(0).lt(1).default(0.99).describe('Adam second-moment decay.'),
+    clipRatio: z.number().positive().default(0.2).describe('PPO clip range epsilon on the importance ratio.'),
+    klCoef: z.number().min(0).default(0).describe('Weight of the k3 KL penalty to the reference policy (0 = no reference model).'),
+    entropyCoef: z.number().min(0).default(0).describe('Weight of the entropy bonus.'),
+    gradClip: z.number().positive().default(1).describe('Clip the global gradient norm to this value.'),
+    epochs: posInt().default(1).describe('Passes over each step\'s batch.'),
+    miniBatches: posInt().default(1).describe('Optimizer updates per epoch; must divide the episodes per step.'),
+    maxTokensPerMicroBatch: posInt().default(8192).describe('Token budget of one forward/backward micro-batch (gradient accumulation above it).'),
+    dropZeroAdvantage: z.boolean().default(true).describe('Skip groups whose advantages are all zero (uniform reward).'),
+  })
+  .strict();
+
+const fixedHorizonSchema = z
+  .object({
+    schedule: z.literal('fixed').describe('One horizon for the whole run.'),
+    horizon: posInt().default(5).describe('Maximum agent turns per episode.'),
+  })
+  .strict();
+
+const stepwiseHorizonSchema = z
+  .object({
+    schedule: z.literal('stepwise').describe('ScalingInter-RL: raise the horizon stage by stage.'),
+    horizons: z.array(posInt()).min(1).describe('Horizon of each stage, in order (e.g. [5, 8, 10]).'),
+    every: posInt().describe('Training steps per stage before moving to the next horizon.'),
+  })
+  .strict();
+
+const horizonSchema = z
+  .discriminatedUnion('schedule', [fixedHorizonSchema, stepwiseHorizonSchema])
+  .prefault({ schedule: 'fixed' })
+  .describe('Maximum agent turns per episode, fixed or scheduled (ScalingInter-RL).');
+
+const trainSchema = z
+  .object({
+    steps: posInt().default(60).describe('Training steps (rollout + update) to run.'),
+    evalEvery: nonNegInt().default(10).describe('Evaluate on the test split every N steps (0 = never).'),
+    evalTasks: posInt().default(256).describe('Test tasks per evaluation.'),
+    checkpointEvery: nonNegInt().default(10).describe('Save a checkpoint every N steps (0 = only at the end).'),
+    logEvery: posInt().default(1).describe('Write metrics every N steps.'),
+  })
+  .strict();
+
+const runtimeSchema = z
+  .object({
+    bus: z.enum(['memory', 'nats']).default('memory').describe('Message bus: in-process, or a NATS server.'),
+    samplerMaxBatch: posInt().default(128).describe('Most act() requests the sampler batches into one forward pass.'),
+    samplerMaxWaitMs: z.number().min(0).default(2).describe('How long the sampler waits to fill a batch, in milliseconds.'),
+    requestTimeoutMs: posInt().default(60000).describe('Timeout of bus requests between actors, in milliseconds.'),
+    envTimeoutMs: posInt().default(30000).describe('Timeout of one environment reset or step, in milliseconds.'),
+  })
+  .strict();
+
+/** The full config schema. Parse with `parseConfig` (errors become `InvalidConfigError`). */
+export const configSchema = z
+  .object({
+    seed: z.number().int().default(1).describe('Root random seed; every component forks its own stream from it.'),
+    run: runSchema.prefault({}).describe('Where the run is written.'),
+    env: envSchema.prefault({}).describe('The environment agents act in.'),
+    tokenizer: tokenizerSchema.prefault({}).describe('Tokenizer trained on environment text.'),
+    model: modelSchema.prefault({}).describe('Decoder-only transformer policy.'),
+    context: contextSchema.prefault({}).describe('How a turn context is built from the episode so far.'),
+    sampling: samplingSchema.prefault({}).describe('How actions are generated during rollouts.'),
+    algorithm: algorithmSchema.prefault({}).describe('RL algorithm and optimizer.'),
+    horizon: horizonSchema,
+    train: trainSchema.prefault({}).describe('Length of training and how often to evaluate and save.'),
+    runtime: runtimeSchema.prefault({}).describe('Bus, batching and timeouts.'),
+  })
+  .strict()
+  .superRefine((config, ctx) => {
+    if (config.model.dModel % config.model.nHeads !== 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['model', 'nHeads'],
+        message: `must divide model.dModel (${config.model.dModel}), got ${config.model.nHeads}`,
+      });
+    }
+    if (config.sampling.maxActionTokens >= config.model.maxContext) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['sampling', 'maxActionTokens'],
+        message: `must be below model.maxContext (${config.model.maxContext}), got ${config.sampling.maxActionTokens}`,
+      });
+    }
+    const episodesPerStep = config.algorithm.tasksPerStep * config.algorithm.groupSize;
+    if (episodesPerStep % config.algorithm.miniBatches !== 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['algorithm', 'miniBatches'],
+        message: `must divide the episodes per step (tasksPerStep x groupSize = ${episodesPerStep}), got ${config.algorithm.miniBatches}`,
+      });
+    }
+  });
+
+/** A parsed config with every default filled in. */
+export type TurnwiseConfig = z.output<typeof configSchema>;
+
+/** What a YAML file or caller may write: every field optional except inside a chosen horizon schedule. */
+export type TurnwiseConfigInput = z.input<typeof configSchema>;
+
+/** The horizon section, one of its schedules. */
+export type HorizonConfig = TurnwiseConfig['horizon'];

@@ -1,0 +1,82 @@
+/**
+ * BabyAI task ids and splits, as AgentGym maps them: task index `i` plays level
+ * `BABYAI_LEVELS[i % 40]` with seed `floor(i / 40)`. Test = seeds 0..999 of each selected level,
+ * train = seeds 1000..20999, so the two never share an episode.
+ */
+import { InvalidConfigError } from '../../core/errors.js';
+import type { Split } from '../../core/types.js';
+import type { EnvironmentOptions, TaskCatalog } from '../environment.js';
+import type { LevelSpec } from './levels/level.js';
+import { BABYAI_LEVELS, implementedLevelNames, levelIndexOf, NUM_BABYAI_LEVELS } from './levels/index.js';
+
+/** Seeds of the test split: [0, TEST_SEEDS). */
+export const TEST_SEEDS = 1000;
+/** First train seed. */
+export const TRAIN_SEED_START = 1000;
+/** Train seeds per level: [TRAIN_SEED_START, TRAIN_SEED_START + TRAIN_SEEDS). */
+export const TRAIN_SEEDS = 20000;
+
+/**
+ * Task index of (level position, seed).
+ * @example babyaiTaskIndex(1, 3) // 121 -> GoToRedBall, seed 3
+ */
+export function babyaiTaskIndex(levelIndex: number, seed: number): number {
+  return levelIndex + NUM_BABYAI_LEVELS * seed;
+}
+
+/**
+ * Level and seed of a task index.
+ * @example babyaiTaskOf(121) // { level: <GoToRedBall spec>, levelIndex: 1, seed: 3 }
+ */
+export function babyaiTaskOf(index: number): { level: LevelSpec; levelIndex: number; seed: number } {
+  const levelIndex = index % NUM_BABYAI_LEVELS;
+  return { level: BABYAI_LEVELS[levelIndex] as LevelSpec, levelIndex, seed: Math.floor(index / NUM_BABYAI_LEVELS) };
+}
+
+/**
+ * Level positions selected by `settings.levels` (short names or gym ids); defaults to every
+ * implemented level, so that a default run never draws a level it cannot play.
+ * @example selectedLevelIndices({ settings: { levels: ['GoToRedBall'] } }) // [1]
+ */
+export function selectedLevelIndices(options?: EnvironmentOptions): number[] {
+  const raw = options?.settings?.levels;
+  const names = raw === undefined ? implementedLevelNames() : raw;
+  if (!Array.isArray(names) || names.length === 0 || !names.every((n) => typeof n === 'string')) {
+    throw new InvalidConfigError('settings.levels', `expected a non-empty array of BabyAI level names, got ${JSON.stringify(raw)}`);
+  }
+  const indices = names.map((n: string) => {
+    const at = levelIndexOf(n);
+    if (at < 0) throw new InvalidConfigError('settings.levels', `unknown BabyAI level ${JSON.stringify(n)}; valid: ${BABYAI_LEVELS.map((l) => l.name).join(', ')}`);
+    return at;
+  });
+  return [...new Set(indices)].sort((a, b) => a - b);
+}
+
+/**
+ * The task catalog of the selected levels: indices ordered by seed, then level.
+ * @example createBabyAICatalog().indices('test').length // 1000 x implemented levels
+ */
+export function createBabyAICatalog(options?: EnvironmentOptions): TaskCatalog {
+  const levels = selectedLevelIndices(options);
+  const cache = new Map<Split, readonly number[]>();
+  const build = (first: number, count: number): number[] => {
+    const out = new Array<number>(count * levels.length);
+    let k = 0;
+    for (let seed = first; seed < first + count; seed++) for (const l of levels) out[k++] = babyaiTaskIndex(l, seed);
+    return out;
+  };
+  return {
+    indices(split: Split): readonly number[] {
+      let found = cache.get(split);
+      if (found === undefined) {
+        found = Object.freeze(split === 'test' ? build(0, TEST_SEEDS) : build(TRAIN_SEED_START, TRAIN_SEEDS));
+        cache.set(split, found);
+      }
+      return found;
+    },
+    category(index: number): string | undefined {
+      if (!Number.isInteger(index) || index < 0) return undefined;
+      return babyaiTaskOf(index).level.category;
+    },
+  };
+}

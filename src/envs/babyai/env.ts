@@ -1,0 +1,177 @@
+/**
+ * The native BabyAI text environment: MiniGrid/BabyAI levels behind AgentGym's text interface.
+ *
+ * Each agent action is one turn; high-level actions (`go to`, `pickup`, `go through`, `toggle and
+ * go through`) run their primitive plan until it completes, the instruction is decided, or the
+ * primitive budget runs out. Reward is MiniGrid's `1 - 0.9 * steps / maxSteps` on success, else 0.
+ */
+import { EnvironmentError } from '../../core/errors.js';
+import type { Observation, StepResult } from '../../core/types.js';
+import type { Environment, EnvironmentOptions } from '../environment.js';
+import { parseAction } from '../parse-action.js';
+import { babyaiTaskOf } from './catalog.js';
+import { Act } from './constants.js';
+import type { Instruction } from './instructions.js';
+import { implementedLevelNames } from './levels/index.js';
+import { generateLevel } from './levels/level.js';
+import { renderWorld } from './render.js';
+import type { TextState } from './text.js';
+import { CHECK_ACTIONS, formatActionList, TextRenderer } from './text.js';
+import type { GridWorld } from './world.js';
+
+/**
+ * The BabyAI instruction shown before the first observation (AgentGym's conversation_start[0],
+ * in our words): the role, the action vocabulary and the reply format.
+ */
+export const BABYAI_INSTRUCTION = [
+  'You are an agent exploring a grid world and you must complete the goal you are given.',
+  'Each round you receive an observation and reply with your thought and one action.',
+  '',
+  'Actions:',
+  '- turn left',
+  '- turn right',
+  '- move forward',
+  '- go to <object> <id>',
+  '- pickup <object> <id>',
+  '- drop',
+  '- go through <door> <id>: the door must be open.',
+  '- toggle and go through <door> <id>: for a closed or locked door; a locked door needs a key of its colour.',
+  '- toggle: open the closed or locked door right in front of you.',
+  '- check available actions',
+  '',
+  'Reply in this format:',
+  'Thought:',
+  '<your thought>',
+  '',
+  'Action:',
+  '<your action>',
+].join('\n');
+
+const NAME = 'babyai';
+
+/**
+ * One BabyAI episode at a time.
+ * @example
+ * const env = new BabyAIEnvironment();
+ * const first = env.reset(1); // GoToRedBall, seed 0
+ * const result = env.step('Thought: look around\nAction: turn left');
+ */
+export class BabyAIEnvironment implements Environment {
+  readonly name = NAME;
+  private readonly text = new TextRenderer();
+  private world: GridWorld | null = null;
+  private instr: Instruction | null = null;
+  private mission = '';
+  private state: TextState | null = null;
+  private done = false;
+  private closed = false;
+  private levelName = '';
+
+  // Options are accepted for symmetry with other environments; level selection only shapes the catalog.
+  constructor(readonly options: EnvironmentOptions = {}) {}
+
+  instruction(): string {
+    return BABYAI_INSTRUCTION;
+  }
+
+  /** Starts task `index`: level `index % 40`, seed `floor(index / 40)`. */
+  reset(index: number): Observation {
+    this.assertOpen('reset');
+    if (!Number.isInteger(index) || index < 0) throw new EnvironmentError(NAME, `reset: task index must be a non-negative integer, got ${index}`);
+    const { level, seed } = babyaiTaskOf(index);
+    if (level.generator === undefined) {
+      throw new EnvironmentError(NAME, `level ${level.gymId} (task ${NAME}_${index}) is not implemented yet; implemented levels: ${implementedLevelNames().join(', ')}`);
+    }
+    const generated = generateLevel(level.generator, level.name, seed);
+    this.world = generated.world;
+    this.instr = generated.instruction;
+    // AgentGym rewrites sequencing words so the goal reads as one conjunction.
+    this.mission = generated.mission.replace(/\bthen\b/g, 'and').replace(/\bafter you\b/g, 'and');
+    this.levelName = level.name;
+    this.done = false;
+    this.state = this.text.observe(this.world);
+    return this.observation(`Your goal: ${this.mission}\n${this.state.description}`);
+  }
+
+  /** Applies the agent's raw text (Thought/Action format or a bare action). */
+  step(actionText: string): StepResult {
+    this.assertOpen('step');
+    const world = this.world;
+    const instr = this.instr;
+    const state = this.state;
+    if (world === null || instr === null || state === null) throw new EnvironmentError(NAME, 'step called before reset');
+    if (this.done) {
+      return { observation: this.observation('The episode is over. Reset the environment to start a new one.'), reward: 0, done: true, success: false, info: { invalid: true, error: 'episode-over' } };
+    }
+    if (typeof actionText !== 'string') throw new EnvironmentError(NAME, `step: actionText must be a string, got ${typeof actionText}`);
+    const parsed = parseAction(actionText);
+    if (!parsed.ok) return this.reject(parsed.message, parsed.reason, null);
+    // The prompt spells it "pick up"; the action keys say "pickup" (as AgentGym's do).
+    const action = parsed.action.replace(/^pick up /, 'pickup ');
+    if (action === CHECK_ACTIONS) {
+      return { observation: this.observation(`You can take the following actions: ${[...state.plans.keys()].join(', ')}`), reward: 0, done: false, success: false, info: { invalid: false, action } };
+    }
+    const plan = state.plans.get(action);
+    if (plan === undefined) {
+      const known = state.errors.get(action);
+      if (known !== undefined) return this.reject(known, 'not-executable', action);
+      return this.reject(`The action "${action}" is not recognized. Say "check available actions" to list the valid ones.`, 'unrecognized', action);
+    }
+
+    let status: 'success' | 'failure' | 'continue' = 'continue';
+    let primitives = 0;
+    for (const primitive of plan) {
+      const changed = world.step(primitive);
+      primitives++;
+      if (primitive === Act.drop && changed) instr.updateObjsPoss(world);
+      status = instr.verify(world, primitive);
+      if (status !== 'continue' || world.outOfSteps || !changed) break;
+    }
+    const success = status === 'success';
+    const truncated = !success && world.outOfSteps;
+    this.done = success || status === 'failure' || truncated;
+    const reward = success ? 1 - (0.9 * world.stepCount) / world.maxSteps : 0;
+    this.state = this.text.observe(world);
+    let text = this.state.description;
+    if (success) text += '\nThe task is completed.';
+    else if (status === 'failure') text += '\nThe task has failed.';
+    else if (truncated) text += '\nYou have used up all your steps.';
+    return {
+      observation: this.observation(text),
+      reward,
+      done: this.done,
+      success,
+      info: { invalid: false, action, level: this.levelName, primitiveSteps: primitives, stepCount: world.stepCount, truncated },
+    };
+  }
+
+  close(): void {
+    this.closed = true;
+    this.world = null;
+    this.instr = null;
+    this.state = null;
+  }
+
+  render(): string {
+    if (this.world === null) return '(no episode)';
+    return renderWorld(this.world, this.mission);
+  }
+
+  /** The goal of the current episode ("go to the red ball"). */
+  goal(): string {
+    return this.mission;
+  }
+
+  private reject(message: string, error: string, action: string | null): StepResult {
+    return { observation: this.observation(message), reward: 0, done: false, success: false, info: { invalid: true, error, action } };
+  }
+
+  private observation(text: string): Observation {
+    const actions = this.state === null ? [] : [...this.state.plans.keys()];
+    return { text: `${text}\n${formatActionList(actions)}`, availableActions: actions };
+  }
+
+  private assertOpen(method: string): void {
+    if (this.closed) throw new EnvironmentError(NAME, `${method} called after close`);
+  }
+}

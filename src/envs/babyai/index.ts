@@ -1,0 +1,29 @@
+/**
+ * The BabyAI environment: its registry spec and public pieces.
+ */
+import type { EnvironmentSpec } from '../environment.js';
+import { createBabyAICatalog } from './catalog.js';
+import { babyaiCorpus } from './corpus.js';
+import { BabyAIEnvironment } from './env.js';
+
+/**
+ * Registry entry for `babyai` (task ids `babyai_<index>`).
+ * @example babyaiSpec.create().reset(1).text.startsWith('Your goal:') // true
+ */
+export const babyaiSpec: EnvironmentSpec = {
+  name: 'babyai',
+  description: 'BabyAI grid-world levels (MiniGrid) as text, with AgentGym task ids and actions',
+  create: (options) => new BabyAIEnvironment(options),
+  catalog: (options) => createBabyAICatalog(options),
+  corpus: (options, episodes, seed) => babyaiCorpus(options, episodes, seed),
+};
+
+export { babyaiTaskIndex, babyaiTaskOf, createBabyAICatalog, selectedLevelIndices, TEST_SEEDS, TRAIN_SEED_START, TRAIN_SEEDS } from './catalog.js';
+export { babyaiCorpus } from './corpus.js';
+export { BABYAI_INSTRUCTION, BabyAIEnvironment } from './env.js';
+export type { LevelCategory, LevelSpec } from './levels/level.js';
+export { generateLevel } from './levels/level.js';
+export { BABYAI_LEVELS, implementedLevelNames, levelIndexOf, NUM_BABYAI_LEVELS } from './levels/index.js';
+export type { ParsedGoal } from './oracle.js';
+export { BabyAIOracle, extractGoal, parseGoal, targetAction } from './oracle.js';
+export { renderWorld } from './render.js';

@@ -1,0 +1,18 @@
+/**
+ * Public surface of `turnwise/envs` (explicit whitelist).
+ */
+export type { Environment, EnvironmentOptions, EnvironmentSpec, TaskCatalog } from './environment.js';
+export { getEnvironmentSpec, listEnvironments, registerEnvironment } from './registry.js';
+export type { ParsedAction } from './parse-action.js';
+export { MULTIPLE_ACTIONS_MESSAGE, normaliseAction, parseAction } from './parse-action.js';
+export {
+  BABYAI_INSTRUCTION,
+  BABYAI_LEVELS,
+  BabyAIEnvironment,
+  BabyAIOracle,
+  babyaiSpec,
+  babyaiTaskIndex,
+  babyaiTaskOf,
+  extractGoal,
+  implementedLevelNames,
+} from './babyai/index.js';

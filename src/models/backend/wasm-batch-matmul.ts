@@ -1,0 +1,208 @@
+/**
+ * `BatchMatMul` rerouting for the tfjs wasm backend.
+ *
+ * Why: the stock wasm kernel uses XNNPACK only for an untransposed matmul with batch 1; every
+ * other case (`transposeA`, `transposeB`, rank 3/4, i.e. all of backprop and attention) runs a
+ * naive triple loop that is 10-25x slower (platform-notes §1.2, §1.4b). This wrapper:
+ * - keeps the stock kernel for the fast case and for tiny products (< 32 768 multiply-adds per
+ *   batch item, where building an XNNPACK operator per call costs more than it saves);
+ * - otherwise materialises transposes with the wasm `Transpose` kernel, then
+ *   - if `b` is not batched, flattens `a` to `[1, batch*M, K]` and makes one XNNPACK call;
+ *   - else runs each batch item through the stock kernel's XNNPACK path (NN, batch 1), copying
+ *     slices through views on the wasm heap that are re-fetched after every allocation (an
+ *     allocation may grow the heap and detach old views) and disposing every temporary.
+ *
+ * It relies on wasm backend internals (`makeOutput`, `typedArrayFromHeap`, `disposeData`,
+ * `dataIdMap`), so tfjs is pinned to exactly 4.22.0 and `test/models/backend` compares it to cpu.
+ * Batch broadcasting follows the stock kernel (batch item i uses `a[i % batchA]`, `b[i % batchB]`).
+ */
+import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
+import { tf } from './tf.js';
+
+const KERNEL = 'BatchMatMul';
+
+/** Below this many multiply-adds per batch item the stock kernel is faster (measured, §1.3). */
+export const SHIM_MIN_MACS_PER_ITEM = 32_768;
+
+type KernelArgs = { inputs: Record<string, tf.TensorInfo>; backend: unknown; attrs?: tf.NamedAttrMap };
+type Kernel = (args: KernelArgs) => tf.TensorInfo;
+
+/** The stock kernel, captured before we replace it; null until installed. */
+let stock: Kernel | null = null;
+let transposeKernel: Kernel | null = null;
+let enabled = true;
+let reroutedCalls = 0;
+
+/**
+ * Turns the rerouting on or off at run time (the stock kernel runs when off). Used by the
+ * micro-benchmark to compare both paths in one process; training leaves it on.
+ * @example
+ * setBatchMatMulShimEnabled(false); // measure stock
+ */
+export function setBatchMatMulShimEnabled(on: boolean): void {
+  enabled = on;
+}
+
+/**
+ * How many `BatchMatMul` calls the wrapper has rerouted (not handed to the stock kernel) since
+ * it was installed; lets tests and benchmarks check which path ran.
+ * @example
+ * const before = reroutedBatchMatMulCalls(); tf.matMul(a, b, false, true); // +1 if large enough
+ */
+export function reroutedBatchMatMulCalls(): number {
+  return reroutedCalls;
+}
+
+/**
+ * Whether the rerouting is installed and enabled.
+ * @example
+ * if (!isBatchMatMulShimActive()) console.warn('slow wasm matmuls');
+ */
+export function isBatchMatMulShimActive(): boolean {
+  return stock !== null && enabled;
+}
+
+function product(dims: readonly number[]): number {
+  let p = 1;
+  for (const d of dims) p *= d;
+  return p;
+}
+
+function transpose3d(backend: BackendWasm, x: tf.TensorInfo, shape: [number, number, number]): tf.TensorInfo {
+  const view: tf.TensorInfo = { dataId: x.dataId, shape, dtype: x.dtype };
+  return transposeKernel!({ inputs: { x: view }, backend, attrs: { perm: [0, 2, 1] } });
+}
+
+function batchMatMulShim(args: KernelArgs): tf.TensorInfo {
+  const { a, b } = args.inputs;
+  const transposeA = Boolean(args.attrs?.transposeA);
+  const transposeB = Boolean(args.attrs?.transposeB);
+  const backend = args.backend as BackendWasm;
+  const aRank = a.shape.length;
+  const bRank = b.shape.length;
+  if (!enabled || a.dtype !== 'float32' || b.dtype !== 'float32' || aRank < 2 || bRank < 2) return stock!(args);
+  const m = transposeA ? a.shape[aRank - 1] : a.shape[aRank - 2];
+  const k = transposeA ? a.shape[aRank - 2] : a.shape[aRank - 1];
+  const kB = transposeB ? b.shape[bRank - 1] : b.shape[bRank - 2];
+  const n = transposeB ? b.shape[bRank - 2] : b.shape[bRank - 1];
+  const batchA = product(a.shape.slice(0, -2));
+  const batchB = product(b.shape.slice(0, -2));
+  const batch = Math.max(batchA, batchB);
+  const fast = !transposeA && !transposeB && batch === 1;
+  // Shape errors and unusual broadcasts are left to the stock kernel, which reports them.
+  const plainBroadcast = batchA === batchB || batchA === 1 || batchB === 1;
+  if (fast || k !== kB || !plainBroadcast || m * n * k < SHIM_MIN_MACS_PER_ITEM || m * n * k === 0) {
+    return stock!(args);
+  }
+  reroutedCalls++;
+  const outShape = [...tf.broadcast_util.assertAndGetBroadcastShape(a.shape.slice(0, -2), b.shape.slice(0, -2)), m, n];
+
+  const temps: tf.TensorInfo[] = [];
+  // [batchA, M, K] and [batchB, K, N], materialised only when transposed.
+  let aN: tf.TensorInfo = { dataId: a.dataId, shape: [batchA, m, k], dtype: 'float32' };
+  if (transposeA) {
+    aN = transpose3d(backend, a, [batchA, k, m]);
+    temps.push(aN);
+  }
+  let bN: tf.TensorInfo = { dataId: b.dataId, shape: [batchB, k, n], dtype: 'float32' };
+  if (transposeB) {
+    bN = transpose3d(backend, b, [batchB, n, k]);
+    temps.push(bN);
+  }
+  const nn = { transposeA: false, transposeB: false };
+  try {
+    if (batchB === 1) {
+      // One XNNPACK call for all of a: [1, batchA*M, K] x [1, K, N]. When b is untransposed it
+      // keeps its own id, so XNNPACK's packed-weights cache (keyed on b's id) is reused.
+      const aFlat: tf.TensorInfo = { dataId: aN.dataId, shape: [1, batchA * m, k], dtype: 'float32' };
+      const bOne: tf.TensorInfo = { dataId: bN.dataId, shape: [1, k, n], dtype: 'float32' };
+      const out = stock!({ inputs: { a: aFlat, b: bOne }, backend, attrs: nn });
+      out.shape = outShape;
+      return out;
+    }
+    return perItem(backend, aN, bN, batchA, batchB, batch, m, k, n, outShape);
+  } finally {
+    for (const t of temps) backend.disposeData(t.dataId);
+  }
+}
+
+/** Loops over batch items, each an NN batch-1 stock call; see the file comment. */
+function perItem(
+  backend: BackendWasm,
+  aN: tf.TensorInfo,
+  bN: tf.TensorInfo,
+  batchA: number,
+  batchB: number,
+  batch: number,
+  m: number,
+  k: number,
+  n: number,
+  outShape: number[],
+): tf.TensorInfo {
+  const out = backend.makeOutput([batch, m, n], 'float32');
+  const nn = { transposeA: false, transposeB: false };
+  // a is never cached by XNNPACK, so one scratch item is reused; a shared a (batchA 1) is passed as is.
+  const aScratch = batchA === 1 ? null : backend.makeOutput([1, m, k], 'float32');
+  try {
+    for (let i = 0; i < batch; i++) {
+      let aItem: tf.TensorInfo = { dataId: aN.dataId, shape: [1, m, k], dtype: 'float32' };
+      if (aScratch !== null) {
+        const src = backend.typedArrayFromHeap(aN) as Float32Array;
+        const dst = backend.typedArrayFromHeap(aScratch) as Float32Array;
+        const off = (i % batchA) * m * k;
+        dst.set(src.subarray(off, off + m * k));
+        aItem = aScratch;
+      }
+      // b must be a fresh tensor per item: XNNPACK caches packed weights by b's id, so reusing
+      // one scratch id with new contents would multiply by stale weights.
+      const bItem = backend.makeOutput([1, k, n], 'float32');
+      const outItem = (() => {
+        try {
+          const src = backend.typedArrayFromHeap(bN) as Float32Array; // views re-fetched after makeOutput
+          const off = (i % batchB) * k * n;
+          (backend.typedArrayFromHeap(bItem) as Float32Array).set(src.subarray(off, off + k * n));
+          return stock!({ inputs: { a: aItem, b: bItem }, backend, attrs: nn });
+        } finally {
+          backend.disposeData(bItem.dataId);
+        }
+      })();
+      const res = backend.typedArrayFromHeap(outItem) as Float32Array;
+      (backend.typedArrayFromHeap(out) as Float32Array).set(res, i * m * n);
+      backend.disposeData(outItem.dataId);
+    }
+  } catch (err) {
+    backend.disposeData(out.dataId);
+    throw err;
+  } finally {
+    if (aScratch !== null) backend.disposeData(aScratch.dataId);
+  }
+  out.shape = outShape;
+  return out;
+}
+
+/**
+ * Replaces the wasm `BatchMatMul` kernel with the rerouting wrapper (keeping the stock setup
+ * function, so a later backend re-initialisation still sets the stock kernel up). Idempotent.
+ * @returns true when this call installed it.
+ * @example
+ * installWasmBatchMatMulShim(); // before or after tf.setBackend('wasm')
+ */
+export function installWasmBatchMatMulShim(): boolean {
+  if (stock !== null) return false;
+  const config = tf.getKernel(KERNEL, 'wasm');
+  const transpose = tf.getKernel('Transpose', 'wasm');
+  if (config == null || transpose == null) {
+    throw new Error("wasm backend kernels 'BatchMatMul'/'Transpose' are not registered; import '@tensorflow/tfjs-backend-wasm' first");
+  }
+  stock = config.kernelFunc as unknown as Kernel;
+  transposeKernel = transpose.kernelFunc as unknown as Kernel;
+  tf.unregisterKernel(KERNEL, 'wasm');
+  tf.registerKernel({
+    kernelName: KERNEL,
+    backendName: 'wasm',
+    setupFunc: config.setupFunc,
+    disposeFunc: config.disposeFunc,
+    kernelFunc: batchMatMulShim as unknown as tf.KernelFunc,
+  });
+  return true;
+}

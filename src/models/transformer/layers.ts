@@ -1,0 +1,177 @@
+/**
+ * The Llama building blocks as pure tfjs functions: RMSNorm, rotary embeddings (RoPE), SwiGLU and
+ * masked multi-head attention. Written for the wasm backend's fast paths (platform-notes §1): no
+ * `pow`, no einsum, no split/unstack along the batch; heads via reshape + transpose + batched matMul,
+ * and RoPE's `rotate_half` as a matMul with a fixed ±1 permutation matrix instead of slice + concat.
+ */
+import { tf } from '../backend/tf.js';
+
+/** Additive value for masked logits / attention scores: exp(-1e9 - max) is exactly 0 in float32. */
+export const MASK_VALUE = -1e9;
+
+/**
+ * RMSNorm (Zhang & Sennrich 2019, as in Llama): `x / sqrt(mean(x²) + eps) * weight`.
+ * @example rmsNorm(x, w, 1e-5) // x: [..., d], w: [d] -> [..., d]
+ */
+export function rmsNorm<T extends tf.Tensor>(x: T, weight: tf.Tensor1D, eps: number): T {
+  const meanSquare = tf.mean(tf.square(x), -1, true); // [..., 1]
+  return tf.mul(tf.mul(x, tf.rsqrt(tf.add(meanSquare, eps))), weight) as T;
+}
+
+/**
+ * SwiGLU MLP (Shazeer 2020): `down(silu(x·gate) * (x·up))`, weights stored [in, out].
+ * @example swiGlu(x, gate, up, down) // x: [n, d], gate/up: [d, f], down: [f, d] -> [n, d]
+ */
+export function swiGlu(x: tf.Tensor2D, gate: tf.Tensor2D, up: tf.Tensor2D, down: tf.Tensor2D): tf.Tensor2D {
+  const g = tf.matMul(x, gate); // [n, f]
+  const silu = tf.mul(g, tf.sigmoid(g));
+  return tf.matMul(tf.mul(silu, tf.matMul(x, up)), down); // [n, d]
+}
+
+/**
+ * Precomputed RoPE angles for every position below `maxContext`, HF Llama layout: for head dim
+ * `hd`, `inv_freq[i] = θ^(-2i/hd)` and the angle at dim `j` is `pos * inv_freq[j mod hd/2]`
+ * (`emb = cat(freqs, freqs)`).
+ * @example const table = ropeTable(128, 16, 10000); table.cos[5 * 16 + 3] // cos(5 * θ^(-6/16))
+ */
+export function ropeTable(maxContext: number, headDim: number, theta: number): { cos: Float32Array; sin: Float32Array } {
+  const half = headDim / 2;
+  const cos = new Float32Array(maxContext * headDim); // [maxContext, headDim]
+  const sin = new Float32Array(maxContext * headDim);
+  for (let pos = 0; pos < maxContext; pos++) {
+    for (let i = 0; i < half; i++) {
+      const angle = pos * theta ** (-(2 * i) / headDim);
+      const c = Math.cos(angle);
+      const s = Math.sin(angle);
+      cos[pos * headDim + i] = c;
+      cos[pos * headDim + i + half] = c;
+      sin[pos * headDim + i] = s;
+      sin[pos * headDim + i + half] = s;
+    }
+  }
+  return { cos, sin };
+}
+
+/**
+ * The [hd, hd] matrix R with `x · R = rotate_half(x) = cat(-x[half:], x[:half])`.
+ * @example rotateHalfMatrix(4) // x=[a,b,c,d] -> x·R = [-c,-d,a,b]
+ */
+export function rotateHalfMatrix(headDim: number): Float32Array {
+  const half = headDim / 2;
+  const r = new Float32Array(headDim * headDim); // [in, out]
+  for (let j = 0; j < half; j++) {
+    r[(j + half) * headDim + j] = -1;
+    r[j * headDim + j + half] = 1;
+  }
+  return r;
+}
+
+/** Per-token RoPE factors for a batch, broadcastable over heads. */
+export interface RopeFactors {
+  /** [batch, 1, seqLen, headDim] */
+  readonly cos: tf.Tensor4D;
+  /** [batch, 1, seqLen, headDim] */
+  readonly sin: tf.Tensor4D;
+  /** [headDim, headDim] rotate_half matrix. */
+  readonly rotate: tf.Tensor2D;
+}
+
+/**
+ * Gathers the RoPE table rows for the given position ids (on the CPU: no gather kernel needed).
+ * @example ropeFactors(table, positions, 2, 8, 16, rot) // positions: [2 * 8]
+ */
+export function ropeFactors(
+  table: { cos: Float32Array; sin: Float32Array },
+  positions: Int32Array,
+  batch: number,
+  seqLen: number,
+  headDim: number,
+  rotate: tf.Tensor2D,
+): RopeFactors {
+  const cos = new Float32Array(batch * seqLen * headDim);
+  const sin = new Float32Array(batch * seqLen * headDim);
+  for (let n = 0; n < batch * seqLen; n++) {
+    const src = positions[n] * headDim;
+    cos.set(table.cos.subarray(src, src + headDim), n * headDim);
+    sin.set(table.sin.subarray(src, src + headDim), n * headDim);
+  }
+  return {
+    cos: tf.tensor4d(cos, [batch, 1, seqLen, headDim]),
+    sin: tf.tensor4d(sin, [batch, 1, seqLen, headDim]),
+    rotate,
+  };
+}
+
+/**
+ * Applies RoPE (HF `apply_rotary_pos_emb`): `x * cos + rotate_half(x) * sin`.
+ * @example applyRope(q, factors) // q: [batch, heads, seqLen, headDim] -> same shape
+ */
+export function applyRope(x: tf.Tensor4D, rope: RopeFactors): tf.Tensor4D {
+  const [b, h, t, hd] = x.shape;
+  const rotated = tf.matMul(tf.reshape(x, [b * h * t, hd]), rope.rotate).reshape([b, h, t, hd]); // [b, h, t, hd]
+  return tf.add(tf.mul(x, rope.cos), tf.mul(rotated, rope.sin));
+}
+
+/**
+ * [batch, seqLen, d] -> [batch, heads, seqLen, headDim].
+ * @example splitHeads(x2d, 2, 8, 4) // x2d: [2 * 8, d]
+ */
+export function splitHeads(x: tf.Tensor2D, batch: number, seqLen: number, heads: number): tf.Tensor4D {
+  const hd = x.shape[1] / heads;
+  return tf.transpose(tf.reshape(x, [batch, seqLen, heads, hd]), [0, 2, 1, 3]);
+}
+
+/**
+ * [batch, heads, seqLen, headDim] -> [batch * seqLen, d].
+ * @example mergeHeads(ctx) // ctx: [2, 4, 8, 16] -> [16, 64]
+ */
+export function mergeHeads(x: tf.Tensor4D): tf.Tensor2D {
+  const [b, h, t, hd] = x.shape;
+  return tf.reshape(tf.transpose(x, [0, 2, 1, 3]), [b * t, h * hd]);
+}
+
+/**
+ * Scaled dot-product attention with an additive mask (0 = attend, {@link MASK_VALUE} = blocked).
+ * @example attend(q, k, v, mask) // q: [b, h, tq, hd], k/v: [b, h, tk, hd], mask: [b, 1, tq, tk]
+ */
+export function attend(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, mask: tf.Tensor4D): tf.Tensor4D {
+  const scaled = tf.mul(q, 1 / Math.sqrt(q.shape[3])); // scale q, the smaller operand
+  const scores = tf.add(tf.matMul(scaled, k, false, true), mask); // [b, h, tq, tk]
+  return tf.matMul(tf.softmax(scores), v); // [b, h, tq, hd]
+}
+
+/**
+ * Additive attention mask for queries that follow `past` cached keys: query `i` of row `b` may
+ * see cached key `j` when `pastMask[b, j] = 1`, and new key `j` when `j <= i` and
+ * `newMask[b, j] = 1`. With `past = 0` this is the causal + key-padding mask of a full forward.
+ * @example attentionMask(new Uint8Array(0), 0, mask, 2, 8) // -> [2 * 8 * 8] additive values
+ */
+export function attentionMask(pastMask: Uint8Array, past: number, newMask: Uint8Array, batch: number, seqLen: number): Float32Array {
+  const total = past + seqLen;
+  const out = new Float32Array(batch * seqLen * total).fill(MASK_VALUE); // [batch, seqLen, total]
+  for (let b = 0; b < batch; b++) {
+    for (let i = 0; i < seqLen; i++) {
+      const row = (b * seqLen + i) * total;
+      for (let j = 0; j < past; j++) if (pastMask[b * past + j] === 1) out[row + j] = 0;
+      for (let j = 0; j <= i; j++) if (newMask[b * seqLen + j] === 1) out[row + past + j] = 0;
+    }
+  }
+  return out;
+}
+
+/**
+ * Position ids from a padding mask: `start[b] + cumsum(mask) - 1`, clamped at `start[b]` so pads
+ * before the first real token (left padding) get a valid id. Works for left and right padding.
+ * @example positionsFromMask(new Uint8Array([0, 1, 1]), 1, 3, new Int32Array([0])) // [0, 0, 1]
+ */
+export function positionsFromMask(mask: Uint8Array, batch: number, seqLen: number, start: Int32Array): Int32Array {
+  const out = new Int32Array(batch * seqLen);
+  for (let b = 0; b < batch; b++) {
+    let count = 0;
+    for (let t = 0; t < seqLen; t++) {
+      count += mask[b * seqLen + t];
+      out[b * seqLen + t] = start[b] + Math.max(count - 1, 0);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,5 @@
+import { MemoryBus } from '../../src/runtime/memory-bus.js';
+import { runBusContract } from './bus.contract.js';
+
+runBusContract('MemoryBus', () => new MemoryBus());
+runBusContract('MemoryBus({ encode: true })', () => new MemoryBus({ encode: true }));

@@ -1,0 +1,111 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { tf } from '../../src/models/backend/tf.js';
+import {
+  applyRope,
+  attentionMask,
+  MASK_VALUE,
+  positionsFromMask,
+  rmsNorm,
+  ropeFactors,
+  ropeTable,
+  rotateHalfMatrix,
+  swiGlu,
+} from '../../src/models/transformer/layers.js';
+import { greedyToken, maskedLogProbs, sampleToken } from '../../src/models/transformer/sampling.js';
+
+beforeAll(async () => {
+  await tf.setBackend('cpu');
+});
+
+function expectClose(actual: ArrayLike<number>, expected: ArrayLike<number>, tol = 1e-6): void {
+  expect(actual.length).toBe(expected.length);
+  for (let i = 0; i < expected.length; i++) expect(Math.abs(actual[i] - expected[i])).toBeLessThan(tol);
+}
+
+describe('RMSNorm', () => {
+  it('divides by the root mean square and scales by the gain', () => {
+    const x = tf.tensor2d([[1, 2, 3, 4]]);
+    const w = tf.tensor1d([1, 1, 2, 0.5]);
+    const out = rmsNorm(x, w, 0).dataSync();
+    const rms = Math.sqrt((1 + 4 + 9 + 16) / 4);
+    expectClose(out, [1 / rms, 2 / rms, 6 / rms, 2 / rms]);
+  });
+});
+
+describe('RoPE', () => {
+  it('matches HF rotate_half for a hand-computed position', () => {
+    const table = ropeTable(4, 4, 10000);
+    const rot = tf.tensor2d(rotateHalfMatrix(4), [4, 4]);
+    const factors = ropeFactors(table, new Int32Array([1]), 1, 1, 4, rot);
+    const out = applyRope(tf.tensor4d([1, 2, 3, 4], [1, 1, 1, 4]), factors).dataSync();
+    const c1 = Math.cos(1);
+    const s1 = Math.sin(1);
+    const c2 = Math.cos(0.01);
+    const s2 = Math.sin(0.01);
+    expectClose(out, [c1 - 3 * s1, 2 * c2 - 4 * s2, 3 * c1 + s1, 4 * c2 + 2 * s2], 1e-6);
+  });
+
+  it('leaves position 0 unchanged and preserves the norm', () => {
+    const table = ropeTable(8, 4, 10000);
+    const rot = tf.tensor2d(rotateHalfMatrix(4), [4, 4]);
+    const x = tf.tensor4d([1, -2, 0.5, 3, 1, -2, 0.5, 3], [1, 1, 2, 4]);
+    const out = applyRope(x, ropeFactors(table, new Int32Array([0, 7]), 1, 2, 4, rot)).dataSync();
+    expectClose(out.slice(0, 4), [1, -2, 0.5, 3]);
+    const norm = (v: ArrayLike<number>) => Math.hypot(...Array.from(v));
+    expect(norm(out.slice(4))).toBeCloseTo(norm([1, -2, 0.5, 3]), 5);
+  });
+});
+
+describe('SwiGLU', () => {
+  it('computes down(silu(x·gate) * (x·up))', () => {
+    const x = tf.tensor2d([[1, 2]]);
+    const gate = tf.tensor2d([[1], [0]]);
+    const up = tf.tensor2d([[0], [1]]);
+    const down = tf.tensor2d([[1, -1]]);
+    const silu1 = 1 / (1 + Math.exp(-1));
+    expectClose(swiGlu(x, gate, up, down).dataSync(), [silu1 * 2, -silu1 * 2]);
+  });
+});
+
+describe('masks and positions', () => {
+  it('builds a causal + key-padding mask, with cached keys before the new ones', () => {
+    // one row, one cached key (real), two new tokens: [pad, real]
+    const m = attentionMask(new Uint8Array([1]), 1, new Uint8Array([0, 1]), 1, 2);
+    expect(Array.from(m)).toEqual([0, MASK_VALUE, MASK_VALUE, 0, MASK_VALUE, 0]);
+  });
+
+  it('numbers left-padded tokens from the first real one', () => {
+    expect(Array.from(positionsFromMask(new Uint8Array([0, 0, 1, 1, 1, 1, 1, 0]), 2, 4, new Int32Array([0, 5])))).toEqual([0, 0, 0, 1, 5, 6, 7, 7]);
+  });
+});
+
+describe('CPU sampling', () => {
+  const logits = new Float32Array([1, 2, 3, 0.5]);
+  it('normalises over the allowed ids only, at the given temperature', () => {
+    const lp = maskedLogProbs(logits, new Int32Array([0, 2]), 2);
+    const z = Math.log(Math.exp(0.5) + Math.exp(1.5));
+    expectClose(lp, [0.5 - z, 1.5 - z]);
+  });
+  it('inverts the CDF with the uniform and reports the masked log-prob', () => {
+    const all = new Int32Array([0, 1, 2, 3]);
+    const lp = maskedLogProbs(logits, all, 1);
+    expect(sampleToken(logits, all, 1, 1, 0).tokenId).toBe(0);
+    expect(sampleToken(logits, all, 1, 1, 0.999).tokenId).toBe(3);
+    const pick = sampleToken(logits, all, 1, 1, Math.exp(lp[0]) + 0.01);
+    expect(pick.tokenId).toBe(1);
+    expect(pick.logprob).toBeCloseTo(lp[1], 12);
+  });
+  it('keeps only the nucleus under top-p but records the untruncated log-prob', () => {
+    const all = new Int32Array([0, 1, 2, 3]);
+    const lp = maskedLogProbs(logits, all, 1);
+    for (const u of [0, 0.3, 0.6, 0.99]) {
+      const pick = sampleToken(logits, all, 1, 0.5, u);
+      expect(pick.tokenId).toBe(2); // p(2) ≈ 0.61 ≥ 0.5 alone
+      expect(pick.logprob).toBeCloseTo(lp[2], 12);
+    }
+  });
+  it('takes the argmax, lower id on ties', () => {
+    expect(greedyToken(new Float32Array([1, 3, 3]), new Int32Array([0, 1, 2])).tokenId).toBe(1);
+    expect(greedyToken(new Float32Array([1, 3, 3]), new Int32Array([0, 2])).tokenId).toBe(2);
+  });
+});
