@@ -88,10 +88,10 @@ export const envSessionMachine = setup({
     envTimeout: ({ context }) => context.envTimeoutMs,
   },
   actions: {
-    reject: emit(({ event, context }) => ({
+    reject: emit(({ event }, params: { reason: string } | undefined) => ({
       type: 'REJECTED' as const,
       request: event.type,
-      reason: context.error ?? `'${event.type}' is not accepted in this state`,
+      reason: params?.reason ?? `'${event.type}' is not accepted in this state`,
     })),
     answerFailed: emit(({ context }) => ({ type: 'SESSION_FAILED' as const, error: context.error ?? 'failed' })),
   },
@@ -184,7 +184,11 @@ export const envSessionMachine = setup({
     },
     closed: {
       entry: emit({ type: 'CLOSED' as const }),
-      on: { CLOSE: { actions: emit({ type: 'CLOSED' as const }) } },
+      on: {
+        CLOSE: { actions: emit({ type: 'CLOSED' as const }) },
+        RESET: { actions: { type: 'reject', params: { reason: 'the session is closed' } } },
+        STEP: { actions: { type: 'reject', params: { reason: 'the session is closed' } } },
+      },
     },
   },
 });

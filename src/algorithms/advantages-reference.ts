@@ -5,12 +5,12 @@
 import type { AdvantageInput, AdvantageOutput, GrpoOptions } from './advantages.js';
 
 /**
+ * GRPO: Shao et al. 2024, arXiv:2402.03300; Dr. GRPO: Liu et al. 2025, arXiv:2503.20783.
+ * Shape: rewards [numTrajectories] → advantages [numTrajectories].
+ *
  * GRPO advantage, written as the formula reads: `A_i = (r_i − mean_g) / (std_g + ε)` with the
  * unbiased std, `A_i = r_i − mean_g` without std normalisation (Dr. GRPO), 0 for a singleton group
  * or a group of equal rewards.
- *
- * GRPO: Shao et al. 2024, arXiv:2402.03300; Dr. GRPO: Liu et al. 2025, arXiv:2503.20783.
- * Shape: rewards [numTrajectories] → advantages [numTrajectories].
  * @example
  * grpoAdvantagesReference({ rewards: Float32Array.of(1, 0), groupIds: ['g', 'g'],
  *   options: { name: 'grpo', normalizeStd: true, epsilon: 0 } }).advantages; // ≈ [0.7071, -0.7071]

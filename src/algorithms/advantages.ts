@@ -66,11 +66,11 @@ function validateInput(input: AdvantageInput): void {
 }
 
 /**
- * Group-relative advantage: each trajectory's reward minus its group's mean, divided by the
- * group's unbiased std plus epsilon (or not divided, for Dr. GRPO).
- *
  * GRPO: Shao et al. 2024, DeepSeekMath, arXiv:2402.03300 (verl `compute_grpo_outcome_advantage`).
  * Shape: rewards [numTrajectories] + groupIds [numTrajectories] → advantages [numTrajectories].
+ *
+ * Group-relative advantage: each trajectory's reward minus its group's mean, divided by the
+ * group's unbiased std plus epsilon (or not divided, for Dr. GRPO).
  *
  * A singleton group gets advantage 0 (it carries no baseline, so no signal). verl instead uses
  * mean 0 and std 1 there, which turns a lone reward into its own advantage; we prefer no signal to

@@ -18,10 +18,10 @@ export interface PolicyLossArrays {
 const clamp = (x: number, lo: number, hi: number): number => Math.min(hi, Math.max(lo, x));
 
 /**
- * PPO-clip + k3 KL + entropy, token-mean over trained tokens, as a plain loop.
- *
  * PPO: Schulman et al. 2017, arXiv:1707.06347; k3 KL: Schulman 2020 (verl `low_var_kl`).
  * Shape: [N] per input → numbers.
+ *
+ * PPO-clip + k3 KL + entropy, token-mean over trained tokens, as a plain loop.
  * @example
  * ppoClipLossReference({ logprobs: Float32Array.of(-1), oldLogprobs: Float32Array.of(-1),
  *   advantages: Float32Array.of(2), lossMask: Float32Array.of(1), entropy: Float32Array.of(0.5), refLogprobs: null },

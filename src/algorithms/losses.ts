@@ -73,10 +73,11 @@ export function validateLossOptions(options: PolicyLossOptions): void {
 }
 
 /**
- * k3 ("low variance") KL estimate per token: `exp(ref − logp) − (ref − logp) − 1`, clamped.
- *
- * Schulman 2020, "Approximating KL divergence" (k3); as verl `kl_penalty(..., 'low_var_kl')`.
+ * k3 KL: Schulman 2020, "Approximating KL divergence" (blog, no arXiv id); verl `low_var_kl`.
  * Shape: [N], [N] → [N].
+ *
+ * Per token `exp(ref − logp) − (ref − logp) − 1`, with the difference clamped to ±20 before
+ * `exp` (so the gradient stays finite) and the result clamped to [−10, 10], as verl does.
  * @example
  * k3Kl(tf.tensor1d([-1]), tf.tensor1d([-1.5])); // exp(-0.5) + 0.5 - 1 ≈ 0.1065
  */
@@ -89,10 +90,10 @@ export function k3Kl(logprobs: tf.Tensor1D, refLogprobs: tf.Tensor1D): tf.Tensor
 }
 
 /**
- * Token-level PPO-clip actor loss with optional k3 KL and entropy bonus.
+ * PPO: Schulman et al. 2017, arXiv:1707.06347; token-mean as in verl / DAPO (arXiv:2503.14476).
+ * Shape: [N] per input → scalars.
  *
- * PPO: Schulman et al. 2017, arXiv:1707.06347; token-mean aggregation as in verl / DAPO
- * (Yu et al. 2025, arXiv:2503.14476). Shape: [N] per input → scalars.
+ * Token-level PPO-clip actor loss with optional k3 KL and entropy bonus.
  * Differentiable through `logprobs`, `entropy` (and nothing else); tensors in, tensors out.
  * @example
  * const terms = ppoClipLoss({ logprobs, oldLogprobs, advantages, lossMask, entropy, refLogprobs: null },

@@ -162,8 +162,9 @@ function buildBatch(sequences: readonly SequenceDraft[]): PackedBatch {
   const constrained = allowedOffsets[n] > 0;
   let allowedIds: Int32Array | null = null;
   if (constrained) {
-    allowedIds = new Int32Array(allowedOffsets[n]);
-    allowedChunks.forEach((chunk, i) => allowedIds?.set(chunk, allowedOffsets[i]));
+    const ids = new Int32Array(allowedOffsets[n]);
+    for (let i = 0; i < n; i++) ids.set(allowedChunks[i], allowedOffsets[i]);
+    allowedIds = ids;
   }
   return {
     batch: {

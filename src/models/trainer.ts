@@ -10,6 +10,7 @@
  * 1/accumulation steps, which weights short micro-batches more).
  */
 import { computeAdvantages, type EstimatorOptions } from '../algorithms/advantages.js';
+import { clipByGlobalNorm } from '../algorithms/grad-clip.js';
 import { ppoClipLoss } from '../algorithms/losses.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { InvalidArgumentError, TurnwiseError } from '../core/errors.js';
@@ -118,20 +119,6 @@ export interface TrainerConfig {
   readonly clock?: Pick<Clock, 'now'>;
 }
 
-/**
- * Scales gradients so their global L2 norm is at most `maxNorm` (as torch `clip_grad_norm_`:
- * factor `maxNorm / (norm + 1e-6)` when below 1). Returns new tensors; the caller disposes them.
- * Shape: list of gradient tensors → same shapes.
- * @example
- * const { clipped, norm } = clipByGlobalNorm([tf.tensor1d([3, 4])], 1); // norm 5, clipped ≈ [0.6, 0.8]
- */
-export function clipByGlobalNorm(grads: readonly tf.Tensor[], maxNorm: number): { clipped: tf.Tensor[]; norm: number } {
-  const norm = tf.tidy(() => tf.sqrt(tf.addN(grads.map((g) => tf.sum(tf.square(g))))).dataSync()[0]);
-  const scale = Number.isFinite(norm) ? Math.min(1, maxNorm / (norm + 1e-6)) : 1;
-  const clipped = grads.map((g) => (scale < 1 ? tf.mul(g, scale) : tf.clone(g)));
-  return { clipped, norm };
-}
-
 /** A tensor with a name, as `Optimizer.getWeights`/`setWeights` exchange them (not re-exported by tfjs). */
 type NamedTensor = Awaited<ReturnType<tf.AdamOptimizer['getWeights']>>[number];
 
@@ -168,10 +155,11 @@ const trainedTokens = (packed: readonly PackedBatch[]): number =>
   packed.reduce((sum, p) => sum + p.signal.lossMask.reduce((a, m) => a + m, 0), 0);
 
 /**
- * Policy-gradient learner: PPO-clip surrogate on critic-free advantages (GRPO by default), Adam.
- *
  * GRPO: Shao et al. 2024, arXiv:2402.03300; PPO-clip: Schulman et al. 2017, arXiv:1707.06347.
  * Shape: trajectories [numTrajectories] → one metrics record per step.
+ *
+ * Policy-gradient learner: PPO-clip surrogate on critic-free advantages (GRPO by default), Adam
+ * (β 0.9/0.99, ε 1e-8 by default), one update per mini-batch per epoch.
  * @example
  * const trainer = new GrpoTrainer({ policy: model, lr: 1e-3 });
  * const metrics = await trainer.trainStep(trajectories, { maxTokensPerBatch: 4096 });
@@ -278,8 +266,8 @@ export class GrpoTrainer {
       return { gradients: this.policy.trainableVariables().map((v) => new Float32Array(v.size)), norm: 0, tokenCount };
     }
     const { grads } = this.accumulate(packed, await this.referenceLogprobs(packed, o), o);
-    const { clipped, norm } = clipByGlobalNorm(grads, Number.POSITIVE_INFINITY);
-    const gradients = await Promise.all(grads.map(async (g) => (await g.data()) as Float32Array));
+    const { clipped, norm } = clipByGlobalNorm(grads, Number.POSITIVE_INFINITY); // for the norm only
+    const gradients = await Promise.all(grads.map(async (g) => ((await g.data()) as Float32Array).slice()));
     tf.dispose([...grads, ...clipped]);
     return { gradients, norm, tokenCount };
   }
@@ -295,7 +283,7 @@ export class GrpoTrainer {
     const internals = this.optimizer as unknown as AdamAccumulators;
     for (const key of ['accBeta1', 'accBeta2'] as const) {
       const variable = internals[key];
-      if (variable instanceof tf.Variable) optimizer.push({ name: `adam/${key}`, shape: [], data: (await variable.data()) as Float32Array });
+      if (variable instanceof tf.Variable) optimizer.push({ name: `adam/${key}`, shape: [], data: ((await variable.data()) as Float32Array).slice() });
     }
     const half = moments.length / 2;
     for (let i = 0; i < moments.length; i++) {
@@ -380,7 +368,7 @@ export class GrpoTrainer {
     return Promise.all(
       packed.map(async ({ batch }) => {
         const logprobs = tf.tidy(() => reference.forwardTrain(batch, o.temperature).logprobs);
-        const data = (await logprobs.data()) as Float32Array;
+        const data = ((await logprobs.data()) as Float32Array).slice();
         logprobs.dispose();
         return data;
       }),

@@ -2,6 +2,7 @@ import { createActor, initialTransition, transition } from 'xstate';
 import { describe, expect, it } from 'vitest';
 import { currentHorizon, horizonMachine, persistHorizon } from '../../src/actors/horizon.js';
 import type { HorizonSchedule } from '../../src/actors/horizon-schedule.js';
+import { emittedBy } from './fakes.js';
 
 const schedule: HorizonSchedule = { schedule: 'stepwise', horizons: [5, 8, 10], every: 2 };
 
@@ -23,10 +24,10 @@ describe('horizon actor', () => {
     const [s0] = initialTransition(horizonMachine, { schedule });
     const [s1, a1] = transition(horizonMachine, s0, { type: 'STEP_COMPLETED', step: 0 });
     expect(s1.context.completedSteps).toBe(1);
-    expect(a1.filter((a) => a.type === 'xstate.emit')).toEqual([]);
+    expect(emittedBy(a1)).toEqual([]);
     const [s2, a2] = transition(horizonMachine, s1, { type: 'STEP_COMPLETED', step: 1 });
     expect(currentHorizon(s2)).toBe(8);
-    const emitted = a2.filter((a) => a.type === 'xstate.emit').map((a) => (a.params as { event: unknown }).event);
+    const emitted = emittedBy(a2);
     expect(emitted).toEqual([{ type: 'STAGE_CHANGED', from: 0, to: 1, horizon: 8, reason: '2 steps completed (stage every 2)', step: 1 }]);
   });
 

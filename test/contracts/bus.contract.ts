@@ -172,8 +172,16 @@ const cases: readonly Case[] = [
     'routes a request to one member of a queue group',
     async (bus) => {
       const calls: string[] = [];
-      bus.subscribe('svc.echo', (p) => (calls.push('a'), p), { queue: 'svc' });
-      bus.subscribe('svc.echo', (p) => (calls.push('b'), p), { queue: 'svc' });
+      for (const name of ['a', 'b']) {
+        bus.subscribe(
+          'svc.echo',
+          (p) => {
+            calls.push(name);
+            return p;
+          },
+          { queue: 'svc' },
+        );
+      }
       for (let i = 0; i < 6; i++) await expect(bus.request('svc.echo', i, { timeoutMs: 5000 })).resolves.toBe(i);
       await bus.drain();
       expect(calls).toHaveLength(6);

@@ -69,7 +69,9 @@ describe('packTrajectories', () => {
     expect(Array.from(signal.policyVersions)).toEqual([3, 3, 4]);
     expect(Array.from(signal.trajectoryIndex)).toEqual([0, 0, 0]);
     // Every target position points at the real token just before the target.
-    batch.targetPositions.forEach((p, n) => expect(batch.inputIds[p + 1]).toBe(batch.targetIds[n]));
+    batch.targetPositions.forEach((p, n) => {
+      expect(batch.inputIds[p + 1]).toBe(batch.targetIds[n]);
+    });
   });
 
   it('chains full-history turns into one sequence instead of duplicating the prefix', () => {

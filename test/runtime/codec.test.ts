@@ -1,3 +1,4 @@
+import { Packr } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import { InvalidMessageError } from '../../src/core/errors.js';
 import { assertSerializable, decode, encode, roundTrip } from '../../src/runtime/codec.js';
@@ -37,6 +38,13 @@ describe('codec', () => {
     expect(back.turns[0].constraint).toBeNull();
     expect(back.turns[1].constraint?.allowedOffsets).toBeInstanceOf(Int32Array);
     expect(back.turns[1].actionLogprobs).toBeInstanceOf(Float32Array);
+  });
+
+  it('writes self-contained messages that another process (a fresh Packr) can decode', () => {
+    const trajectory = sampleTrajectory();
+    encode(trajectory); // a second message of the same shape must not rely on structures sent earlier
+    const other = new Packr({ moreTypes: true });
+    expect(other.unpack(encode(trajectory))).toEqual(trajectory);
   });
 
   it('keeps Date, Map, null, nested arrays and non-ASCII text', () => {

@@ -7,7 +7,6 @@ import { z } from 'zod';
 
 const posInt = () => z.number().int().positive();
 const nonNegInt = () => z.number().int().min(0);
-const probability = () => z.number().min(0).max(1);
 
 const runSchema = z
   .object({

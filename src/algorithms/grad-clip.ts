@@ -1,0 +1,22 @@
+/**
+ * Gradient clipping by global norm, as torch `clip_grad_norm_` (verl `actor.grad_clip`).
+ */
+import { tf } from '../models/backend/tf.js';
+
+/**
+ * Global-norm clipping: Pascanu et al. 2013, "On the difficulty of training RNNs", arXiv:1211.5063.
+ * Shape: list of gradient tensors → same shapes; the norm is read back to the CPU (one sync).
+ *
+ * Scales gradients so their global L2 norm is at most `maxNorm` (as torch `clip_grad_norm_`:
+ * factor `maxNorm / (norm + 1e-6)` when below 1). A non-finite norm is returned as is and the
+ * gradients are left unscaled (the caller skips that update). Returns new tensors; the caller
+ * disposes them.
+ * @example
+ * const { clipped, norm } = clipByGlobalNorm([tf.tensor1d([3, 4])], 1); // norm 5, clipped ≈ [0.6, 0.8]
+ */
+export function clipByGlobalNorm(grads: readonly tf.Tensor[], maxNorm: number): { clipped: tf.Tensor[]; norm: number } {
+  const norm = tf.tidy(() => tf.sqrt(tf.addN(grads.map((g) => tf.sum(tf.square(g))))).dataSync()[0]);
+  const scale = Number.isFinite(norm) ? Math.min(1, maxNorm / (norm + 1e-6)) : 1;
+  const clipped = grads.map((g) => (scale < 1 ? tf.mul(g, scale) : tf.clone(g)));
+  return { clipped, norm };
+}
