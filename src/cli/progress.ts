@@ -33,7 +33,8 @@ export class TrainProgress {
 
   /** Prints a line above the bar (or plainly when there is no bar). */
   log(line: string): void {
-    if (this.bar && this.started) this.bar.log(`${line}\n`);
+    // Clear the bar's line first; the bar redraws itself on its next update.
+    if (this.bar && this.started) this.out.write(`\r\x1b[2K${line}\n`);
     else this.out.write(`${line}\n`);
   }
 

@@ -1,36 +1,52 @@
 /**
- * Per-layer key/value cache for batched incremental decoding.
+ * Per-layer key/value cache for batched incremental decoding, held in CPU memory.
  *
- * Keys are cached after RoPE, so every row keeps its own position ids (left-padded prefill uses
- * `cumsum(mask) - 1`). Padding keys stay in the cache and are masked through `keyMask`, which is
- * kept on the CPU: the additive attention mask is rebuilt from it each step (a few kB). The cache
- * owns its tensors: `commit` disposes the tensors it replaces and `dispose` frees the rest.
+ * Why on the CPU: on the wasm backend every data-movement kernel (Concat, Pad, Gather, Slice)
+ * costs ~30 ns per element, so appending one token to a `[64, 4, 70, 16]` cache with `tf.concat`
+ * takes ~8 ms per tensor per step, and dropping finished rows with `tf.gather` ~13 ms. Here the
+ * cache is a preallocated `Float32Array` per layer of shape `[rows, heads, capacity, headDim]`:
+ * appends, row selection and bucket merges are plain memory copies, and each decode step uploads
+ * the buffer as one tensor (a memcpy into the wasm heap). Slots past `length` are masked.
+ *
+ * Keys are stored after RoPE, so every row keeps its own position ids (left-padded prefill uses
+ * `cumsum(mask) - 1`); padding keys stay in place, masked through `keyMask`.
  */
 import { InvalidArgumentError } from '../core/errors.js';
-import { tf } from './backend/tf.js';
+
+/** Sizes the cache needs from the model config. */
+export interface KvCacheShape {
+  readonly nLayers: number;
+  readonly nHeads: number;
+  readonly headDim: number;
+}
 
 /**
- * K/V tensors of every layer, `[rows, heads, length, headDim]`, plus the key padding mask and
- * the next position id of each row.
+ * Cached K/V of every layer plus the key padding mask and each row's next position id.
  * @example
- * const cache = new KvCache(cfg.nLayers, 4);
+ * const cache = new KvCache({ nLayers: 2, nHeads: 2, headDim: 8 }, 4, 32);
  * const logits = model.extend(cache, ids, mask, 12); // prefill: cache.length === 12
- * cache.dispose();
  */
 export class KvCache {
-  private keys: tf.Tensor4D[] = [];
-  private values: tf.Tensor4D[] = [];
-  private mask: Uint8Array; // [rows, length]
+  private keys: Float32Array[]; // per layer [rows, heads, capacity, headDim]
+  private values: Float32Array[];
+  private mask: Uint8Array; // [rows, capacity]
   private next: Int32Array; // [rows]
   private rowCount: number;
+  private cap: number;
   private timeLength = 0;
 
   constructor(
-    readonly nLayers: number,
+    readonly shape: KvCacheShape,
     rows: number,
+    capacity: number,
   ) {
+    if (!Number.isInteger(rows) || rows < 0) throw InvalidArgumentError.format('rows', `expected an integer >= 0, got ${rows}`);
+    if (!Number.isInteger(capacity) || capacity < 1) throw InvalidArgumentError.format('capacity', `expected an integer >= 1, got ${capacity}`);
     this.rowCount = rows;
-    this.mask = new Uint8Array(0);
+    this.cap = capacity;
+    this.keys = this.allocate(rows, capacity);
+    this.values = this.allocate(rows, capacity);
+    this.mask = new Uint8Array(rows * capacity);
     this.next = new Int32Array(rows);
   }
 
@@ -39,12 +55,17 @@ export class KvCache {
     return this.rowCount;
   }
 
-  /** Cached time steps, padding included. */
+  /** Time slots in use, padding included. */
   get length(): number {
     return this.timeLength;
   }
 
-  /** [rows, length] 1 where the cached key is a real token. */
+  /** Allocated time slots (the time size of the tensors built from {@link layerBuffers}). */
+  get capacity(): number {
+    return this.cap;
+  }
+
+  /** [rows, capacity] 1 where the slot holds a real token's key. */
   get keyMask(): Uint8Array {
     return this.mask;
   }
@@ -54,131 +75,134 @@ export class KvCache {
     return this.next;
   }
 
-  /** Cached `{ key, value }` of one layer (`[rows, heads, length, headDim]`), or null when empty. */
-  layer(index: number): { key: tf.Tensor4D; value: tf.Tensor4D } | null {
-    if (this.timeLength === 0) return null;
-    return { key: this.keys[index], value: this.values[index] };
+  /** Grows the capacity (copying) so that `added` more slots fit. */
+  reserve(added: number): void {
+    const needed = this.timeLength + added;
+    if (needed <= this.cap) return;
+    this.resize(needed + Math.max(8, added));
   }
 
   /**
-   * Replaces the cached tensors with `keys`/`values` (old cache + `added` new steps, concatenated
-   * along time), disposes the replaced tensors and appends `addedMask` ([rows, added]).
+   * Writes `added` new time steps of one layer (`[rows, heads, added, headDim]`, row-major) into
+   * slots `[length, length + added)`. Call for every layer, then {@link advance}.
    */
-  commit(keys: tf.Tensor4D[], values: tf.Tensor4D[], addedMask: Uint8Array, added: number): void {
-    if (keys.length !== this.nLayers || values.length !== this.nLayers) {
-      throw InvalidArgumentError.format('keys', `expected ${this.nLayers} layers, got ${keys.length}/${values.length}`);
+  write(layer: number, key: ArrayLike<number>, value: ArrayLike<number>, added: number): void {
+    const { nHeads: h, headDim: hd } = this.shape;
+    const expected = this.rowCount * h * added * hd;
+    if (key.length !== expected || value.length !== expected) {
+      throw InvalidArgumentError.format('key', `expected ${expected} values ([${this.rowCount}, ${h}, ${added}, ${hd}]), got ${key.length}/${value.length}`);
     }
+    if (this.timeLength + added > this.cap) throw InvalidArgumentError.format('added', `${added} slots do not fit; call reserve() first`);
+    const kBuf = this.keys[layer];
+    const vBuf = this.values[layer];
+    const src = key instanceof Float32Array ? key : Float32Array.from(key);
+    const srcV = value instanceof Float32Array ? value : Float32Array.from(value);
+    for (let block = 0; block < this.rowCount * h; block++) {
+      const from = block * added * hd;
+      const to = (block * this.cap + this.timeLength) * hd;
+      kBuf.set(src.subarray(from, from + added * hd), to);
+      vBuf.set(srcV.subarray(from, from + added * hd), to);
+    }
+  }
+
+  /** Marks `added` slots as used after every layer was written; `addedMask` is `[rows, added]`. */
+  advance(addedMask: Uint8Array, added: number): void {
     if (addedMask.length !== this.rowCount * added) {
       throw InvalidArgumentError.format('addedMask', `expected ${this.rowCount * added} entries, got ${addedMask.length}`);
     }
-    const total = this.timeLength + added;
-    for (const t of [...keys, ...values]) {
-      if (t.shape[0] !== this.rowCount || t.shape[2] !== total) {
-        throw InvalidArgumentError.format('keys', `expected [${this.rowCount}, *, ${total}, *], got [${t.shape.join(', ')}]`);
-      }
-    }
-    this.disposeTensors();
-    this.keys = keys;
-    this.values = values;
-    const mask = new Uint8Array(this.rowCount * total);
     for (let r = 0; r < this.rowCount; r++) {
-      mask.set(this.mask.subarray(r * this.timeLength, (r + 1) * this.timeLength), r * total);
       let real = 0;
       for (let j = 0; j < added; j++) {
         const m = addedMask[r * added + j];
-        mask[r * total + this.timeLength + j] = m;
+        this.mask[r * this.cap + this.timeLength + j] = m;
         real += m;
       }
       this.next[r] += real;
     }
-    this.mask = mask;
-    this.timeLength = total;
+    this.timeLength += added;
+  }
+
+  /** The `{ key, value }` buffers of one layer, `[rows, heads, capacity, headDim]`. Do not mutate. */
+  layerBuffers(layer: number): { key: Float32Array; value: Float32Array } {
+    return { key: this.keys[layer], value: this.values[layer] };
   }
 
   /**
    * Keeps only the given rows, in that order (drops finished sequences so that decode steps stop
-   * paying for them). Uses a forward-only gather along the batch axis.
+   * paying for them).
    * @example cache.selectRows(new Int32Array([0, 2])) // rows: 3 -> 2
    */
   selectRows(rows: Int32Array): void {
     for (const r of rows) {
       if (r < 0 || r >= this.rowCount) throw InvalidArgumentError.format('rows', `row ${r} outside [0, ${this.rowCount})`);
     }
-    const identity = rows.length === this.rowCount && rows.every((r, i) => r === i);
-    if (identity) return;
-    const len = this.timeLength;
-    if (len > 0) {
-      const index = tf.tensor1d(rows, 'int32');
-      const pick = (t: tf.Tensor4D): tf.Tensor4D => {
-        const out = rows.length === 0 ? tf.zeros([0, t.shape[1], len, t.shape[3]]) : tf.gather(t, index, 0);
-        t.dispose();
-        return out as tf.Tensor4D;
-      };
-      this.keys = this.keys.map(pick);
-      this.values = this.values.map(pick);
-      index.dispose();
-    }
-    const mask = new Uint8Array(rows.length * len);
-    const next = new Int32Array(rows.length);
-    rows.forEach((r, i) => {
-      mask.set(this.mask.subarray(r * len, (r + 1) * len), i * len);
-      next[i] = this.next[r];
-    });
+    if (rows.length === this.rowCount && rows.every((r, i) => r === i)) return;
+    const rowSize = this.shape.nHeads * this.cap * this.shape.headDim;
+    const pick = (buf: Float32Array): Float32Array => {
+      const out = new Float32Array(rows.length * rowSize);
+      rows.forEach((r, i) => out.set(buf.subarray(r * rowSize, (r + 1) * rowSize), i * rowSize));
+      return out;
+    };
+    this.keys = this.keys.map(pick);
+    this.values = this.values.map(pick);
+    const mask = new Uint8Array(rows.length * this.cap);
+    rows.forEach((r, i) => mask.set(this.mask.subarray(r * this.cap, (r + 1) * this.cap), i * this.cap));
     this.mask = mask;
-    this.next = next;
+    this.next = Int32Array.from(rows, (r) => this.next[r]);
     this.rowCount = rows.length;
   }
 
   /**
-   * Stacks caches of different lengths into one (rows in argument order): shorter ones are
-   * left-padded along time with masked zero keys. Consumes (disposes) the inputs.
-   * @example const all = KvCache.merge([shortBucket, longBucket]);
+   * Stacks caches into one (rows in argument order). Shorter ones are left-padded along time with
+   * masked zero keys, so every row's newest token sits in the last used slot.
+   * @example const all = KvCache.merge([shortBucket, longBucket], 8);
    */
-  static merge(caches: readonly KvCache[]): KvCache {
+  static merge(caches: readonly KvCache[], extraCapacity = 0): KvCache {
     if (caches.length === 0) throw InvalidArgumentError.format('caches', 'expected at least one cache');
-    if (caches.length === 1) return caches[0];
-    const nLayers = caches[0].nLayers;
+    const shape = caches[0].shape;
     const length = Math.max(...caches.map((c) => c.length));
-    if (caches.some((c) => c.length === 0)) throw InvalidArgumentError.format('caches', 'cannot merge an empty cache');
     const rows = caches.reduce((n, c) => n + c.rows, 0);
-    const merged = new KvCache(nLayers, rows);
-    const padTime = (t: tf.Tensor4D, by: number): tf.Tensor4D =>
-      by === 0 ? t : tf.pad(t, [[0, 0], [0, 0], [by, 0], [0, 0]]);
-    const keys: tf.Tensor4D[] = [];
-    const values: tf.Tensor4D[] = [];
-    for (let l = 0; l < nLayers; l++) {
-      keys.push(tf.tidy(() => tf.concat(caches.map((c) => padTime(c.keys[l], length - c.length)), 0)));
-      values.push(tf.tidy(() => tf.concat(caches.map((c) => padTime(c.values[l], length - c.length)), 0)));
-    }
-    const mask = new Uint8Array(rows * length);
+    const merged = new KvCache(shape, rows, Math.max(1, length + extraCapacity));
+    const { nHeads: h, headDim: hd } = shape;
     let row = 0;
     for (const c of caches) {
       const pad = length - c.length;
       for (let r = 0; r < c.rows; r++, row++) {
-        mask.set(c.mask.subarray(r * c.length, (r + 1) * c.length), row * length + pad);
+        for (let l = 0; l < shape.nLayers; l++) {
+          for (let head = 0; head < h; head++) {
+            const from = ((r * h + head) * c.cap) * hd;
+            const to = ((row * h + head) * merged.cap + pad) * hd;
+            merged.keys[l].set(c.keys[l].subarray(from, from + c.length * hd), to);
+            merged.values[l].set(c.values[l].subarray(from, from + c.length * hd), to);
+          }
+        }
+        merged.mask.set(c.mask.subarray(r * c.cap, r * c.cap + c.length), row * merged.cap + pad);
         merged.next[row] = c.next[r];
       }
-      c.dispose();
     }
-    merged.keys = keys;
-    merged.values = values;
-    merged.mask = mask;
     merged.timeLength = length;
     return merged;
   }
 
-  /** Frees every cached tensor; the cache is empty afterwards. */
-  dispose(): void {
-    this.disposeTensors();
-    this.keys = [];
-    this.values = [];
-    this.mask = new Uint8Array(0);
-    this.next = new Int32Array(this.rowCount);
-    this.timeLength = 0;
+  private resize(capacity: number): void {
+    const { nHeads: h, headDim: hd } = this.shape;
+    const grow = (buf: Float32Array): Float32Array => {
+      const out = new Float32Array(this.rowCount * h * capacity * hd);
+      for (let block = 0; block < this.rowCount * h; block++) {
+        out.set(buf.subarray(block * this.cap * hd, (block * this.cap + this.timeLength) * hd), block * capacity * hd);
+      }
+      return out;
+    };
+    this.keys = this.keys.map(grow);
+    this.values = this.values.map(grow);
+    const mask = new Uint8Array(this.rowCount * capacity);
+    for (let r = 0; r < this.rowCount; r++) mask.set(this.mask.subarray(r * this.cap, r * this.cap + this.timeLength), r * capacity);
+    this.mask = mask;
+    this.cap = capacity;
   }
 
-  private disposeTensors(): void {
-    for (const t of this.keys) t.dispose();
-    for (const t of this.values) t.dispose();
+  private allocate(rows: number, capacity: number): Float32Array[] {
+    const { nLayers, nHeads, headDim } = this.shape;
+    return Array.from({ length: nLayers }, () => new Float32Array(rows * nHeads * capacity * headDim));
   }
 }
