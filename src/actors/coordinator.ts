@@ -150,7 +150,8 @@ export const coordinatorMachine = setup({
     metrics: {},
     evalMetrics: null,
     stopRequested: false,
-    lastCheckpoint: -1,
+    // A resumed run was loaded from the checkpoint at `startStep`: no need to save that point again.
+    lastCheckpoint: input.startStep > 0 ? input.startStep : -1,
     error: null,
     status: null,
   }),

@@ -122,35 +122,31 @@ export class TransformerPolicy implements Policy {
     const states = requests.map((r, i) => this.initState(r, i, maxNewTokens));
     let cache: KvCache | null = null;
     let rowOwner: number[] = []; // request index of each cache row
-    try {
-      for (;;) {
-        for (const s of states) if (!s.done) this.absorbForced(s, maxNewTokens);
-        const active = states.flatMap((s, i) => (s.done ? [] : [i]));
-        if (active.length === 0) break;
-        let logits: Float32Array;
-        if (cache === null) {
-          const prefill = await this.prefill(active, states);
-          cache = prefill.cache;
-          rowOwner = prefill.rowOwner;
-          logits = prefill.logits;
-        } else {
-          const keep = rowOwner.flatMap((owner, row) => (states[owner].done ? [] : [row]));
-          cache.selectRows(Int32Array.from(keep));
-          rowOwner = keep.map((row) => rowOwner[row]);
-          logits = await this.step(cache, rowOwner.map((i) => states[i].pending));
-        }
-        for (const s of rowOwner.map((i) => states[i])) s.pending = [];
-        const v = this.model.config.vocabSize;
-        rowOwner.forEach((i, row) => {
-          const s = states[i];
-          const candidates = s.trie === null ? this.vocab : s.trie.allowed(s.node);
-          const choice = pick(logits.subarray(row * v, (row + 1) * v), candidates);
-          this.append(s, choice.tokenId, choice.logprob, 1, candidates, maxNewTokens);
-          this.stats.sampledTokens++;
-        });
+    for (;;) {
+      for (const s of states) if (!s.done) this.absorbForced(s, maxNewTokens);
+      const active = states.flatMap((s, i) => (s.done ? [] : [i]));
+      if (active.length === 0) break;
+      let logits: Float32Array;
+      if (cache === null) {
+        const prefill = await this.prefill(active, states, maxNewTokens);
+        cache = prefill.cache;
+        rowOwner = prefill.rowOwner;
+        logits = prefill.logits;
+      } else {
+        const keep = rowOwner.flatMap((owner, row) => (states[owner].done ? [] : [row]));
+        cache.selectRows(Int32Array.from(keep));
+        rowOwner = keep.map((row) => rowOwner[row]);
+        logits = await this.step(cache, rowOwner.map((i) => states[i].pending));
       }
-    } finally {
-      cache?.dispose();
+      for (const s of rowOwner.map((i) => states[i])) s.pending = [];
+      const v = this.model.config.vocabSize;
+      rowOwner.forEach((i, row) => {
+        const s = states[i];
+        const candidates = s.trie === null ? this.vocab : s.trie.allowed(s.node);
+        const choice = pick(logits.subarray(row * v, (row + 1) * v), candidates);
+        this.append(s, choice.tokenId, choice.logprob, 1, candidates, maxNewTokens);
+        this.stats.sampledTokens++;
+      });
     }
     return states.map((s) => toResult(s, version));
   }
@@ -208,7 +204,7 @@ export class TransformerPolicy implements Policy {
    * Prefills the pending tokens of `active` requests in length buckets, then merges the bucket
    * caches into one. Returns the merged cache, its row owners and the [rows, V] next-token logits.
    */
-  private async prefill(active: number[], states: RequestState[]): Promise<{ cache: KvCache; rowOwner: number[]; logits: Float32Array }> {
+  private async prefill(active: number[], states: RequestState[], maxNewTokens: number): Promise<{ cache: KvCache; rowOwner: number[]; logits: Float32Array }> {
     const ratio = this.options.bucketRatio ?? 0.75;
     const minRows = this.options.minBucketRows ?? 8;
     const sorted = [...active].sort((a, b) => states[b].pending.length - states[a].pending.length || a - b);
@@ -224,16 +220,12 @@ export class TransformerPolicy implements Policy {
     });
     const caches: KvCache[] = [];
     const parts: Float32Array[] = [];
-    try {
-      for (const bucket of buckets) {
-        const cache = new KvCache(this.model.config.nLayers, bucket.length);
-        caches.push(cache);
-        parts.push(await this.step(cache, bucket.map((i) => states[i].pending)));
-        this.stats.prefillBuckets++;
-      }
-    } catch (error) {
-      for (const c of caches) c.dispose();
-      throw error;
+    for (const bucket of buckets) {
+      const width = states[bucket[0]].pending.length;
+      const cache = this.model.createCache(bucket.length, width + (buckets.length === 1 ? maxNewTokens : 0));
+      caches.push(cache);
+      parts.push(await this.step(cache, bucket.map((i) => states[i].pending)));
+      this.stats.prefillBuckets++;
     }
     const v = this.model.config.vocabSize;
     const logits = new Float32Array(active.length * v);
@@ -242,7 +234,8 @@ export class TransformerPolicy implements Policy {
       logits.set(part, offset);
       offset += part.length;
     }
-    return { cache: KvCache.merge(caches), rowOwner: buckets.flat(), logits };
+    const cache = caches.length === 1 ? caches[0] : KvCache.merge(caches, maxNewTokens);
+    return { cache, rowOwner: buckets.flat(), logits };
   }
 
   /** Feeds each row's pending tokens (left-padded to a common length) and reads back the logits. */

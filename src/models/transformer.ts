@@ -12,13 +12,14 @@
 import { CheckpointError, InvalidArgumentError } from '../core/errors.js';
 import type { Rng } from '../core/rng.js';
 import { tf } from './backend/tf.js';
-import type { KvCache } from './kv-cache.js';
+import { KvCache } from './kv-cache.js';
 import type { TrainBatch } from './train-batch.js';
 import { type HfLlamaConfig, headDim, type TransformerConfig, toHfConfig, validateTransformerConfig } from './transformer/config.js';
 import {
   applyRope,
   attend,
   attentionMask,
+  embedRows,
   MASK_VALUE,
   mergeHeads,
   positionsFromMask,
@@ -46,6 +47,12 @@ export interface TrainForward {
 /** HF checkpoints carry these buffers; they are recomputed here, so loading skips them. */
 const IGNORED_CHECKPOINT_SUFFIXES = ['rotary_emb.inv_freq'];
 
+/** Embedding tables up to this many values are looked up on the CPU (see `embedRows`). */
+const CPU_EMBED_LIMIT = 8_000_000;
+
+/** Per layer: given the new roped keys and values `[b, h, t, hd]`, the keys/values to attend over. */
+type KvHook = (layer: number, key: tf.Tensor4D, value: tf.Tensor4D) => { key: tf.Tensor4D; value: tf.Tensor4D };
+
 /**
  * The policy network.
  * @example
@@ -63,6 +70,7 @@ export class TransformerModel {
   private readonly rope: { cos: Float32Array; sin: Float32Array };
   private readonly rotate: tf.Tensor2D; // [headDim, headDim]
   private disposed = false;
+  private embedCache: { dataId: object; data: Float32Array } | null = null;
 
   /** Builds a model with N(0, 0.02) weights drawn from `rng` (deterministic for a seed). */
   constructor(config: TransformerConfig, rng: Rng) {
@@ -151,13 +159,18 @@ export class TransformerModel {
     return tf.tidy(() => {
       const mask = tf.tensor4d(maskValues, [b, 1, t, t]);
       const rope = this.ropeFor(positions, b, t);
-      const hidden = this.decoder(batch.inputIds, b, t, rope, mask, null, null); // [B*T, d]
+      const hidden = this.decoder(batch.inputIds, b, t, rope, mask, null); // [B*T, d]
       const selected = tf.gather(hidden, tf.tensor1d(batch.targetPositions, 'int32')); // [N, d]
       let logits = tf.div(this.head(selected), temperature); // [N, V]
       if (constraint !== null) logits = tf.add(logits, tf.tensor2d(constraint, [n, v]));
-      const logp = tf.logSoftmax(logits); // [N, V]
+      // One exp for both log-probs and entropy (tf.logSoftmax + exp would take three: wasm Exp is slow).
+      const shifted = tf.sub(logits, tf.max(logits, 1, true));
+      const expShifted = tf.exp(shifted); // [N, V]
+      const total = tf.sum(expShifted, 1, true); // [N, 1]
+      const logp = tf.sub(shifted, tf.log(total));
+      const probs = tf.div(expShifted, total);
       const logprobs = tf.sum(tf.mul(logp, tf.tensor2d(oneHot, [n, v])), 1) as tf.Tensor1D;
-      const entropy = tf.neg(tf.sum(tf.mul(tf.exp(logp), logp), 1)) as tf.Tensor1D;
+      const entropy = tf.neg(tf.sum(tf.mul(probs, logp), 1)) as tf.Tensor1D;
       return { logprobs, entropy };
     });
   }
@@ -173,9 +186,15 @@ export class TransformerModel {
     const maskValues = attentionMask(new Uint8Array(0), 0, attentionMaskIn, batchSize, seqLen);
     return tf.tidy(() => {
       const mask = tf.tensor4d(maskValues, [batchSize, 1, seqLen, seqLen]);
-      const hidden = this.decoder(inputIds, batchSize, seqLen, this.ropeFor(positions, batchSize, seqLen), mask, null, null);
+      const hidden = this.decoder(inputIds, batchSize, seqLen, this.ropeFor(positions, batchSize, seqLen), mask, null);
       return tf.reshape(this.head(hidden), [batchSize, seqLen, this.config.vocabSize]);
     });
+  }
+
+  /** An empty cache sized for this model. */
+  createCache(rows: number, capacity: number): KvCache {
+    const { nLayers, nHeads } = this.config;
+    return new KvCache({ nLayers, nHeads, headDim: headDim(this.config) }, rows, capacity);
   }
 
   /**
@@ -188,22 +207,36 @@ export class TransformerModel {
     this.checkAlive();
     const rows = cache.rows;
     this.checkIds(inputIds, mask, rows, seqLen);
-    if (cache.nLayers !== this.config.nLayers) throw InvalidArgumentError.format('cache', `has ${cache.nLayers} layers, model has ${this.config.nLayers}`);
+    const { nLayers, nHeads } = this.config;
+    const hd = headDim(this.config);
+    if (cache.shape.nLayers !== nLayers || cache.shape.nHeads !== nHeads || cache.shape.headDim !== hd) {
+      throw InvalidArgumentError.format('cache', `shape ${JSON.stringify(cache.shape)} does not match the model`);
+    }
+    cache.reserve(seqLen);
     const past = cache.length;
+    const slots = cache.capacity;
+    const prefill = past === 0;
     const positions = positionsFromMask(mask, rows, seqLen, cache.nextPositions);
-    this.checkPositions(positions);
-    const maskValues = attentionMask(cache.keyMask, past, mask, rows, seqLen);
-    const keys: tf.Tensor4D[] = [];
-    const values: tf.Tensor4D[] = [];
+    // Prefill attends over the fresh keys only; decode steps over every cache slot (unused ones masked).
+    const keySlots = prefill ? seqLen : slots;
+    const maskValues = attentionMask(cache.keyMask, past, mask, rows, seqLen, keySlots, slots);
+    const hook: KvHook = (layer, key, value) => {
+      cache.write(layer, key.dataSync(), value.dataSync(), seqLen);
+      if (prefill) return { key, value };
+      const buffers = cache.layerBuffers(layer);
+      return {
+        key: tf.tensor4d(buffers.key, [rows, nHeads, slots, hd]),
+        value: tf.tensor4d(buffers.value, [rows, nHeads, slots, hd]),
+      };
+    };
     const logits = tf.tidy(() => {
-      const maskT = tf.tensor4d(maskValues, [rows, 1, seqLen, past + seqLen]);
-      const hidden = this.decoder(inputIds, rows, seqLen, this.ropeFor(positions, rows, seqLen), maskT, cache, { keys, values });
-      for (const t of [...keys, ...values]) tf.keep(t);
+      const maskT = tf.tensor4d(maskValues, [rows, 1, seqLen, keySlots]);
+      const hidden = this.decoder(inputIds, rows, seqLen, this.ropeFor(positions, rows, seqLen), maskT, hook);
       if (seqLen === 1) return this.head(hidden);
       const last = new Int32Array(rows).map((_, r) => r * seqLen + seqLen - 1);
       return this.head(tf.gather(hidden, tf.tensor1d(last, 'int32'))); // [rows, V]
     });
-    cache.commit(keys, values, mask, seqLen);
+    cache.advance(mask, seqLen);
     return logits;
   }
 
@@ -213,6 +246,7 @@ export class TransformerModel {
     for (const v of this.vars.values()) v.dispose();
     this.vars.clear();
     this.rotate.dispose();
+    this.embedCache = null;
     this.disposed = true;
   }
 
@@ -223,24 +257,17 @@ export class TransformerModel {
     seqLen: number,
     rope: RopeFactors,
     mask: tf.Tensor4D,
-    cache: KvCache | null,
-    collect: { keys: tf.Tensor4D[]; values: tf.Tensor4D[] } | null,
+    kvHook: KvHook | null,
   ): tf.Tensor2D {
     const { nHeads, nLayers, rmsNormEps: eps } = this.config;
-    let x = tf.gather(this.weight('model.embed_tokens.weight'), tf.tensor1d(ids, 'int32')) as tf.Tensor2D; // [B*T, d]
+    let x = this.embed(ids); // [B*T, d]
     for (let i = 0; i < nLayers; i++) {
       const p = `model.layers.${i}`;
       const h = rmsNorm(x, this.weight1d(`${p}.input_layernorm.weight`), eps); // [B*T, d]
       const q = applyRope(splitHeads(tf.matMul(h, this.weight2d(`${p}.self_attn.q_proj.weight`)), batch, seqLen, nHeads), rope); // [B, H, T, hd]
       let k = applyRope(splitHeads(tf.matMul(h, this.weight2d(`${p}.self_attn.k_proj.weight`)), batch, seqLen, nHeads), rope);
       let v = splitHeads(tf.matMul(h, this.weight2d(`${p}.self_attn.v_proj.weight`)), batch, seqLen, nHeads);
-      const past = cache?.layer(i) ?? null;
-      if (past !== null) {
-        k = tf.concat([past.key, k], 2); // [B, H, past + T, hd]
-        v = tf.concat([past.value, v], 2);
-      }
-      collect?.keys.push(k);
-      collect?.values.push(v);
+      if (kvHook !== null) ({ key: k, value: v } = kvHook(i, k, v)); // [B, H, slots, hd]
       const context = mergeHeads(attend(q, k, v, mask)); // [B*T, d]
       x = tf.add(x, tf.matMul(context, this.weight2d(`${p}.self_attn.o_proj.weight`)));
       const h2 = rmsNorm(x, this.weight1d(`${p}.post_attention_layernorm.weight`), eps);
@@ -253,6 +280,15 @@ export class TransformerModel {
       x = tf.add(x, mlp);
     }
     return x;
+  }
+
+  /** Token embeddings `[n, d]`: a CPU row copy for tables that fit (see `embedRows`), else `tf.gather`. */
+  private embed(ids: Int32Array): tf.Tensor2D {
+    const table = this.weight2d('model.embed_tokens.weight');
+    if (table.size > CPU_EMBED_LIMIT) return tf.gather(table, tf.tensor1d(ids, 'int32'));
+    // Variables get a new dataId on every assign (optimizer step, load), so this re-reads once per version.
+    if (this.embedCache?.dataId !== table.dataId) this.embedCache = { dataId: table.dataId, data: table.dataSync() as Float32Array };
+    return embedRows(table, ids, this.embedCache.data);
   }
 
   /** Final norm + LM head on selected rows: `[n, d] -> [n, vocab]`. */

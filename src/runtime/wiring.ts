@@ -290,11 +290,18 @@ export function serveEnvSession(bus: Bus, runId: string, sessionId: string, sess
   return { close: () => { for (const s of subs) s.unsubscribe(); } };
 }
 
+/** Client side of one env session over the bus. */
+export interface RemoteEnvSession {
+  reset(taskIndex: number): Promise<Observation>;
+  step(actionText: string): Promise<StepResult>;
+  close(): Promise<void>;
+}
+
 /**
  * Client side of an env session: what an episode's `reset` / `step` effects call.
  * @example const env = remoteEnvSession(bus, 'run1', 'env-0', 30_000); const obs = await env.reset(12);
  */
-export function remoteEnvSession(bus: Bus, runId: string, sessionId: string, timeoutMs: number) {
+export function remoteEnvSession(bus: Bus, runId: string, sessionId: string, timeoutMs: number): RemoteEnvSession {
   const resetSubject = subjects.envReset(runId, sessionId);
   const stepSubject = subjects.envStep(runId, sessionId);
   return {

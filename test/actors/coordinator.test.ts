@@ -115,6 +115,16 @@ describe('coordinator actor', () => {
     expect(actor.getSnapshot().matches('stopped')).toBe(true);
   });
 
+  it('on STOP during the first rollout of a resumed run, does not re-save the checkpoint it resumed from', async () => {
+    const rollout = deferred<void>();
+    const { log, effects } = loggingEffects({ rollout });
+    const { actor, done } = start({ startStep: 7, totalSteps: 10, evalEvery: 0, checkpointEvery: 0 }, effects);
+    actor.send({ type: 'STOP' });
+    rollout.resolve();
+    expect(await done).toEqual({ status: 'stopped', completedSteps: 7, error: null });
+    expect(log).toEqual(['rollout 7']);
+  });
+
   it('does not checkpoint twice when STOP arrives after a step that was just checkpointed', async () => {
     const evaluate = deferred<void>();
     const { log, effects } = loggingEffects({ evaluate });

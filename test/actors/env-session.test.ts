@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { type EnvSessionEffects, type EnvSessionEmits, envSessionMachine, withEnvSessionEffects } from '../../src/actors/env-session.js';
 import { SimulatedClock } from '../../src/core/clock.js';
 import type { Observation, StepResult } from '../../src/core/types.js';
-import { deferred, never } from './fakes.js';
+import { deferred, emittedBy, never } from './fakes.js';
 
 const input = { envName: 'counter', envTimeoutMs: 1000 };
 const obs = (text: string): Observation => ({ text });
@@ -36,8 +36,7 @@ describe('env-session actor', () => {
     const [s0] = initialTransition(envSessionMachine, input);
     const [s1, actions] = transition(envSessionMachine, s0, { type: 'STEP', actionText: 'go' });
     expect(s1.value).toBe('idle');
-    expect(actions.map((a) => a.type)).toEqual(['xstate.emit']);
-    expect((actions[0]?.params as { event: { type: string } }).event.type).toBe('REJECTED');
+    expect(emittedBy(actions)).toEqual([{ type: 'REJECTED', request: 'STEP', reason: "'STEP' is not accepted in this state" }]);
   });
 
   it('serves reset then steps, going ready ⇄ stepping', async () => {

@@ -3,6 +3,7 @@ import { tf } from '../../src/models/backend/tf.js';
 import {
   applyRope,
   attentionMask,
+  embedRows,
   MASK_VALUE,
   positionsFromMask,
   rmsNorm,
@@ -107,5 +108,27 @@ describe('CPU sampling', () => {
   it('takes the argmax, lower id on ties', () => {
     expect(greedyToken(new Float32Array([1, 3, 3]), new Int32Array([0, 1, 2])).tokenId).toBe(1);
     expect(greedyToken(new Float32Array([1, 3, 3]), new Int32Array([0, 2])).tokenId).toBe(2);
+  });
+});
+
+describe('embedRows', () => {
+  it('matches tf.gather in value and gradient', () => {
+    const table = tf.variable(tf.tensor2d(Float32Array.from({ length: 6 * 3 }, (_, i) => Math.sin(i)), [6, 3]));
+    const ids = new Int32Array([4, 1, 4, 0]);
+    const weights = tf.tensor2d(Float32Array.from({ length: 4 * 3 }, (_, i) => i - 5), [4, 3]);
+    const viaCpu = tf.variableGrads(() => tf.sum(tf.mul(embedRows(table, ids, table.dataSync() as Float32Array), weights)) as tf.Scalar, [table]);
+    const viaGather = tf.variableGrads(() => tf.sum(tf.mul(tf.gather(table, tf.tensor1d(ids, 'int32')), weights)) as tf.Scalar, [table]);
+    expect(viaCpu.value.dataSync()[0]).toBeCloseTo(viaGather.value.dataSync()[0], 5);
+    expectClose(viaCpu.grads[table.name].dataSync(), viaGather.grads[table.name].dataSync());
+    expectClose(embedRows(table, ids, table.dataSync() as Float32Array).dataSync(), tf.gather(table, tf.tensor1d(ids, 'int32')).dataSync());
+    table.dispose();
+  });
+});
+
+describe('attentionMask over a cache with capacity', () => {
+  it('masks unused slots after the new keys', () => {
+    // one row, cache stride 4 with 1 used slot, one new token -> slots [cached, new, unused, unused]
+    const m = attentionMask(new Uint8Array([1, 0, 0, 0]), 1, new Uint8Array([1]), 1, 1, 4, 4);
+    expect(Array.from(m)).toEqual([0, 0, MASK_VALUE, MASK_VALUE]);
   });
 });

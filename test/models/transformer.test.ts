@@ -208,7 +208,7 @@ describe('KV-cache inference', () => {
       ids.set(s, r * width + width - s.length);
       mask.fill(1, r * width + width - s.length, (r + 1) * width);
     });
-    const cache = new KvCache(TINY.nLayers, 3);
+    const cache = model.createCache(3, width);
     const logits = model.extend(cache, ids, mask, width);
     const got = logits.dataSync();
     const v = TINY.vocabSize;
@@ -217,14 +217,13 @@ describe('KV-cache inference', () => {
       expect(maxDiff(got.subarray(r * v, (r + 1) * v), full.subarray((s.length - 1) * v))).toBeLessThan(1e-5);
     });
     logits.dispose();
-    cache.dispose();
   });
 
-  it('one-token and multi-token decode steps match a full forward, and leak nothing', () => {
+  it('one-token and multi-token decode steps match a full forward (growing the cache), and leak nothing', () => {
     const rng = Rng.fromSeed(9);
     const seqs = [randomSeq(rng, 14), randomSeq(rng, 11)];
     const before = tf.memory().numTensors;
-    const cache = new KvCache(TINY.nLayers, 2);
+    const cache = model.createCache(2, 5); // exactly the prefill: every later step grows it
     const v = TINY.vocabSize;
     // prefill 5 and 3 tokens (left-padded to 5), then 1-token steps, then a [pad, x, y] / [x, y, z] chunk
     const pre = [5, 3];
@@ -264,7 +263,7 @@ describe('KV-cache inference', () => {
     seqs.shift();
     fed[0]++;
     check(feed([1]));
-    cache.dispose();
+    expect(cache.capacity).toBeGreaterThanOrEqual(cache.length);
     expect(tf.memory().numTensors).toBe(before);
   });
 
@@ -273,18 +272,19 @@ describe('KV-cache inference', () => {
     const a = randomSeq(rng, 7);
     const b = randomSeq(rng, 3);
     const before = tf.memory().numTensors;
-    const ca = new KvCache(TINY.nLayers, 1);
-    const cb = new KvCache(TINY.nLayers, 1);
+    const ca = model.createCache(1, 6);
+    const cb = model.createCache(1, 2);
     tf.dispose([model.extend(ca, a.subarray(0, 6), new Uint8Array(6).fill(1), 6), model.extend(cb, b.subarray(0, 2), new Uint8Array(2).fill(1), 2)]);
-    const merged = KvCache.merge([ca, cb]);
+    const merged = KvCache.merge([ca, cb], 1);
     expect(merged.length).toBe(6);
+    expect(merged.capacity).toBe(7);
+    expect(Array.from(merged.keyMask)).toEqual([1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 0]);
     const logits = model.extend(merged, Int32Array.from([a[6], b[2]]), new Uint8Array([1, 1]), 1);
     const data = logits.dataSync();
     const v = TINY.vocabSize;
     expect(maxDiff(data.subarray(0, v), logitsOf(model, a).subarray(6 * v))).toBeLessThan(1e-5);
     expect(maxDiff(data.subarray(v), logitsOf(model, b).subarray(2 * v))).toBeLessThan(1e-5);
     logits.dispose();
-    merged.dispose();
     expect(tf.memory().numTensors).toBe(before);
   });
 });

@@ -71,7 +71,7 @@ const samplingSchema = z
 
 const algorithmSchema = z
   .object({
-    name: z.enum(['grpo', 'ppo', 'rloo', 'reinforce++']).default('grpo').describe('Advantage estimator and loss family.'),
+    name: z.enum(['grpo']).default('grpo').describe('Advantage estimator and loss family (GRPO for now; PPO, RLOO and REINFORCE++ come with issue #3).'),
     groupSize: posInt().default(8).describe('Episodes sampled per task in one step (the GRPO/RLOO group).'),
     tasksPerStep: posInt().default(8).describe('Distinct tasks sampled per training step.'),
     normalizeStd: z.boolean().default(true).describe('Divide group-relative advantages by the group standard deviation.'),

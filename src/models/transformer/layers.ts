@@ -141,22 +141,49 @@ export function attend(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, mask: tf.
 }
 
 /**
- * Additive attention mask for queries that follow `past` cached keys: query `i` of row `b` may
- * see cached key `j` when `pastMask[b, j] = 1`, and new key `j` when `j <= i` and
- * `newMask[b, j] = 1`. With `past = 0` this is the causal + key-padding mask of a full forward.
+ * Additive attention mask for `seqLen` new queries per row over `keySlots` key slots: slots
+ * `[0, past)` hold cached keys (`pastMask`, row stride `pastStride`), slots `[past, past + seqLen)`
+ * the new keys (query `i` sees new key `j` when `j <= i` and `newMask[b, j] = 1`), and any slot
+ * after that is unused. With `past = 0` this is the causal + key-padding mask of a full forward.
  * @example attentionMask(new Uint8Array(0), 0, mask, 2, 8) // -> [2 * 8 * 8] additive values
  */
-export function attentionMask(pastMask: Uint8Array, past: number, newMask: Uint8Array, batch: number, seqLen: number): Float32Array {
-  const total = past + seqLen;
-  const out = new Float32Array(batch * seqLen * total).fill(MASK_VALUE); // [batch, seqLen, total]
+export function attentionMask(
+  pastMask: Uint8Array,
+  past: number,
+  newMask: Uint8Array,
+  batch: number,
+  seqLen: number,
+  keySlots = past + seqLen,
+  pastStride = past,
+): Float32Array {
+  const out = new Float32Array(batch * seqLen * keySlots).fill(MASK_VALUE); // [batch, seqLen, keySlots]
   for (let b = 0; b < batch; b++) {
     for (let i = 0; i < seqLen; i++) {
-      const row = (b * seqLen + i) * total;
-      for (let j = 0; j < past; j++) if (pastMask[b * past + j] === 1) out[row + j] = 0;
+      const row = (b * seqLen + i) * keySlots;
+      for (let j = 0; j < past; j++) if (pastMask[b * pastStride + j] === 1) out[row + j] = 0;
       for (let j = 0; j <= i; j++) if (newMask[b * seqLen + j] === 1) out[row + past + j] = 0;
     }
   }
   return out;
+}
+
+/**
+ * Embedding lookup `table[ids]` whose forward copies rows on the CPU from `tableData` (the
+ * table's values, read back once per weights version) instead of running the wasm Gather kernel
+ * (~30 ns per element there); the gradient is the same as `tf.gather`'s (unsortedSegmentSum).
+ * @example embedRows(embedding, ids, embedding.dataSync() as Float32Array) // [n, d]
+ */
+export function embedRows(table: tf.Tensor2D, ids: Int32Array, tableData: Float32Array): tf.Tensor2D {
+  const [vocab, d] = table.shape;
+  const lookup = tf.customGrad(() => {
+    const rows = new Float32Array(ids.length * d); // [n, d]
+    for (let i = 0; i < ids.length; i++) rows.set(tableData.subarray(ids[i] * d, (ids[i] + 1) * d), i * d);
+    return {
+      value: tf.tensor2d(rows, [ids.length, d]),
+      gradFunc: (dy: tf.Tensor) => [tf.unsortedSegmentSum(dy, tf.tensor1d(ids, 'int32'), vocab)],
+    };
+  });
+  return lookup(table) as tf.Tensor2D;
 }
 
 /**
