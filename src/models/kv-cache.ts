@@ -140,13 +140,17 @@ export class KvCache {
     const rowSize = this.shape.nHeads * this.cap * this.shape.headDim;
     const pick = (buf: Float32Array): Float32Array => {
       const out = new Float32Array(rows.length * rowSize);
-      rows.forEach((r, i) => out.set(buf.subarray(r * rowSize, (r + 1) * rowSize), i * rowSize));
+      rows.forEach((r, i) => {
+        out.set(buf.subarray(r * rowSize, (r + 1) * rowSize), i * rowSize);
+      });
       return out;
     };
     this.keys = this.keys.map(pick);
     this.values = this.values.map(pick);
     const mask = new Uint8Array(rows.length * this.cap);
-    rows.forEach((r, i) => mask.set(this.mask.subarray(r * this.cap, (r + 1) * this.cap), i * this.cap));
+    rows.forEach((r, i) => {
+      mask.set(this.mask.subarray(r * this.cap, (r + 1) * this.cap), i * this.cap);
+    });
     this.mask = mask;
     this.next = Int32Array.from(rows, (r) => this.next[r]);
     this.rowCount = rows.length;

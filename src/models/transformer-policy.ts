@@ -118,17 +118,17 @@ export class TransformerPolicy implements Policy {
   private async decode(requests: readonly ActRequest[], maxNewTokens: number, pick: Picker): Promise<ActResult[]> {
     if (!Number.isInteger(maxNewTokens) || maxNewTokens < 1) throw InvalidArgumentError.format('maxNewTokens', `expected an integer >= 1, got ${maxNewTokens}`);
     const version = this.currentVersion;
-    this.stats = emptyStats();
+    const stats = emptyStats(); // local: overlapping calls must not mix their counters
     const states = requests.map((r, i) => this.initState(r, i, maxNewTokens));
     let cache: KvCache | null = null;
     let rowOwner: number[] = []; // request index of each cache row
     for (;;) {
-      for (const s of states) if (!s.done) this.absorbForced(s, maxNewTokens);
+      for (const s of states) if (!s.done) stats.forcedTokens += this.absorbForced(s, maxNewTokens);
       const active = states.flatMap((s, i) => (s.done ? [] : [i]));
       if (active.length === 0) break;
       let logits: Float32Array;
       if (cache === null) {
-        const prefill = await this.prefill(active, states, maxNewTokens);
+        const prefill = await this.prefill(active, states, maxNewTokens, stats);
         cache = prefill.cache;
         rowOwner = prefill.rowOwner;
         logits = prefill.logits;
@@ -136,7 +136,7 @@ export class TransformerPolicy implements Policy {
         const keep = rowOwner.flatMap((owner, row) => (states[owner].done ? [] : [row]));
         cache.selectRows(Int32Array.from(keep));
         rowOwner = keep.map((row) => rowOwner[row]);
-        logits = await this.step(cache, rowOwner.map((i) => states[i].pending));
+        logits = await this.step(cache, rowOwner.map((i) => states[i].pending), stats);
       }
       for (const s of rowOwner.map((i) => states[i])) s.pending = [];
       const v = this.model.config.vocabSize;
@@ -145,9 +145,10 @@ export class TransformerPolicy implements Policy {
         const candidates = s.trie === null ? this.vocab : s.trie.allowed(s.node);
         const choice = pick(logits.subarray(row * v, (row + 1) * v), candidates);
         this.append(s, choice.tokenId, choice.logprob, 1, candidates, maxNewTokens);
-        this.stats.sampledTokens++;
+        stats.sampledTokens++;
       });
     }
+    this.stats = stats;
     return states.map((s) => toResult(s, version));
   }
 
@@ -174,14 +175,19 @@ export class TransformerPolicy implements Policy {
     return { trie, node: 0, tokens: [], logprobs: [], lossMask: [], allowedOffsets: [0], allowedIds: [], pending: [...context], done: false };
   }
 
-  /** Appends forced tokens (single allowed id) without the model, until a real choice or the end. */
-  private absorbForced(s: RequestState, maxNewTokens: number): void {
+  /**
+   * Appends forced tokens (single allowed id) without the model, until a real choice or the end.
+   * Returns how many were appended.
+   */
+  private absorbForced(s: RequestState, maxNewTokens: number): number {
+    let forced = 0;
     while (!s.done && s.trie !== null) {
       const allowed = s.trie.allowed(s.node);
-      if (allowed.length !== 1) return;
+      if (allowed.length !== 1) break;
       this.append(s, allowed[0], 0, 0, allowed, maxNewTokens);
-      this.stats.forcedTokens++;
+      forced++;
     }
+    return forced;
   }
 
   private append(s: RequestState, tokenId: number, logprob: number, loss: number, candidates: Int32Array, maxNewTokens: number): void {
@@ -204,7 +210,12 @@ export class TransformerPolicy implements Policy {
    * Prefills the pending tokens of `active` requests in length buckets, then merges the bucket
    * caches into one. Returns the merged cache, its row owners and the [rows, V] next-token logits.
    */
-  private async prefill(active: number[], states: RequestState[], maxNewTokens: number): Promise<{ cache: KvCache; rowOwner: number[]; logits: Float32Array }> {
+  private async prefill(
+    active: number[],
+    states: RequestState[],
+    maxNewTokens: number,
+    stats: DecodeStats,
+  ): Promise<{ cache: KvCache; rowOwner: number[]; logits: Float32Array }> {
     const ratio = this.options.bucketRatio ?? 0.75;
     const minRows = this.options.minBucketRows ?? 8;
     const sorted = [...active].sort((a, b) => states[b].pending.length - states[a].pending.length || a - b);
@@ -224,8 +235,8 @@ export class TransformerPolicy implements Policy {
       const width = states[bucket[0]].pending.length;
       const cache = this.model.createCache(bucket.length, width + (buckets.length === 1 ? maxNewTokens : 0));
       caches.push(cache);
-      parts.push(await this.step(cache, bucket.map((i) => states[i].pending)));
-      this.stats.prefillBuckets++;
+      parts.push(await this.step(cache, bucket.map((i) => states[i].pending), stats));
+      stats.prefillBuckets++;
     }
     const v = this.model.config.vocabSize;
     const logits = new Float32Array(active.length * v);
@@ -239,7 +250,7 @@ export class TransformerPolicy implements Policy {
   }
 
   /** Feeds each row's pending tokens (left-padded to a common length) and reads back the logits. */
-  private async step(cache: KvCache, pending: number[][]): Promise<Float32Array> {
+  private async step(cache: KvCache, pending: number[][], stats: DecodeStats): Promise<Float32Array> {
     const width = Math.max(...pending.map((p) => p.length));
     const rows = pending.length;
     const ids = new Int32Array(rows * width).fill(this.options.padTokenId ?? 0); // [rows, width]
@@ -248,10 +259,10 @@ export class TransformerPolicy implements Policy {
       const start = r * width + width - p.length;
       ids.set(p, start);
       mask.fill(1, start, (r + 1) * width);
-      this.stats.realTokens += p.length;
+      stats.realTokens += p.length;
     });
-    this.stats.paddedTokens += rows * width;
-    this.stats.modelCalls++;
+    stats.paddedTokens += rows * width;
+    stats.modelCalls++;
     const logits = this.model.extend(cache, ids, mask, width);
     try {
       return (await logits.data()) as Float32Array;

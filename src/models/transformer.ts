@@ -30,6 +30,7 @@ import {
   rotateHalfMatrix,
   splitHeads,
   swiGlu,
+  targetLogProbsAndEntropy,
 } from './transformer/layers.js';
 import { fromHfLayout, initialValues, type NamedWeight, storedShape, toHfLayout, type WeightSpec, weightSpecs } from './transformer/weights.js';
 
@@ -163,14 +164,9 @@ export class TransformerModel {
       const selected = tf.gather(hidden, tf.tensor1d(batch.targetPositions, 'int32')); // [N, d]
       let logits = tf.div(this.head(selected), temperature); // [N, V]
       if (constraint !== null) logits = tf.add(logits, tf.tensor2d(constraint, [n, v]));
-      // One exp for both log-probs and entropy (tf.logSoftmax + exp would take three: wasm Exp is slow).
-      const shifted = tf.sub(logits, tf.max(logits, 1, true));
-      const expShifted = tf.exp(shifted); // [N, V]
-      const total = tf.sum(expShifted, 1, true); // [N, 1]
-      const logp = tf.sub(shifted, tf.log(total));
-      const probs = tf.div(expShifted, total);
-      const logprobs = tf.sum(tf.mul(logp, tf.tensor2d(oneHot, [n, v])), 1) as tf.Tensor1D;
-      const entropy = tf.neg(tf.sum(tf.mul(probs, logp), 1)) as tf.Tensor1D;
+      const both = targetLogProbsAndEntropy(logits as tf.Tensor2D, tf.tensor2d(oneHot, [n, v])); // [2, N]
+      const logprobs = tf.reshape(tf.slice(both, [0, 0], [1, n]), [n]) as tf.Tensor1D;
+      const entropy = tf.reshape(tf.slice(both, [1, 0], [1, n]), [n]) as tf.Tensor1D;
       return { logprobs, entropy };
     });
   }

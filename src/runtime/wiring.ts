@@ -144,7 +144,10 @@ function parseActRequest(subject: string, payload: unknown): ActRequest {
   if (choices !== null && choices !== undefined && !(Array.isArray(choices) && choices.every((c) => c instanceof Int32Array))) {
     throw new InvalidMessageError(subject, "'actionChoices' must be an array of Int32Array or null");
   }
-  return { contextTokens: payload.contextTokens, actionChoices: (choices ?? null) as readonly Int32Array[] | null };
+  const seed = payload.seed;
+  if (seed !== undefined && !Number.isInteger(seed)) throw new InvalidMessageError(subject, "'seed' must be an integer when present");
+  const request: ActRequest = { contextTokens: payload.contextTokens, actionChoices: (choices ?? null) as readonly Int32Array[] | null };
+  return seed === undefined ? request : { ...request, seed: seed as number };
 }
 
 function parseActResult(subject: string, reply: unknown): ActResult {

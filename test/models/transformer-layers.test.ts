@@ -11,6 +11,7 @@ import {
   ropeTable,
   rotateHalfMatrix,
   swiGlu,
+  targetLogProbsAndEntropy,
 } from '../../src/models/transformer/layers.js';
 import { greedyToken, maskedLogProbs, sampleToken } from '../../src/models/transformer/sampling.js';
 
@@ -130,5 +131,28 @@ describe('attentionMask over a cache with capacity', () => {
     // one row, cache stride 4 with 1 used slot, one new token -> slots [cached, new, unused, unused]
     const m = attentionMask(new Uint8Array([1, 0, 0, 0]), 1, new Uint8Array([1]), 1, 1, 4, 4);
     expect(Array.from(m)).toEqual([0, 0, MASK_VALUE, MASK_VALUE]);
+  });
+});
+
+describe('targetLogProbsAndEntropy', () => {
+  it('matches autodiff of logSoftmax + entropy in value and gradient, masked logits included', () => {
+    const n = 3;
+    const v = 5;
+    const raw = Float32Array.from({ length: n * v }, (_, i) => Math.sin(3 * i) * 2);
+    raw[1] += MASK_VALUE; // masked entries, as the constraint adds them
+    raw[7] += MASK_VALUE;
+    const oneHot = tf.oneHot(tf.tensor1d([0, 2, 4], 'int32'), v).toFloat() as tf.Tensor2D;
+    const weights = tf.tensor2d([0.5, -1, 2, 0.3, 0.7, -0.2], [2, n]); // mixes both outputs
+    const z = tf.variable(tf.tensor2d(raw, [n, v]));
+    const custom = tf.variableGrads(() => tf.sum(tf.mul(targetLogProbsAndEntropy(z, oneHot), weights)) as tf.Scalar, [z]);
+    const reference = tf.variableGrads(() => {
+      const logp = tf.logSoftmax(z);
+      const lp = tf.sum(tf.mul(logp, oneHot), 1);
+      const ent = tf.neg(tf.sum(tf.mul(tf.exp(logp), logp), 1));
+      return tf.sum(tf.mul(tf.stack([lp, ent]), weights)) as tf.Scalar;
+    }, [z]);
+    expect(custom.value.dataSync()[0]).toBeCloseTo(reference.value.dataSync()[0], 5);
+    expectClose(custom.grads[z.name].dataSync(), reference.grads[z.name].dataSync(), 1e-5);
+    z.dispose();
   });
 });

@@ -149,6 +149,12 @@ describe('TransformerPolicy.sampleActions', () => {
     expect(policy.version).toBe(3);
   });
 
+  it('answers an empty request list with no results and no model call', async () => {
+    const policy = new TransformerPolicy(model, { endTokenId: END });
+    expect(await policy.sampleActions([], { temperature: 1, topP: 1, maxNewTokens: 4 }, Rng.fromSeed(0))).toEqual([]);
+    expect(policy.lastStats.modelCalls).toBe(0);
+  });
+
   it('rejects bad requests naming the field', async () => {
     const policy = new TransformerPolicy(model, { endTokenId: END });
     const opts = { temperature: 1, topP: 1, maxNewTokens: 4 };

@@ -202,3 +202,40 @@ export function positionsFromMask(mask: Uint8Array, batch: number, seqLen: numbe
   }
   return out;
 }
+
+/**
+ * Log-prob of each target and entropy of each row of `softmax(logits)`, as one op with an
+ * analytic gradient. Why: autodiff of `logSoftmax` + entropy runs three `exp` and a max-gradient
+ * `Equal` over [N, V]; on wasm those broadcast kernels dominated the training step. Forward:
+ * `logp = z - max - log Σ exp(z - max)`. Backward, with `p = exp(logp)` and `H = -Σ p·logp`:
+ * `∂logp[t]/∂z = onehot(t) - p` and `∂H/∂z = -p·(logp + H)`. Masked logits (≈ -1e9) have p = 0
+ * and get zero gradient. Returns `[2, N]`: row 0 the log-probs, row 1 the entropies.
+ * @example targetLogProbsAndEntropy(logits, oneHot) // logits, oneHot: [N, V] -> [2, N]
+ */
+export function targetLogProbsAndEntropy(logits: tf.Tensor2D, oneHot: tf.Tensor2D): tf.Tensor2D {
+  const op = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+    const [z, target, save] = args as [tf.Tensor2D, tf.Tensor2D, tf.GradSaveFunc];
+    const shifted = tf.sub(z, tf.max(z, 1, true));
+    const expShifted = tf.exp(shifted); // [N, V]
+    const total = tf.sum(expShifted, 1, true); // [N, 1]
+    const logp = tf.sub(shifted, tf.log(total));
+    const probs = tf.div(expShifted, total);
+    const logprobs = tf.sum(tf.mul(logp, target), 1, true); // [N, 1]
+    const entropy = tf.neg(tf.sum(tf.mul(probs, logp), 1, true)); // [N, 1]
+    save([probs, logp, entropy, target]);
+    return {
+      value: tf.transpose(tf.concat([logprobs, entropy], 1)), // [2, N]
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+        const [p, lp, h, t] = saved;
+        const n = p.shape[0];
+        const dyT = tf.transpose(dy); // [N, 2]
+        const dLogprob = tf.reshape(tf.matMul(dyT, tf.tensor2d([1, 0], [2, 1])), [n, 1]);
+        const dEntropy = tf.reshape(tf.matMul(dyT, tf.tensor2d([0, 1], [2, 1])), [n, 1]);
+        const fromLogprob = tf.mul(dLogprob, tf.sub(t, p));
+        const fromEntropy = tf.mul(dEntropy, tf.mul(p, tf.add(lp, h)));
+        return [tf.sub(fromLogprob, fromEntropy), tf.zerosLike(t)];
+      },
+    };
+  });
+  return op(logits, oneHot) as tf.Tensor2D;
+}

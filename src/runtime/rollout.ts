@@ -1,0 +1,188 @@
+/**
+ * Runs many episodes at once: a pool of environment sessions (one env-session actor each, served
+ * on the bus) and one episode actor per episode, whose `act` goes to the samplers over the bus.
+ * Used for training rollouts and for evaluation alike.
+ *
+ * A session that fails (env crash or timeout) ends its episode as `error` — the episode machine
+ * does that — and is replaced by a fresh instance, so the run goes on.
+ */
+import { createActor, toPromise } from 'xstate';
+import { withEnvSessionEffects } from '../actors/env-session.js';
+import { withEpisodeEffects } from '../actors/episode.js';
+import type { Clock } from '../core/clock.js';
+import type { Trajectory } from '../core/types.js';
+import type { EnvironmentSpec } from '../envs/environment.js';
+import { buildContext, type ContextPolicy, encodeActionChoices } from '../models/context.js';
+import type { Tokenizer } from '../models/tokenizer.js';
+import type { Bus } from './bus.js';
+import { remoteEpisodeEffects, type Served, serveEnvSession } from './wiring.js';
+
+/** One episode to run. */
+export interface EpisodePlan {
+  readonly taskId: string;
+  readonly taskIndex: number;
+  readonly groupId: string;
+  readonly trajectoryId: string;
+  /** Seed of this episode's sampling stream (each turn derives its own seed from it). */
+  readonly seed: number;
+}
+
+/** How episodes build contexts and reach the environment. */
+export interface RolloutOptions {
+  readonly bus: Bus;
+  readonly runId: string;
+  readonly spec: EnvironmentSpec;
+  readonly envSettings: Readonly<Record<string, unknown>>;
+  /** Environment instances (and so episodes in flight). */
+  readonly poolSize: number;
+  readonly tokenizer: Tokenizer;
+  readonly context: ContextPolicy;
+  /** Constrain decoding to the environment's available actions when it lists them. */
+  readonly constrained: boolean;
+  readonly envTimeoutMs: number;
+  readonly actTimeoutMs: number;
+  readonly clock: Clock;
+}
+
+/** Mixes a per-episode seed and a turn index into a 31-bit per-turn seed (splitmix-style). */
+function turnSeed(seed: number, turn: number): number {
+  let x = (seed ^ Math.imul(turn + 1, 0x9e3779b1)) >>> 0;
+  x = Math.imul(x ^ (x >>> 16), 0x85ebca6b) >>> 0;
+  x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35) >>> 0;
+  return (x ^ (x >>> 16)) & 0x7fffffff;
+}
+
+interface Session {
+  readonly id: string;
+  readonly served: Served;
+  readonly stop: () => void;
+}
+
+/**
+ * A reusable pool that runs episode plans to trajectories.
+ * @example
+ * const runner = new RolloutRunner(options);
+ * const trajectories = await runner.run(step, horizon, plans);
+ * await runner.close();
+ */
+export class RolloutRunner {
+  private readonly free: Session[] = [];
+  private readonly instruction: string;
+  private nextSessionId = 0;
+
+  constructor(private readonly options: RolloutOptions) {
+    const probe = options.spec.create({ settings: options.envSettings });
+    this.instruction = probe.instruction();
+    void probe.close();
+    for (let i = 0; i < options.poolSize; i++) this.free.push(this.openSession());
+  }
+
+  private openSession(): Session {
+    const { bus, runId, spec, envSettings, envTimeoutMs, clock } = this.options;
+    const id = `env-${this.nextSessionId++}`;
+    const env = spec.create({ settings: envSettings });
+    const logic = withEnvSessionEffects({
+      resetEnv: async (taskIndex) => env.reset(taskIndex),
+      stepEnv: async (actionText) => env.step(actionText),
+      closeEnv: async () => env.close(),
+    });
+    const actor = createActor(logic, { input: { envName: spec.name, envTimeoutMs }, clock }).start();
+    const served = serveEnvSession(bus, runId, id, actor);
+    return {
+      id,
+      served,
+      stop: () => {
+        served.close();
+        actor.stop();
+        void env.close();
+      },
+    };
+  }
+
+  /** Runs every plan (at most `poolSize` at a time) and returns trajectories in plan order. */
+  async run(step: number, horizon: number, plans: readonly EpisodePlan[]): Promise<Trajectory[]> {
+    const results: Trajectory[] = new Array(plans.length);
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      for (;;) {
+        const index = next++;
+        if (index >= plans.length) return;
+        const session = this.free.pop();
+        if (!session) throw new Error('rollout pool exhausted'); // unreachable: one worker per session
+        const trajectory = await this.runEpisode(session, step, horizon, plans[index] as EpisodePlan);
+        results[index] = trajectory;
+        if (trajectory.outcome === 'error') {
+          session.stop();
+          this.free.push(this.openSession());
+        } else {
+          this.free.push(session);
+        }
+      }
+    };
+    const workers = Math.min(this.free.length, plans.length);
+    await Promise.all(Array.from({ length: workers }, worker));
+    return results;
+  }
+
+  private async runEpisode(session: Session, step: number, horizon: number, plan: EpisodePlan): Promise<Trajectory> {
+    const { bus, runId, tokenizer, context, constrained, envTimeoutMs, actTimeoutMs, clock } = this.options;
+    const instruction = this.instruction;
+    const codec = {
+      toActRequest: (request: Parameters<typeof buildContextRequest>[0]) =>
+        buildContextRequest(request, tokenizer, instruction, context, constrained, plan.seed),
+      decode: (tokens: Int32Array) => tokenizer.decode(tokens),
+    };
+    const effects = remoteEpisodeEffects(bus, runId, session.id, codec, { envTimeoutMs, actTimeoutMs });
+    const actor = createActor(withEpisodeEffects(effects), {
+      input: {
+        taskId: plan.taskId,
+        taskIndex: plan.taskIndex,
+        groupId: plan.groupId,
+        step,
+        horizon,
+        instruction,
+        trajectoryId: plan.trajectoryId,
+        effectTimeoutMs: Math.max(envTimeoutMs, actTimeoutMs) * 2,
+      },
+      clock,
+    }).start();
+    return toPromise(actor);
+  }
+
+  /** The environment's instruction text (shown before the first observation). */
+  get environmentInstruction(): string {
+    return this.instruction;
+  }
+
+  /** Stops every session. */
+  async close(): Promise<void> {
+    for (const session of this.free.splice(0)) session.stop();
+  }
+}
+
+/** Builds the sampler request for an episode's turn: exact context ids, action choices, seed. */
+function buildContextRequest(
+  request: {
+    readonly turns: readonly { readonly observationText: string; readonly actionTokens: Int32Array }[];
+    readonly observation: { readonly text: string; readonly availableActions?: readonly string[] };
+  },
+  tokenizer: Tokenizer,
+  instruction: string,
+  context: ContextPolicy,
+  constrained: boolean,
+  seed: number,
+) {
+  const contextTokens = buildContext(
+    tokenizer,
+    {
+      instruction,
+      pastTurns: request.turns.map((t) => ({ observationText: t.observationText, actionTokens: t.actionTokens })),
+      observationText: request.observation.text,
+    },
+    context,
+  );
+  const actions = request.observation.availableActions;
+  const actionChoices = constrained && actions && actions.length > 0 ? encodeActionChoices(tokenizer, actions) : null;
+  return { contextTokens, actionChoices, seed: turnSeed(seed, request.turns.length) };
+}
+

@@ -1,0 +1,286 @@
+/**
+ * Assembles and runs one training job on the embedded default: every actor of the picture in
+ * DESIGN.md, connected over an in-process bus exactly as `src/runtime/wiring.ts` lists.
+ *
+ * Randomness: every stream derives from `config.seed` and the step or episode it serves
+ * (`rng.fork('tasks', step)`, per-episode and per-turn seeds), never from a shared mutable stream.
+ * A resumed run therefore needs only the step count, the weights, the optimizer and the horizon
+ * state to continue the same curves.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createActor, type Subscription, toPromise } from 'xstate';
+import { withCoordinatorEffects } from '../actors/coordinator.js';
+import { currentHorizon, horizonMachine, persistHorizon } from '../actors/horizon.js';
+import type { HorizonState } from '../actors/horizon-schedule.js';
+import { withLearnerEffects } from '../actors/learner.js';
+import { withSamplerEffects } from '../actors/sampler.js';
+import { type Clock, systemClock } from '../core/clock.js';
+import type { ResolvedConfig } from '../core/config.js';
+import { Rng } from '../core/rng.js';
+import type { Trajectory } from '../core/types.js';
+import { getEnvironmentSpec } from '../envs/registry.js';
+import { describeBackend, selectBackend } from '../models/backend/select.js';
+import { loadCheckpoint, type NamedTensors, resolveCheckpointDir, saveCheckpoint } from '../models/checkpoint.js';
+import { RunStore } from '../store/run-store.js';
+import { MemoryBus } from './memory-bus.js';
+import { buildPolicyStack, optimizerTensors } from './policy-stack.js';
+import { evaluatePolicy } from './evaluate.js';
+import { RolloutRunner, type EpisodePlan } from './rollout.js';
+import { rolloutMetrics } from './rollout-metrics.js';
+import type { RunEvent } from './run-events.js';
+import { freshRunDir, saveRunConfig } from './run-folder.js';
+import { announceWeights, remoteTrain, serveLearner, serveSampler } from './wiring.js';
+
+/** How to run. */
+export interface TrainRunOptions {
+  readonly config: ResolvedConfig;
+  /** Continue the run in this folder from its latest checkpoint (the config must be the run's). */
+  readonly resumeDir?: string;
+  /** Use exactly this folder for a new run (tests); default: a fresh `<run.dir>/<run.name>[-k]`. */
+  readonly runDir?: string;
+  readonly onEvent?: (event: RunEvent) => void;
+  /** Aborting stops the run after the current phase, with a checkpoint (Ctrl-C). */
+  readonly signal?: AbortSignal;
+  readonly clock?: Clock;
+}
+
+/** What a finished run reports. */
+export interface TrainRunResult {
+  readonly runDir: string;
+  readonly runId: string;
+  readonly status: 'finished' | 'stopped' | 'failed';
+  readonly completedSteps: number;
+  readonly error: string | null;
+  /** Held-out evaluations in order: completed steps (0 = untrained) and success rate. */
+  readonly evals: readonly { readonly step: number; readonly successRate: number; readonly meanTurns: number }[];
+}
+
+/** Episodes of training step `step`: `tasksPerStep` train tasks, `groupSize` samples each. */
+export function trainPlans(config: ResolvedConfig, trainIndices: readonly number[], step: number): EpisodePlan[] {
+  const root = Rng.fromSeed(config.seed);
+  const taskRng = root.fork('tasks', step);
+  const seedRng = root.fork('episodes', step);
+  const plans: EpisodePlan[] = [];
+  for (let t = 0; t < config.algorithm.tasksPerStep; t++) {
+    const taskIndex = trainIndices[taskRng.int(trainIndices.length)] as number;
+    const taskId = `${config.env.name}_${taskIndex}`;
+    const groupId = `s${step}/t${t}`;
+    for (let g = 0; g < config.algorithm.groupSize; g++) {
+      plans.push({ taskId, taskIndex, groupId, trajectoryId: `${groupId}/g${g}`, seed: seedRng.int(0x7fffffff) });
+    }
+  }
+  return plans;
+}
+
+/**
+ * Runs (or resumes) a training job to its configured number of steps.
+ * @example const result = await trainRun({ config: resolveConfig(loadConfig('configs/babyai-grpo.yaml')) });
+ */
+export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult> {
+  const { config } = options;
+  const clock = options.clock ?? systemClock;
+  const emit = options.onEvent ?? (() => {});
+  const backend = await selectBackend(config.model.backend);
+  const spec = getEnvironmentSpec(config.env.name);
+  const settings = config.env.settings as Record<string, unknown>;
+  const catalog = spec.catalog({ settings });
+  const trainIndices = catalog.indices(config.env.trainSplit as 'train');
+
+  const resuming = options.resumeDir !== undefined;
+  const runDir = options.resumeDir ?? options.runDir ?? (await freshRunDir(config.run.dir, config.run.name));
+  const checkpoint = resuming ? await loadCheckpoint(await resolveCheckpointDir(runDir)) : null;
+  const startStep = checkpoint?.step ?? 0;
+  const stack = await buildPolicyStack(config, spec, checkpoint);
+  const { tokenizer, trainer, policy, samplerModel, learnerModel } = stack;
+
+  const store = RunStore.open(runDir);
+  const runId = config.run.name.replace(/[^A-Za-z0-9_-]/g, '_');
+  if (resuming) store.useRun(runId);
+  else {
+    store.createRun({ id: runId, name: config.run.name, createdAt: Date.now(), config, backend: backend.name, seed: config.seed });
+    await saveRunConfig(runDir, config);
+    await writeFile(join(runDir, 'tokenizer.json'), JSON.stringify(tokenizer.toJSON()));
+  }
+  store.setRunStatus('running');
+
+  const bus = new MemoryBus({ clock });
+  const cleanups: (() => void)[] = [];
+
+  // Sampler: batches act requests from every live episode into one forward pass.
+  const samplerRng = Rng.fromSeed(config.seed).fork('sampler');
+  const sampling = { temperature: config.sampling.temperature, topP: config.sampling.topP, maxNewTokens: config.sampling.maxActionTokens };
+  let sampledTokens = 0;
+  const sampler = createActor(
+    withSamplerEffects({
+      generate: async (requests) => {
+        const results = await policy.sampleActions(requests, sampling, samplerRng);
+        for (let i = 0; i < requests.length; i++) sampledTokens += (requests[i]?.contextTokens.length ?? 0) + (results[i]?.tokens.length ?? 0);
+        return results;
+      },
+      loadWeights: async (version, weights) => {
+        samplerModel.loadNamedWeights(weights as NamedTensors);
+        policy.setVersion(version);
+      },
+    }),
+    { input: { maxBatch: config.runtime.samplerMaxBatch, maxWaitMs: config.runtime.samplerMaxWaitMs, policyVersion: policy.version }, clock },
+  ).start();
+  cleanups.push(serveSampler(bus, runId, sampler).close, () => sampler.stop());
+
+  // Learner: trains on a step's trajectories, then publishes the new weights to the samplers.
+  const trainOptions = {
+    estimator: { name: 'grpo' as const, normalizeStd: config.algorithm.normalizeStd, epsilon: 1e-6 },
+    clipRatio: config.algorithm.clipRatio,
+    klCoef: config.algorithm.klCoef,
+    entropyCoef: config.algorithm.entropyCoef,
+    epochs: config.algorithm.epochs,
+    miniBatches: config.algorithm.miniBatches,
+    gradClip: config.algorithm.gradClip,
+    maxTokensPerBatch: config.algorithm.maxTokensPerMicroBatch,
+    temperature: config.sampling.temperature,
+    dropZeroAdvantage: config.algorithm.dropZeroAdvantage,
+  };
+  const learner = createActor(
+    withLearnerEffects({
+      train: async (_step, trajectories) => {
+        const metrics = await trainer.trainStep(trajectories, trainOptions);
+        return { metrics, version: trainer.version };
+      },
+      publishWeights: async (version) => {
+        const loaded = waitForWeights(sampler, version);
+        announceWeights(bus, runId, version, learnerModel.namedWeights());
+        await loaded;
+      },
+    }),
+    { input: { version: trainer.version }, clock },
+  ).start();
+  cleanups.push(serveLearner(bus, runId, learner).close, () => learner.stop());
+  const train = remoteTrain(bus, runId, 3_600_000);
+
+  // Horizon scheduler: owns the max turns per episode (ScalingInter-RL when stepwise).
+  const restoredHorizon = checkpoint?.state.horizon as HorizonState | undefined;
+  const horizon = createActor(horizonMachine, {
+    input: { schedule: config.horizon as never, ...(restoredHorizon ? { restore: restoredHorizon } : {}) },
+    clock,
+  }).start();
+  const stageSub: Subscription = horizon.on('STAGE_CHANGED', (e) => {
+    store.logEvent(e.step + 1, 'horizon/stage', `horizon ${e.from} -> ${e.to} (${e.reason})`, { ...e });
+    emit({ type: 'info', message: `horizon stage ${e.from} -> ${e.to}: ${e.horizon} turns (${e.reason})` });
+  });
+  cleanups.push(() => stageSub.unsubscribe(), () => horizon.stop());
+
+  const runner = new RolloutRunner({
+    bus,
+    runId,
+    spec,
+    envSettings: settings,
+    poolSize: config.derived.episodesPerStep,
+    tokenizer,
+    context: {
+      history: config.context.history,
+      includeInstruction: config.context.includeInstruction,
+      maxContextTokens: config.model.maxContext - config.sampling.maxActionTokens,
+    },
+    constrained: config.sampling.constrained,
+    envTimeoutMs: config.runtime.envTimeoutMs,
+    actTimeoutMs: config.runtime.requestTimeoutMs,
+    clock,
+  });
+
+  const evals: { step: number; successRate: number; meanTurns: number }[] = [];
+  const evaluate = async (completedSteps: number): Promise<Record<string, number>> => {
+    const result = await evaluatePolicy({ config, catalog, runner, split: config.env.testSplit as 'test', tasks: config.train.evalTasks, step: completedSteps });
+    store.recordTrajectories(runId, 'test', result.trajectories);
+    const metrics = { 'eval/successRate': result.summary.successRate, 'eval/meanTurns': result.summary.meanTurns };
+    store.logMetrics(completedSteps, metrics);
+    evals.push({ step: completedSteps, successRate: result.summary.successRate, meanTurns: result.summary.meanTurns });
+    emit({ type: 'eval', step: completedSteps, split: config.env.testSplit, successRate: result.summary.successRate, meanTurns: result.summary.meanTurns, episodes: result.trajectories.length });
+    return metrics;
+  };
+
+  emit({ type: 'info', message: `${describeBackend(backend)} | run folder ${runDir} | ${learnerModel.parameterCount} parameters, vocab ${tokenizer.vocabSize}` });
+  if (startStep === 0 && config.train.evalEvery > 0) await evaluate(0);
+  emit({ type: 'started', step: startStep, message: resuming ? `resuming at step ${startStep}` : `training ${config.train.steps} steps` });
+
+  const pending = new Map<number, Record<string, number>>();
+  const coordinator = createActor(
+    withCoordinatorEffects({
+      rollout: async (step) => {
+        const started = clock.now();
+        sampledTokens = 0;
+        const trajectories = await runner.run(step, currentHorizon(horizon.getSnapshot()), trainPlans(config, trainIndices, step));
+        const seconds = (clock.now() - started) / 1000;
+        pending.set(step, {
+          ...rolloutMetrics(trajectories, seconds),
+          'throughput/sampleTokensPerSec': seconds > 0 ? sampledTokens / seconds : 0,
+          'horizon/current': currentHorizon(horizon.getSnapshot()),
+          'horizon/stage': horizon.getSnapshot().context.stage,
+        });
+        return trajectories;
+      },
+      train: async (step, trajectories: readonly Trajectory[]) => {
+        // Stored before training: what the learner trains on is already durable.
+        store.recordTrajectories(runId, 'train', trajectories);
+        const started = clock.now();
+        const { metrics } = await train(step, trajectories);
+        return { metrics: { ...pending.get(step), ...metrics, 'time/trainSec': (clock.now() - started) / 1000 } };
+      },
+      evaluate: async (step) => evaluate(step + 1),
+      checkpoint: async (completedSteps) => {
+        const state = await trainer.getState();
+        const dir = await saveCheckpoint(runDir, {
+          step: completedSteps,
+          hfConfig: learnerModel.toHfConfig(),
+          weights: learnerModel.namedWeights(),
+          tokenizerJson: tokenizer.toJSON(),
+          optimizer: optimizerTensors(state),
+          state: { policyVersion: trainer.version, horizon: persistHorizon(horizon.getSnapshot()), seed: config.seed, backend: backend.name },
+        });
+        store.logEvent(completedSteps, 'checkpoint', `saved ${dir}`);
+      },
+      stepCompleted: async (step, metrics) => {
+        pending.delete(step);
+        store.logMetrics(step + 1, metrics);
+        horizon.send({ type: 'STEP_COMPLETED', step });
+        emit({ type: 'step', step: step + 1, metrics });
+      },
+    }),
+    {
+      input: { startStep, totalSteps: config.train.steps, evalEvery: config.train.evalEvery, checkpointEvery: config.train.checkpointEvery },
+      clock,
+    },
+  );
+  const onAbort = () => coordinator.send({ type: 'STOP' });
+  options.signal?.addEventListener('abort', onAbort);
+  coordinator.start();
+  const output = await toPromise(coordinator);
+  options.signal?.removeEventListener('abort', onAbort);
+
+  store.setRunStatus(output.status === 'finished' ? 'completed' : output.status === 'stopped' ? 'interrupted' : 'failed');
+  await runner.close();
+  for (const cleanup of cleanups.reverse()) cleanup();
+  await bus.close();
+  store.close();
+  stack.dispose();
+  return { runDir, runId, status: output.status, completedSteps: output.completedSteps, error: output.error, evals };
+}
+
+/** Resolves when the sampler reports weights `version` loaded (or rejects if loading failed). */
+function waitForWeights(
+  sampler: { on(type: 'WEIGHTS_LOADED' | 'WEIGHTS_FAILED', handler: (e: { type: string; version?: number; error?: string }) => void): { unsubscribe(): void } },
+  version: number,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const subs = [
+      sampler.on('WEIGHTS_LOADED', (e) => {
+        if (e.version !== version) return;
+        for (const s of subs) s.unsubscribe();
+        resolve();
+      }),
+      sampler.on('WEIGHTS_FAILED', (e) => {
+        for (const s of subs) s.unsubscribe();
+        reject(new Error(`sampler failed to load weights ${version}: ${e.error ?? 'unknown error'}`));
+      }),
+    ];
+  });
+}
