@@ -7,7 +7,7 @@
  * a real choice. Sampling happens on the CPU from the logits read back, with uniforms from `rng`.
  */
 import { InvalidArgumentError } from '../core/errors.js';
-import type { Rng } from '../core/rng.js';
+import { Rng } from '../core/rng.js';
 import type { DecodeConstraint } from '../core/types.js';
 import { ActionTrie, type TrieNode } from './action-trie.js';
 import { KvCache } from './kv-cache.js';
@@ -59,7 +59,8 @@ interface RequestState {
   done: boolean;
 }
 
-type Picker = (logits: Float32Array, candidates: Int32Array) => TokenChoice;
+/** Chooses a token for request `requestIndex` from its logits row and allowed candidates. */
+type Picker = (logits: Float32Array, candidates: Int32Array, requestIndex: number) => TokenChoice;
 
 /**
  * A {@link Policy} backed by a local transformer.
@@ -108,7 +109,12 @@ export class TransformerPolicy implements Policy {
     const { temperature, topP, maxNewTokens } = options;
     if (!(temperature > 0)) throw InvalidArgumentError.format('temperature', `expected > 0, got ${temperature}`);
     if (!(topP > 0 && topP <= 1)) throw InvalidArgumentError.format('topP', `expected in (0, 1], got ${topP}`);
-    return this.decode(requests, maxNewTokens, (logits, candidates) => sampleToken(logits, candidates, temperature, topP, rng.next()));
+    // A request with its own seed draws from its own stream, so its samples do not depend on
+    // which other requests shared the batch (dynamic batching stays deterministic).
+    const streams = requests.map((r) => (r.seed === undefined ? rng : Rng.fromSeed(r.seed)));
+    return this.decode(requests, maxNewTokens, (logits, candidates, i) =>
+      sampleToken(logits, candidates, temperature, topP, (streams[i] as Rng).next()),
+    );
   }
 
   async greedyActions(requests: readonly ActRequest[], maxNewTokens: number): Promise<ActResult[]> {
@@ -143,7 +149,7 @@ export class TransformerPolicy implements Policy {
       rowOwner.forEach((i, row) => {
         const s = states[i];
         const candidates = s.trie === null ? this.vocab : s.trie.allowed(s.node);
-        const choice = pick(logits.subarray(row * v, (row + 1) * v), candidates);
+        const choice = pick(logits.subarray(row * v, (row + 1) * v), candidates, i);
         this.append(s, choice.tokenId, choice.logprob, 1, candidates, maxNewTokens);
         stats.sampledTokens++;
       });

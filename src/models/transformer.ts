@@ -51,8 +51,8 @@ const IGNORED_CHECKPOINT_SUFFIXES = ['rotary_emb.inv_freq'];
 /** Embedding tables up to this many values are looked up on the CPU (see `embedRows`). */
 const CPU_EMBED_LIMIT = 8_000_000;
 
-/** Per layer: given the new roped keys and values `[b, h, t, hd]`, the keys/values to attend over. */
-type KvHook = (layer: number, key: tf.Tensor4D, value: tf.Tensor4D) => { key: tf.Tensor4D; value: tf.Tensor4D };
+/** Per layer: attention of the new roped queries/keys and values `[b, h, t, hd]` -> context `[b, h, t, hd]`. */
+type AttentionFn = (layer: number, query: tf.Tensor4D, key: tf.Tensor4D, value: tf.Tensor4D) => tf.Tensor4D;
 
 /**
  * The policy network.
@@ -160,7 +160,7 @@ export class TransformerModel {
     return tf.tidy(() => {
       const mask = tf.tensor4d(maskValues, [b, 1, t, t]);
       const rope = this.ropeFor(positions, b, t);
-      const hidden = this.decoder(batch.inputIds, b, t, rope, mask, null); // [B*T, d]
+      const hidden = this.decoder(batch.inputIds, b, t, rope, (_, q, k, val) => attend(q, k, val, mask)); // [B*T, d]
       const selected = tf.gather(hidden, tf.tensor1d(batch.targetPositions, 'int32')); // [N, d]
       let logits = tf.div(this.head(selected), temperature); // [N, V]
       if (constraint !== null) logits = tf.add(logits, tf.tensor2d(constraint, [n, v]));
@@ -182,7 +182,8 @@ export class TransformerModel {
     const maskValues = attentionMask(new Uint8Array(0), 0, attentionMaskIn, batchSize, seqLen);
     return tf.tidy(() => {
       const mask = tf.tensor4d(maskValues, [batchSize, 1, seqLen, seqLen]);
-      const hidden = this.decoder(inputIds, batchSize, seqLen, this.ropeFor(positions, batchSize, seqLen), mask, null);
+      const rope = this.ropeFor(positions, batchSize, seqLen);
+      const hidden = this.decoder(inputIds, batchSize, seqLen, rope, (_, q, k, v) => attend(q, k, v, mask));
       return tf.reshape(this.head(hidden), [batchSize, seqLen, this.config.vocabSize]);
     });
   }
@@ -216,18 +217,22 @@ export class TransformerModel {
     // Prefill attends over the fresh keys only; decode steps over every cache slot (unused ones masked).
     const keySlots = prefill ? seqLen : slots;
     const maskValues = attentionMask(cache.keyMask, past, mask, rows, seqLen, keySlots, slots);
-    const hook: KvHook = (layer, key, value) => {
+    let maskTensor: tf.Tensor4D | null = null; // created inside the tidy below, shared by the layers
+    const maskT = () => {
+      maskTensor ??= tf.tensor4d(maskValues, [rows, 1, seqLen, keySlots]);
+      return maskTensor;
+    };
+    const attention: AttentionFn = (layer, query, key, value) => {
       cache.write(layer, key.dataSync(), value.dataSync(), seqLen);
-      if (prefill) return { key, value };
+      if (prefill) return attend(query, key, value, maskT());
+      // Decode: upload the whole cache buffer (a memcpy) rather than tf.concat (slow on wasm).
       const buffers = cache.layerBuffers(layer);
-      return {
-        key: tf.tensor4d(buffers.key, [rows, nHeads, slots, hd]),
-        value: tf.tensor4d(buffers.value, [rows, nHeads, slots, hd]),
-      };
+      const fullKey = tf.tensor4d(buffers.key, [rows, nHeads, slots, hd]);
+      const fullValue = tf.tensor4d(buffers.value, [rows, nHeads, slots, hd]);
+      return attend(query, fullKey, fullValue, maskT());
     };
     const logits = tf.tidy(() => {
-      const maskT = tf.tensor4d(maskValues, [rows, 1, seqLen, keySlots]);
-      const hidden = this.decoder(inputIds, rows, seqLen, this.ropeFor(positions, rows, seqLen), maskT, hook);
+      const hidden = this.decoder(inputIds, rows, seqLen, this.ropeFor(positions, rows, seqLen), attention);
       if (seqLen === 1) return this.head(hidden);
       const last = new Int32Array(rows).map((_, r) => r * seqLen + seqLen - 1);
       return this.head(tf.gather(hidden, tf.tensor1d(last, 'int32'))); // [rows, V]
@@ -252,8 +257,7 @@ export class TransformerModel {
     batch: number,
     seqLen: number,
     rope: RopeFactors,
-    mask: tf.Tensor4D,
-    kvHook: KvHook | null,
+    attention: AttentionFn,
   ): tf.Tensor2D {
     const { nHeads, nLayers, rmsNormEps: eps } = this.config;
     let x = this.embed(ids); // [B*T, d]
@@ -261,10 +265,9 @@ export class TransformerModel {
       const p = `model.layers.${i}`;
       const h = rmsNorm(x, this.weight1d(`${p}.input_layernorm.weight`), eps); // [B*T, d]
       const q = applyRope(splitHeads(tf.matMul(h, this.weight2d(`${p}.self_attn.q_proj.weight`)), batch, seqLen, nHeads), rope); // [B, H, T, hd]
-      let k = applyRope(splitHeads(tf.matMul(h, this.weight2d(`${p}.self_attn.k_proj.weight`)), batch, seqLen, nHeads), rope);
-      let v = splitHeads(tf.matMul(h, this.weight2d(`${p}.self_attn.v_proj.weight`)), batch, seqLen, nHeads);
-      if (kvHook !== null) ({ key: k, value: v } = kvHook(i, k, v)); // [B, H, slots, hd]
-      const context = mergeHeads(attend(q, k, v, mask)); // [B*T, d]
+      const k = applyRope(splitHeads(tf.matMul(h, this.weight2d(`${p}.self_attn.k_proj.weight`)), batch, seqLen, nHeads), rope);
+      const v = splitHeads(tf.matMul(h, this.weight2d(`${p}.self_attn.v_proj.weight`)), batch, seqLen, nHeads);
+      const context = mergeHeads(attention(i, q, k, v)); // [B*T, d]
       x = tf.add(x, tf.matMul(context, this.weight2d(`${p}.self_attn.o_proj.weight`)));
       const h2 = rmsNorm(x, this.weight1d(`${p}.post_attention_layernorm.weight`), eps);
       const mlp = swiGlu(

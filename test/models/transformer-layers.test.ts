@@ -156,3 +156,4 @@ describe('targetLogProbsAndEntropy', () => {
     z.dispose();
   });
 });
+

@@ -53,6 +53,24 @@ function rescore(requests: readonly ActRequest[], results: readonly ActResult[],
 const flatLogprobs = (results: readonly ActResult[]) => Float32Array.from(results.flatMap((r) => Array.from(r.logprobs)));
 
 describe('TransformerPolicy.sampleActions', () => {
+  it('samples the same action for a seeded request whatever else shares its batch', async () => {
+    const policy = new TransformerPolicy(model, { endTokenId: END, minBucketRows: 1 });
+    const options = { temperature: 1.5, topP: 1, maxNewTokens: 8 };
+    const others = requestsFor(31, 6);
+    const seeded = requestsFor(32, 4).map((r, i) => ({ ...r, seed: 1000 + i }));
+    const alone = await Promise.all(seeded.map(async (r) => (await policy.sampleActions([r], options, Rng.fromSeed(1)))[0] as ActResult));
+    const mixed = await policy.sampleActions([others[0], seeded[0], others[1], seeded[1], seeded[2], ...others.slice(2), seeded[3]] as ActRequest[], options, Rng.fromSeed(2));
+    const mixedSeeded = [mixed[1], mixed[3], mixed[4], mixed[mixed.length - 1]] as ActResult[];
+    expect(mixedSeeded.map((r) => Array.from(r.tokens))).toEqual(alone.map((r) => Array.from(r.tokens)));
+    // The seed, not the batch rng, drives the draw: other seeds give other choices.
+    const outcomes = new Set<string>();
+    for (let k = 0; k < 30; k++) {
+      const [r] = await policy.sampleActions([{ ...(seeded[0] as ActRequest), seed: 5000 + k }], options, Rng.fromSeed(1));
+      outcomes.add(Array.from((r as ActResult).tokens).join());
+    }
+    expect(outcomes.size).toBeGreaterThan(1);
+  });
+
   it('records logprobs that forwardTrain reproduces on the same tokens and constraints (token-in, token-out)', async () => {
     for (const [bucketRatio, minBucketRows] of [
       [0.75, 1],

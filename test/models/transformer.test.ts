@@ -4,6 +4,7 @@ import { Rng } from '../../src/core/rng.js';
 import { tf } from '../../src/models/backend/tf.js';
 import { KvCache } from '../../src/models/kv-cache.js';
 import type { TransformerModel } from '../../src/models/transformer.js';
+import { fromHfConfig } from '../../src/models/transformer/config.js';
 import { packBatch, randomSeq, TINY, tinyModel } from './transformer-fixtures.js';
 
 let model: TransformerModel;
@@ -107,6 +108,11 @@ describe('TransformerModel weights', () => {
     });
   });
 
+  it('reads its own config.json back', () => {
+    expect(fromHfConfig({ ...model.toHfConfig() })).toEqual(TINY);
+    expect(() => fromHfConfig({ ...model.toHfConfig(), num_key_value_heads: 1 })).toThrow(/num_key_value_heads/);
+  });
+
   it('rejects a bad config naming the field', () => {
     expect(() => tinyModel(0, { nHeads: 3 })).toThrow(InvalidConfigError);
     expect(() => tinyModel(0, { dModel: 0 })).toThrow(/model\.dModel/);
@@ -170,7 +176,8 @@ describe('TransformerModel forward', () => {
     tf.dispose([free.logprobs, free.entropy, out.logprobs, out.entropy]);
   });
 
-  it('gives finite gradients for every variable inside tf.variableGrads, without leaking', () => {
+  it.each([false, true])('gives finite gradients for every variable inside tf.variableGrads, without leaking (tied: %s)', (tied) => {
+    const m = tied ? tinyModel(4, { tieEmbeddings: true }) : model;
     const rng = Rng.fromSeed(6);
     const batch = packBatch([
       { ids: randomSeq(rng, 9), positions: [5, 6, 7], allowed: [[8, 9, 10], [], [11]] },
@@ -178,15 +185,18 @@ describe('TransformerModel forward', () => {
     ]);
     const before = tf.memory().numTensors;
     const { value, grads } = tf.variableGrads(() => {
-      const { logprobs, entropy } = model.forwardTrain(batch, 1);
+      const { logprobs, entropy } = m.forwardTrain(batch, 1);
       return tf.neg(tf.add(tf.mean(logprobs), tf.mul(0.01, tf.mean(entropy)))) as tf.Scalar;
-    }, model.trainableVariables());
+    }, m.trainableVariables());
     const names = Object.keys(grads);
-    expect(names.length).toBe(model.trainableVariables().length);
+    expect(names.length).toBe(m.trainableVariables().length);
     for (const g of Object.values(grads)) expect(g.dataSync().every(Number.isFinite)).toBe(true);
+    const embedGrad = grads[m.trainableVariables()[0].name].dataSync();
+    expect(embedGrad.some((x) => x !== 0)).toBe(true);
     expect(Number.isFinite(value.dataSync()[0])).toBe(true);
     tf.dispose([value, ...Object.values(grads)]);
     expect(tf.memory().numTensors).toBe(before);
+    if (tied) m.dispose();
   });
 
   it('rejects a malformed batch naming the field', () => {

@@ -45,7 +45,10 @@ export interface HfLlamaConfig {
   readonly torch_dtype: 'float32';
 }
 
-/** Head dimension (`dModel / nHeads`). */
+/**
+ * Head dimension (`dModel / nHeads`).
+ * @example headDim({ ...cfg, dModel: 64, nHeads: 4 }) // 16
+ */
 export function headDim(config: TransformerConfig): number {
   return config.dModel / config.nHeads;
 }

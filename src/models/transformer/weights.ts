@@ -61,7 +61,10 @@ export function weightSpecs(config: TransformerConfig): WeightSpec[] {
   return specs;
 }
 
-/** Shape of a weight as stored here ([in, out] for Linear weights). */
+/**
+ * Shape of a weight as stored here ([in, out] for Linear weights).
+ * @example storedShape({ name: 'lm_head.weight', hfShape: [512, 64], transposed: true, init }) // [64, 512]
+ */
 export function storedShape(spec: WeightSpec): number[] {
   return spec.transposed ? [spec.hfShape[1], spec.hfShape[0]] : [...spec.hfShape];
 }
@@ -91,7 +94,10 @@ export function transpose2d(data: Float32Array, rows: number, cols: number): Flo
   return out;
 }
 
-/** Stored data -> HF layout. */
+/**
+ * Stored data -> HF layout (a copy for Linear weights, the same array otherwise).
+ * @example toHfLayout(spec, variable.dataSync() as Float32Array) // { shape: spec.hfShape, data }
+ */
 export function toHfLayout(spec: WeightSpec, stored: Float32Array): NamedWeight {
   const data = spec.transposed ? transpose2d(stored, spec.hfShape[1], spec.hfShape[0]) : stored;
   return { shape: [...spec.hfShape], data };
