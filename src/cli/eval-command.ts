@@ -1,7 +1,12 @@
 /**
- * `turnwise eval`: prints a held-out table (overall and per category) for a checkpoint.
+ * `turnwise eval`: with one run folder and no harness flags, the held-out table of that checkpoint
+ * (overall and per category, as before); with `--policy`/`--remote`/`--policies`/`-n`…, the
+ * evaluation harness comparing every policy on the same episodes (`src/eval/harness.ts`).
  */
 import type { Split } from '../core/types.js';
+import { evaluatePolicies, reportJson } from '../eval/harness.js';
+import { checkpointSpec, loadPolicyFile, type PolicySpec, parseRemoteFlag } from '../eval/policy-spec.js';
+import { markdownReport } from '../eval/report.js';
 import { evalRun } from '../runtime/eval-run.js';
 import type { EpisodeSummary } from '../runtime/rollout-metrics.js';
 
@@ -28,4 +33,50 @@ export async function evalCommand(location: string, options: { split: Split; tas
   console.log('|---|---|---|---|---|---|');
   for (const [name, summary] of Object.entries(result.perCategory)) console.log(row(name, summary));
   console.log(row('**all**', result.summary));
+}
+
+/** Options of {@link compareCommand} (the `turnwise eval` flags of the evaluation harness). */
+export interface CompareCommandOptions {
+  /** `--policy` values and positional run folders / checkpoints. */
+  readonly checkpoints: readonly string[];
+  /** `--remote` values. */
+  readonly remotes: readonly string[];
+  /** `--policies` YAML file. */
+  readonly policyFile?: string;
+  readonly env?: string;
+  readonly split: Split;
+  readonly tasks?: number;
+  readonly samples: number;
+  readonly horizon?: number;
+  readonly seed?: number;
+  readonly greedy: boolean;
+  readonly json: boolean;
+  readonly out?: string;
+}
+
+/**
+ * Evaluates several policies (checkpoints and OpenAI-compatible endpoints) on the same episodes
+ * and prints one comparison table (or `--json`); the trajectories go to a run folder.
+ * @example await compareCommand({ checkpoints: ['runs/babyai-grpo'], remotes: ['qwen=http://localhost:8000/v1,model=qwen'], split: 'test', samples: 4, greedy: false, json: false });
+ */
+export async function compareCommand(options: CompareCommandOptions): Promise<void> {
+  const policies: PolicySpec[] = [
+    ...options.checkpoints.map((location) => checkpointSpec(location, options.greedy)),
+    ...options.remotes.map(parseRemoteFlag),
+    ...(options.policyFile !== undefined ? loadPolicyFile(options.policyFile) : []),
+  ];
+  const report = await evaluatePolicies({
+    policies,
+    split: options.split,
+    samples: options.samples,
+    ...(options.env !== undefined ? { env: options.env } : {}),
+    ...(options.tasks !== undefined ? { tasks: options.tasks } : {}),
+    ...(options.horizon !== undefined ? { horizon: options.horizon } : {}),
+    ...(options.seed !== undefined ? { seed: options.seed } : {}),
+    ...(options.out !== undefined ? { runDir: options.out } : {}),
+    onPolicyDone: (r) => {
+      if (!options.json) console.error(`${r.name}: ${r.summary.overall.samples} episodes in ${r.seconds.toFixed(1)} s`);
+    },
+  });
+  console.log(options.json ? JSON.stringify(reportJson(report), null, 2) : markdownReport(report));
 }

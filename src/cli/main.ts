@@ -6,16 +6,23 @@
 import { Command, InvalidArgumentError as CommanderArgumentError } from 'commander';
 import { loadConfig, resolveConfig } from '../core/config.js';
 import { TurnwiseError } from '../core/errors.js';
+import '../envs/index.js';
 import { listEnvironments } from '../envs/registry.js';
 import { loadRunConfig } from '../runtime/run-folder.js';
 import { trainRun } from '../runtime/train-run.js';
-import { evalCommand } from './eval-command.js';
+import { compareCommand, evalCommand } from './eval-command.js';
+import { serveCommand } from './serve-command.js';
 import { TrainProgress } from './progress.js';
 
 function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) throw new CommanderArgumentError(`expected a positive integer, got '${value}'`);
   return n;
+}
+
+/** Accumulates a repeatable option. */
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
 }
 
 const program = new Command('turnwise')
@@ -62,22 +69,78 @@ program
 
 program
   .command('eval')
-  .description('evaluate a run folder or checkpoint on a split of its environment')
-  .argument('<runOrCheckpoint>', 'run folder (its latest checkpoint) or checkpoint folder')
+  .description('evaluate checkpoints and OpenAI-compatible models on an environment split (one comparison table)')
+  .argument('[runOrCheckpoint...]', 'run folders (their latest checkpoint) or checkpoint folders; one alone with no harness flag prints the legacy table')
+  .option('--policy <runOrCheckpoint>', 'a turnwise checkpoint to compare (repeatable)', collect, [])
+  .option('--remote <spec>', 'a remote model: <name>=<baseURL>,model=<m>[,key-env=VAR][,temperature=t][,top-p=p][,max-tokens=n][,concurrency=n][,max-retries=n] (repeatable)', collect, [])
+  .option('--policies <file>', 'YAML file: policies: [{ name, checkpoint } | { name, baseURL, model, keyEnv, ... }]')
+  .option('--env <name>', "environment (default: the first checkpoint's; required with remote policies only)")
   .option('--split <split>', 'train or test', 'test')
-  .option('--tasks <n>', 'number of tasks', positiveInt)
-  .option('--greedy', 'argmax decoding instead of sampling')
+  .option('--tasks <n>', 'number of tasks (items)', positiveInt)
+  .option('-n, --samples <n>', 'samples per item (Avg@n, Pass@n)', positiveInt)
+  .option('--horizon <n>', "max agent turns (default: the first checkpoint's, else 20)", positiveInt)
+  .option('--seed <n>', "episode seeds (default: the first checkpoint's seed, else 0)", (v: string) => (v === '0' ? 0 : positiveInt(v)))
+  .option('--out <dir>', 'run folder for the trajectories (default runs/eval-<env>[-k])')
+  .option('--greedy', 'argmax decoding instead of sampling (checkpoints)')
   .option('--json', 'print the result as JSON')
-  .action(async (location: string, opts: { split: string; tasks?: number; greedy?: boolean; json?: boolean }) => {
-    if (opts.split !== 'train' && opts.split !== 'test') throw new CommanderArgumentError(`--split must be train or test, got '${opts.split}'`);
-    await evalCommand(location, { split: opts.split, tasks: opts.tasks, greedy: opts.greedy === true, json: opts.json === true });
+  .action(
+    async (
+      locations: string[],
+      opts: { policy: string[]; remote: string[]; policies?: string; env?: string; split: string; tasks?: number; samples?: number; horizon?: number; seed?: number; out?: string; greedy?: boolean; json?: boolean },
+    ) => {
+      if (opts.split !== 'train' && opts.split !== 'test') throw new CommanderArgumentError(`--split must be train or test, got '${opts.split}'`);
+      const harness =
+        locations.length !== 1 || opts.policy.length > 0 || opts.remote.length > 0 || opts.policies !== undefined || opts.env !== undefined ||
+        opts.samples !== undefined || opts.horizon !== undefined || opts.seed !== undefined || opts.out !== undefined;
+      if (!harness) {
+        await evalCommand(locations[0] as string, { split: opts.split, tasks: opts.tasks, greedy: opts.greedy === true, json: opts.json === true });
+        return;
+      }
+      await compareCommand({
+        checkpoints: [...locations, ...opts.policy],
+        remotes: opts.remote,
+        split: opts.split,
+        samples: opts.samples ?? 1,
+        greedy: opts.greedy === true,
+        json: opts.json === true,
+        ...(opts.policies !== undefined ? { policyFile: opts.policies } : {}),
+        ...(opts.env !== undefined ? { env: opts.env } : {}),
+        ...(opts.tasks !== undefined ? { tasks: opts.tasks } : {}),
+        ...(opts.horizon !== undefined ? { horizon: opts.horizon } : {}),
+        ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
+        ...(opts.out !== undefined ? { out: opts.out } : {}),
+      });
+    },
+  );
+
+program
+  .command('serve')
+  .description('serve a checkpoint through an OpenAI-compatible /v1/chat/completions endpoint')
+  .argument('<runOrCheckpoint>', 'run folder (its latest checkpoint) or checkpoint folder')
+  .option('--port <n>', 'port (0 = a free one)', (v: string) => (v === '0' ? 0 : positiveInt(v)), 8000)
+  .option('--host <host>', 'interface to bind (0.0.0.0 exposes it)', '127.0.0.1')
+  .option('--model-name <id>', "model id clients send (default: the run folder's name)")
+  .option('--max-body-bytes <n>', 'largest request body (413 beyond)', positiveInt)
+  .action(async (location: string, opts: { port: number; host: string; modelName?: string; maxBodyBytes?: number }) => {
+    await serveCommand(location, opts);
   });
 
 program
   .command('envs')
   .description('list the registered environments')
   .action(() => {
-    for (const spec of listEnvironments()) console.log(`${spec.name.padEnd(12)} ${spec.description}`);
+    console.log('| environment | train tasks | test tasks | description |');
+    console.log('|---|---|---|---|');
+    for (const spec of listEnvironments()) {
+      let sizes = ['—', '—'];
+      try {
+        const catalog = spec.catalog();
+        sizes = [catalog.indices('train').length, catalog.indices('test').length].map((n) => n.toLocaleString('en-US'));
+      } catch {
+        // Remote environments have no default catalog: their tasks come from the run config.
+      }
+      console.log(`| ${spec.name} | ${sizes[0]} | ${sizes[1]} | ${spec.description} |`);
+    }
   });
 
 program.parseAsync(process.argv).catch((err: unknown) => {

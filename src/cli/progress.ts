@@ -12,6 +12,7 @@ export class TrainProgress {
   private readonly bar: cliProgress.SingleBar | null;
   private lastEval = '—';
   private started = false;
+  private readonly startedAt = performance.now();
 
   constructor(
     private readonly totalSteps: number,
@@ -58,12 +59,20 @@ export class TrainProgress {
       }
       case 'eval':
         this.lastEval = event.successRate.toFixed(3);
-        this.log(`eval @ step ${event.step}: held-out success ${event.successRate.toFixed(3)} on ${event.episodes} ${event.split} tasks (mean turns ${event.meanTurns.toFixed(2)})`);
+        this.log(
+          `eval @ step ${event.step} (${this.elapsed()}): held-out success ${event.successRate.toFixed(3)} on ${event.episodes} ${event.split} tasks (mean turns ${event.meanTurns.toFixed(2)})`,
+        );
         return;
       case 'info':
         this.log(event.message);
         return;
     }
+  }
+
+  /** Wall time since the progress display started, e.g. `1m52s`. */
+  private elapsed(): string {
+    const seconds = Math.round((performance.now() - this.startedAt) / 1000);
+    return `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s`;
   }
 
   stop(): void {

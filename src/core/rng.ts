@@ -6,11 +6,32 @@
  * curves". Every consumer takes its own stream via `fork(label, index)` (PureJaxRL-style key
  * splitting), so adding a consumer never shifts another's numbers.
  */
-import { xoroshiro128plus, xoroshiro128plusFromState } from 'pure-rand/generator/xoroshiro128plus';
+import { xoroshiro128plusFromState } from 'pure-rand/generator/xoroshiro128plus';
 import type { JumpableRandomGenerator } from 'pure-rand/types/JumpableRandomGenerator';
 
 /** Serializable state of an {@link Rng}: the generator words. */
 export type RngState = readonly number[];
+
+/**
+ * Expands a 32-bit seed into a full 128-bit xoroshiro state with splitmix32.
+ *
+ * Why not pure-rand's `xoroshiro128plus(seed)`: it sets the state to `[-1, ~seed, seed, 0]`, whose
+ * first output is always -1 (u = 0.99999…) and whose next few are strongly seed-correlated. With
+ * one short-lived stream per episode turn that bias decided every sampled action.
+ */
+function seededGenerator(seed: number): JumpableRandomGenerator {
+  let x = seed | 0;
+  const words: number[] = [];
+  for (let i = 0; i < 4; i++) {
+    x = (x + 0x9e3779b9) | 0;
+    let z = x;
+    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
+    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
+    words.push((z ^ (z >>> 16)) | 0);
+  }
+  if (words.every((w) => w === 0)) words[0] = 1; // the all-zero state is a fixed point
+  return xoroshiro128plusFromState(words);
+}
 
 /** 32-bit FNV-1a hash of a string: turns fork labels into seeds. */
 function hashLabel(text: string): number {
@@ -38,7 +59,7 @@ export class Rng {
 
   /** A root stream from an integer seed. */
   static fromSeed(seed: number): Rng {
-    return new Rng(xoroshiro128plus(seed | 0), seed | 0);
+    return new Rng(seededGenerator(seed), seed | 0);
   }
 
   /** Restores a stream saved with {@link Rng.getState}. */
@@ -57,7 +78,7 @@ export class Rng {
    */
   fork(label: string, index = 0): Rng {
     const childSeed = hashLabel(`${this.lineage}/${label}/${index}`);
-    return new Rng(xoroshiro128plus(childSeed), childSeed);
+    return new Rng(seededGenerator(childSeed), childSeed);
   }
 
   /** Uniform float in [0, 1) with 32 bits of randomness. */

@@ -1,0 +1,57 @@
+/**
+ * `npm run bench -- envs [name...]`: steps/s of every registered environment with random valid
+ * actions (picked from `availableActions`), in-process, one core. Episodes restart on done with the
+ * next train task. Reference points from the issues (measured on this kind of machine): AgentGym's
+ * BabyAI environment class 65–180 steps/s, Minigrid's raw grid 3,200–5,700; AgentGym's TextCraft
+ * 40,000–290,000.
+ */
+import { performance } from 'node:perf_hooks';
+import { Rng } from '../src/core/rng.js';
+import type { Observation, StepResult } from '../src/core/types.js';
+import '../src/envs/index.js';
+import { listEnvironments } from '../src/envs/registry.js';
+
+const SECONDS = 1.5;
+const TARGETS: Record<string, string> = { babyai: '>= 20,000 (issue #5)', textcraft: '>= 40,000 (issue #5)' };
+
+async function measure(name: string): Promise<{ steps: number; resets: number; perSec: number; note: string }> {
+  const spec = listEnvironments().find((s) => s.name === name);
+  if (!spec) throw new Error(`unknown environment ${name}`);
+  const env = spec.create();
+  const indices = spec.catalog().indices('train');
+  const rng = Rng.fromSeed(11);
+  let task = 0;
+  let obs: Observation = await env.reset(indices[task % indices.length] as number);
+  let steps = 0;
+  let resets = 1;
+  const start = performance.now();
+  while (performance.now() - start < SECONDS * 1000) {
+    const actions = obs.availableActions;
+    const action = actions && actions.length > 0 ? rng.pick(actions) : 'look';
+    const result: StepResult = await env.step(action);
+    steps++;
+    obs = result.observation;
+    if (result.done || steps % 200 === 0) {
+      task++;
+      resets++;
+      obs = await env.reset(indices[task % indices.length] as number);
+    }
+  }
+  const perSec = steps / ((performance.now() - start) / 1000);
+  await env.close();
+  return { steps, resets, perSec, note: TARGETS[name] ?? '' };
+}
+
+export async function main(args: string[]): Promise<void> {
+  const names = args.length > 0 ? args : listEnvironments().map((s) => s.name).filter((n) => n !== 'agentgym');
+  console.log(`| environment | steps/s (random valid actions, ${SECONDS} s) | episodes started | target |`);
+  console.log('|---|---|---|---|');
+  for (const name of names) {
+    try {
+      const r = await measure(name);
+      console.log(`| ${name} | ${Math.round(r.perSec).toLocaleString('en-US')} | ${r.resets} | ${r.note} |`);
+    } catch (err) {
+      console.log(`| ${name} | failed: ${(err as Error).message} | | |`);
+    }
+  }
+}
