@@ -7,12 +7,40 @@ export type {
   AdvantageOutput,
   EstimatorName,
   EstimatorOptions,
+  EstimatorState,
+  GaeOptions,
   GrpoOptions,
+  ReinforceOptions,
+  ReinforcePlusPlusOptions,
+  RlooOptions,
 } from './advantages.js';
-export { advantageEstimators, computeAdvantages, estimatorNames, grpoAdvantages } from './advantages.js';
-export { grpoAdvantagesReference } from './advantages-reference.js';
+export {
+  advantageEstimators,
+  computeAdvantages,
+  estimatorNames,
+  estimatorNeedsValues,
+  gaeAdvantages,
+  grpoAdvantages,
+  reinforceAdvantages,
+  reinforcePlusPlusAdvantages,
+  rlooAdvantages,
+} from './advantages.js';
+export { discountedReturns, maskedWhiten } from './advantage-input.js';
+export {
+  gaeReference,
+  grpoAdvantagesReference,
+  reinforcePlusPlusReference,
+  reinforceReference,
+  rlooAdvantagesReference,
+} from './advantages-reference.js';
+export type { LossAggregation } from './aggregation.js';
+export { aggregationWeights, LOSS_AGGREGATIONS } from './aggregation.js';
 export { clipByGlobalNorm } from './grad-clip.js';
-export type { PolicyLossInput, PolicyLossOptions, PolicyLossTerms } from './losses.js';
-export { k3Kl, KL_CLAMP, LOG_RATIO_CLAMP, ppoClipLoss } from './losses.js';
+export type { KlControlOptions, KlEstimator } from './kl.js';
+export { KlController, klPenalizedRewards, klTensor, klValue } from './kl.js';
+export type { PolicyLossInput, PolicyLossOptions, PolicyLossTerms, ValueLossInput, ValueLossTerms } from './losses.js';
+export { k3Kl, KL_CLAMP, LOG_RATIO_CLAMP, ppoClipLoss, valueLoss } from './losses.js';
 export type { PolicyLossArrays } from './losses-reference.js';
-export { ppoClipLossReference } from './losses-reference.js';
+export { ppoClipLossReference, valueLossReference } from './losses-reference.js';
+export type { MaskedStats } from './stats.js';
+export { explainedVariance, maskedStats } from './stats.js';

@@ -12,6 +12,7 @@ import { loadRunConfig } from '../runtime/run-folder.js';
 import { trainRun } from '../runtime/train-run.js';
 import { compareCommand, evalCommand } from './eval-command.js';
 import { serveCommand } from './serve-command.js';
+import { envServeCommand } from './env-serve.js';
 import { TrainProgress } from './progress.js';
 
 function positiveInt(value: string): number {
@@ -123,6 +124,23 @@ program
   .option('--max-body-bytes <n>', 'largest request body (413 beyond)', positiveInt)
   .action(async (location: string, opts: { port: number; host: string; modelName?: string; maxBodyBytes?: number }) => {
     await serveCommand(location, opts);
+  });
+
+const envCommand = program.command('env').description('environment tools');
+envCommand
+  .command('serve')
+  .description("serve a native environment over AgentGym's HTTP protocol (for AgentGym's clients and remote training)")
+  .argument('<name>', 'registered environment (see `turnwise envs`)')
+  .option('--port <n>', 'port (0 = a free one)', (v: string) => (v === '0' ? 0 : positiveInt(v)), 36002)
+  .option('--host <host>', 'interface to bind (0.0.0.0 exposes it)', '127.0.0.1')
+  .option('--cors', "permissive CORS, for AgentGym's browser visualization UI")
+  .option('--max-sessions <n>', 'cap on live instances (503 beyond)', positiveInt, 4096)
+  .option('--idle-ms <n>', 'close instances idle this long, ms (0 = never)', (v: string) => (v === '0' ? 0 : positiveInt(v)), 600_000)
+  .option('--max-body-bytes <n>', 'largest request body (413 beyond)', positiveInt, 1 << 20)
+  .option('--settings <json>', 'environment settings as JSON, e.g. \'{"levels":["GoToRedBall"]}\'')
+  .option('--profile <name>', 'answer shapes: babyai, textcraft or generic (default: by environment name)')
+  .action(async (name: string, opts: { port: number; host: string; cors?: boolean; maxSessions: number; idleMs: number; maxBodyBytes: number; settings?: string; profile?: string }) => {
+    await envServeCommand(name, { ...opts, cors: opts.cors === true });
   });
 
 program

@@ -29,7 +29,7 @@ function seededGenerator(seed: number): JumpableRandomGenerator {
     z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
     words.push((z ^ (z >>> 16)) | 0);
   }
-  if (words.every((w) => w === 0)) words[0] = 1; // the all-zero state is a fixed point
+  if (!words.some((w) => w !== 0)) words[0] = 1; // the all-zero state is a fixed point
   return xoroshiro128plusFromState(words);
 }
 

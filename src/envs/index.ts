@@ -1,6 +1,13 @@
 /**
  * Public surface of `turnwise/envs` (explicit whitelist).
  */
+import './maze/register.js';
+import './wordle/register.js';
+import './sokoban/register.js';
+import './frozenlake/register.js';
+import './textcraft/register.js';
+import './agentgym/register.js';
+import './sql/register.js';
 export type { Environment, EnvironmentOptions, EnvironmentSpec, TaskCatalog } from './environment.js';
 export { getEnvironmentSpec, listEnvironments, registerEnvironment } from './registry.js';
 export type { ParsedAction } from './parse-action.js';

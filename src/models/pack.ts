@@ -41,6 +41,8 @@ interface TargetDraft {
   readonly oldLogprob: number;
   readonly lossMask: number;
   readonly policyVersion: number;
+  /** Index of this action token among all action tokens of its trajectory (turn by turn). */
+  readonly tokenIndex: number;
   /** Allowed ids when decoding was constrained; empty = unconstrained. */
   readonly allowed: Int32Array;
 }
@@ -89,8 +91,8 @@ function validateTurn(turn: Turn, where: string, trajectoryId: string): void {
   }
 }
 
-/** The action tokens of `turn` as targets, placed after a prompt of length `promptLen`. */
-function turnTargets(turn: Turn, promptLen: number): TargetDraft[] {
+/** The action tokens of `turn` as targets, placed after a prompt of length `promptLen`; `firstToken` = tokenIndex of its first. */
+function turnTargets(turn: Turn, promptLen: number, firstToken: number): TargetDraft[] {
   const targets: TargetDraft[] = [];
   for (let j = 0; j < turn.actionTokens.length; j++) {
     const c = turn.constraint;
@@ -100,6 +102,7 @@ function turnTargets(turn: Turn, promptLen: number): TargetDraft[] {
       oldLogprob: turn.actionLogprobs[j],
       lossMask: turn.actionLossMask[j] ? 1 : 0,
       policyVersion: turn.policyVersion,
+      tokenIndex: firstToken + j,
       allowed: c === null ? EMPTY : c.allowedIds.subarray(c.allowedOffsets[j], c.allowedOffsets[j + 1]),
     });
   }
@@ -110,10 +113,12 @@ function turnTargets(turn: Turn, promptLen: number): TargetDraft[] {
 function trajectorySequences(trajectory: Trajectory, trajectoryIndex: number, advantage: number, firstOrder: number): SequenceDraft[] {
   const sequences: SequenceDraft[] = [];
   let current: SequenceDraft | null = null;
+  let firstToken = 0;
   trajectory.turns.forEach((turn, t) => {
     validateTurn(turn, `trajectories[${trajectoryIndex}].turns[${t}]`, trajectory.trajectoryId);
     const tokens = concat(turn.promptTokens, turn.actionTokens);
-    const targets = turnTargets(turn, turn.promptTokens.length);
+    const targets = turnTargets(turn, turn.promptTokens.length, firstToken);
+    firstToken += turn.actionTokens.length;
     if (current !== null && startsWith(turn.promptTokens, current.tokens)) {
       // Full-history context: the earlier turn's tokens sit unchanged at the start of this one.
       current.tokens = tokens;
@@ -140,6 +145,7 @@ function buildBatch(sequences: readonly SequenceDraft[]): PackedBatch {
   const lossMask = new Float32Array(n);
   const policyVersions = new Int32Array(n);
   const trajectoryIndex = new Int32Array(n);
+  const tokenIndex = new Int32Array(n);
   const allowedOffsets = new Int32Array(n + 1);
   const allowedChunks: Int32Array[] = [];
   let k = 0;
@@ -154,6 +160,7 @@ function buildBatch(sequences: readonly SequenceDraft[]): PackedBatch {
       lossMask[k] = target.lossMask;
       policyVersions[k] = target.policyVersion;
       trajectoryIndex[k] = s.trajectoryIndex;
+      tokenIndex[k] = target.tokenIndex;
       allowedOffsets[k + 1] = allowedOffsets[k] + target.allowed.length;
       allowedChunks.push(target.allowed);
       k++;
@@ -177,7 +184,7 @@ function buildBatch(sequences: readonly SequenceDraft[]): PackedBatch {
       allowedOffsets: constrained ? allowedOffsets : null,
       allowedIds,
     },
-    signal: { oldLogprobs, advantages, lossMask, policyVersions, trajectoryIndex },
+    signal: { oldLogprobs, advantages, lossMask, policyVersions, trajectoryIndex, tokenIndex },
   };
 }
 

@@ -44,4 +44,6 @@ export interface TargetSignal {
   readonly policyVersions: Int32Array;
   /** [N] index of the trajectory each target came from (for sequence-level aggregation). */
   readonly trajectoryIndex: Int32Array;
+  /** [N] index of each target among its trajectory's action tokens, turn by turn (per-token advantages, values). */
+  readonly tokenIndex: Int32Array;
 }

@@ -1,24 +1,33 @@
 /**
- * The learner's update step: advantages → packed micro-batches → PPO-clip loss → accumulated
- * gradients → global-norm clip → Adam. Named for what it does today (GRPO); the estimator comes
- * from the registry in `src/algorithms/advantages.ts`, so other critic-free estimators plug in
- * through `options.estimator` without touching this file.
+ * The learner's update step: per-token layout → (reference log-probs, critic values) →
+ * advantages from the estimator registry → packed micro-batches → PPO-clip actor loss (+ clipped
+ * value loss) → accumulated gradients → global-norm clip (actor and critic apart) → Adam(W) with
+ * the scheduled learning rate, for each mini-batch of each epoch. One class serves every
+ * algorithm: the estimator, KL placement, aggregation and critic are options, never a switch here.
  *
- * Loss normalisation: every micro-batch's masked sum is divided by the trained-token count of its
- * whole mini-batch, so the accumulated gradient is the gradient of one token-mean over the
- * mini-batch, whatever `maxTokensPerBatch` is (verl instead means per micro-batch and scales by
- * 1/accumulation steps, which weights short micro-batches more).
+ * Loss normalisation: each micro-batch's weighted sum uses weights computed over its whole
+ * mini-batch (`src/algorithms/aggregation.ts`), so the accumulated gradient is the gradient of
+ * the mini-batch's aggregate, whatever `maxTokensPerBatch` is (verl instead means per micro-batch
+ * and scales by 1/accumulation steps, which weights short micro-batches more).
  */
-import { computeAdvantages, type EstimatorOptions } from '../algorithms/advantages.js';
+import type { EstimatorState } from '../algorithms/advantage-input.js';
 import { clipByGlobalNorm } from '../algorithms/grad-clip.js';
-import { ppoClipLoss } from '../algorithms/losses.js';
+import { KlController } from '../algorithms/kl.js';
+import { ppoClipLoss, valueLoss } from '../algorithms/losses.js';
+import { explainedVariance, maskedStats } from '../algorithms/stats.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { InvalidArgumentError, TurnwiseError } from '../core/errors.js';
-import type { MetricName } from '../core/metrics.js';
 import type { Trajectory } from '../core/types.js';
 import { tf } from './backend/tf.js';
-import { type PackedBatch, packTrajectories } from './pack.js';
+import type { Critic } from './critic.js';
+import { learningRateAt, type LrSchedule } from './lr-schedule.js';
+import { AdamW, type NamedArray } from './optimizer.js';
 import type { TrainBatch } from './train-batch.js';
+import { checkTrainStepOptions, DEFAULT_TRAIN_STEP_OPTIONS, type TrainStepMetrics, type TrainStepOptions } from './train-options.js';
+import { type MicroBatch, type PreparedStep, prepareStep } from './train-signals.js';
+
+export type { NamedArray } from './optimizer.js';
+export { CRITIC_STEP_METRICS, DEFAULT_TRAIN_STEP_OPTIONS, TRAIN_STEP_METRICS, type TrainStepMetrics, type TrainStepOptions } from './train-options.js';
 
 /** Named weights as plain arrays (the checkpoint format of models). */
 export type NamedWeights = Map<string, { shape: number[]; data: Float32Array }>;
@@ -27,80 +36,22 @@ export type NamedWeights = Map<string, { shape: number[]; data: Float32Array }>;
 export interface TrainableModel {
   /** [N] target log-probs and entropies at `batch.targetPositions`; call inside `tf.variableGrads`. */
   forwardTrain(batch: TrainBatch, temperature: number): { logprobs: tf.Tensor1D; entropy: tf.Tensor1D };
+  /** The same plus [N, d] hidden states at the targets; needed by a shared-trunk critic. */
+  forwardTrainWithHidden?(batch: TrainBatch, temperature: number): { logprobs: tf.Tensor1D; entropy: tf.Tensor1D; hidden: tf.Tensor2D };
   /** The variables the optimizer updates, in a stable order. */
   trainableVariables(): tf.Variable[];
   namedWeights(): NamedWeights;
   loadNamedWeights(weights: NamedWeights): void;
 }
 
-/** Per-step options. Defaults follow the GRPO recipe that learned (learnability probe §1). */
-export interface TrainStepOptions {
-  /** Advantage estimator and its options. */
-  readonly estimator: EstimatorOptions;
-  /** PPO clip range ε. */
-  readonly clipRatio: number;
-  /** k3 KL weight; > 0 needs a reference model. */
-  readonly klCoef: number;
-  /** Entropy bonus weight (verl default 0.001; the probe used 0). */
-  readonly entropyCoef: number;
-  /** Passes over the step's data (verl `ppo_epochs`). */
-  readonly epochs: number;
-  /** Optimizer updates per epoch; trajectories are split into this many contiguous chunks. */
-  readonly miniBatches: number;
-  /** Max global gradient norm (verl `grad_clip`). */
-  readonly gradClip: number;
-  /** Padded tokens per micro-batch (memory bound; does not change the math). */
-  readonly maxTokensPerBatch: number;
-  /** Softmax temperature of the sampler, so ratios compare like with like. */
-  readonly temperature: number;
-  /** Leave out trajectories with advantage exactly 0 (see `PackOptions.dropZeroAdvantage`). */
-  readonly dropZeroAdvantage: boolean;
-}
-
-/** Defaults: GRPO, clip 0.2, no KL, no entropy bonus, one epoch, one update, clip norm 1. */
-export const DEFAULT_TRAIN_STEP_OPTIONS: TrainStepOptions = Object.freeze<TrainStepOptions>({
-  estimator: { name: 'grpo', normalizeStd: true, epsilon: 1e-6 },
-  clipRatio: 0.2,
-  klCoef: 0,
-  entropyCoef: 0,
-  epochs: 1,
-  miniBatches: 1,
-  gradClip: 1,
-  maxTokensPerBatch: 8192,
-  temperature: 1,
-  dropZeroAdvantage: false,
-});
-
-/** The metrics one {@link GrpoTrainer.trainStep} returns (names from `src/core/metrics.ts`). */
-export const TRAIN_STEP_METRICS = [
-  'loss/policy',
-  'loss/clipFrac',
-  'loss/approxKl',
-  'loss/klRef',
-  'loss/entropy',
-  'loss/total',
-  'optim/gradNorm',
-  'optim/lr',
-  'advantage/mean',
-  'advantage/absMean',
-  'policy/staleness',
-  'policy/version',
-  'throughput/trainTokensPerSec',
-] as const satisfies readonly MetricName[];
-
-export type TrainStepMetrics = Record<(typeof TRAIN_STEP_METRICS)[number], number>;
-
-/** One named array of optimizer state. */
-export interface NamedArray {
-  readonly name: string;
-  readonly shape: number[];
-  readonly data: Float32Array;
-}
-
-/** Everything needed to resume training identically: learner version and Adam state. */
+/** Everything needed to resume training identically: version, optimizer states, critic weights, estimator and KL state. */
 export interface TrainerState {
   readonly version: number;
-  /** `adam/iterations`, `adam/accBeta1`, `adam/accBeta2`, then `adam/m/<i>` and `adam/v/<i>` per trainable variable i. */
+  /**
+   * `adam/iterations`, `adam/accBeta1`, `adam/accBeta2`, `adam/m/<i>`, `adam/v/<i>` per policy
+   * variable; with a critic also `critic/head/*`, `critic/trunk/*` and `critic/adam/*`; with
+   * running estimator state `estimator/runningBaseline`, `estimator/batches`; with an adaptive KL `kl/coef`.
+   */
   readonly optimizer: NamedArray[];
 }
 
@@ -109,298 +60,316 @@ export interface TrainerConfig {
   readonly policy: TrainableModel;
   /** Frozen reference policy for the KL term; only needed when `klCoef > 0`. */
   readonly reference?: TrainableModel | null;
+  /** Critic (value head on the policy trunk or a separate model); needed by GAE. */
+  readonly critic?: Critic | null;
   readonly lr: number;
   readonly beta1?: number;
   readonly beta2?: number;
   readonly epsilon?: number;
+  /** AdamW decoupled weight decay (default 0: plain Adam). */
+  readonly weightDecay?: number;
+  /** Critic learning rate (default `lr`). */
+  readonly criticLr?: number;
+  /** Warm-up and decay of both learning rates, per training step (default constant). */
+  readonly schedule?: Omit<LrSchedule, 'lr'>;
+  /** Target KL of the adaptive controller (null/absent: the per-step `klCoef` is used as is). */
+  readonly klTarget?: number | null;
+  /** Horizon of the adaptive KL controller, in samples (default 10000). */
+  readonly klHorizon?: number;
   /** Weights version of `policy` as given (default 0). */
   readonly initialVersion?: number;
   /** Time source for throughput (default wall clock). */
   readonly clock?: Pick<Clock, 'now'>;
 }
 
-/** A tensor with a name, as `Optimizer.getWeights`/`setWeights` exchange them (not re-exported by tfjs). */
-type NamedTensor = Awaited<ReturnType<tf.AdamOptimizer['getWeights']>>[number];
-
-/** The private Adam fields tfjs recomputes (with pow) on `setWeights`; saved so a resume is bit-exact. */
-interface AdamAccumulators {
-  accBeta1?: unknown;
-  accBeta2?: unknown;
-}
-
-/** Loss metric ← loss term, in the order the per-micro-batch stats vector holds them. */
-const LOSS_TERMS = [
-  ['loss/total', 'total'],
-  ['loss/policy', 'policy'],
-  ['loss/klRef', 'klRef'],
-  ['loss/entropy', 'entropy'],
-  ['loss/clipFrac', 'clipFrac'],
-  ['loss/approxKl', 'approxKl'],
-] as const;
-type LossMetric = (typeof LOSS_TERMS)[number][0];
-
-function checkOptions(o: TrainStepOptions, hasReference: boolean): void {
-  const positiveInt = (key: 'epochs' | 'miniBatches' | 'maxTokensPerBatch'): void => {
-    if (!(Number.isInteger(o[key]) && o[key] > 0)) throw InvalidArgumentError.format(key, `expected a positive integer, got ${o[key]}`);
-  };
-  positiveInt('epochs');
-  positiveInt('miniBatches');
-  positiveInt('maxTokensPerBatch');
-  if (!(o.gradClip > 0)) throw InvalidArgumentError.format('gradClip', `expected > 0, got ${o.gradClip}`);
-  if (!(o.temperature > 0)) throw InvalidArgumentError.format('temperature', `expected > 0, got ${o.temperature}`);
-  if (o.klCoef > 0 && !hasReference) throw InvalidArgumentError.format('reference', `a reference model is required when klCoef > 0 (got ${o.klCoef})`);
-}
-
-const trainedTokens = (packed: readonly PackedBatch[]): number =>
-  packed.reduce((sum, p) => sum + p.signal.lossMask.reduce((a, m) => a + m, 0), 0);
+/** Loss metric ← stats vector index, in the order the accumulation stacks them. */
+const STATS = ['loss/total', 'loss/policy', 'loss/klRef', 'loss/entropy', 'loss/clipFrac', 'loss/dualClipFrac', 'loss/approxKl', 'loss/value', 'loss/valueClipFrac'] as const;
+type StatName = (typeof STATS)[number];
 
 /**
- * GRPO: Shao et al. 2024, arXiv:2402.03300; PPO-clip: Schulman et al. 2017, arXiv:1707.06347.
+ * PPO: Schulman et al. 2017, arXiv:1707.06347 (with GRPO arXiv:2402.03300, RLOO arXiv:2402.14740, REINFORCE++ arXiv:2501.03262 advantages).
  * Shape: trajectories [numTrajectories] → one metrics record per step.
  *
- * Policy-gradient learner: PPO-clip surrogate on critic-free advantages (GRPO by default), Adam
- * (β 0.9/0.99, ε 1e-8 by default), one update per mini-batch per epoch.
+ * Policy-gradient learner: PPO-clip surrogate on the configured estimator's advantages, optional
+ * critic, Adam(W) (β 0.9/0.99, ε 1e-8 by default), one update per mini-batch per epoch.
  * @example
- * const trainer = new GrpoTrainer({ policy: model, lr: 1e-3 });
+ * const trainer = new PolicyTrainer({ policy: model, lr: 1e-3 });
  * const metrics = await trainer.trainStep(trajectories, { maxTokensPerBatch: 4096 });
  * metrics['loss/policy']; trainer.version; // 1
  */
-export class GrpoTrainer {
+export class PolicyTrainer {
   /** Weights version: incremented once per {@link trainStep}. */
   version: number;
   private readonly policy: TrainableModel;
   private readonly reference: TrainableModel | null;
-  private readonly optimizer: tf.AdamOptimizer;
+  private readonly critic: Critic | null;
+  private readonly optimizer: AdamW;
+  private readonly criticOptimizer: AdamW | null;
   private readonly lr: number;
+  private readonly criticLr: number;
+  private readonly schedule: Omit<LrSchedule, 'lr'>;
+  private klController: KlController | null;
+  private readonly klOptions: { target: number | null; horizon: number };
+  private estimatorState: EstimatorState | undefined;
   private readonly clock: Pick<Clock, 'now'>;
 
   constructor(config: TrainerConfig) {
     if (!(config.lr > 0)) throw InvalidArgumentError.format('lr', `expected > 0, got ${config.lr}`);
+    const criticLr = config.criticLr ?? config.lr;
+    if (!(criticLr > 0)) throw InvalidArgumentError.format('criticLr', `expected > 0, got ${criticLr}`);
     this.policy = config.policy;
     this.reference = config.reference ?? null;
+    this.critic = config.critic ?? null;
+    if (this.critic?.usesPolicyHidden && this.policy.forwardTrainWithHidden === undefined) {
+      throw InvalidArgumentError.format('critic', 'a shared-trunk critic needs a policy with forwardTrainWithHidden');
+    }
     this.lr = config.lr;
+    this.criticLr = criticLr;
+    this.schedule = config.schedule ?? { warmupSteps: 0, kind: 'constant', totalSteps: 1, minLrRatio: 0 };
+    learningRateAt(0, { lr: config.lr, ...this.schedule }); // validates the schedule now, not at step 1
     this.version = config.initialVersion ?? 0;
     this.clock = config.clock ?? systemClock;
-    this.optimizer = tf.train.adam(config.lr, config.beta1 ?? 0.9, config.beta2 ?? 0.99, config.epsilon ?? 1e-8);
+    const adam = { beta1: config.beta1 ?? 0.9, beta2: config.beta2 ?? 0.99, epsilon: config.epsilon ?? 1e-8, weightDecay: config.weightDecay ?? 0 };
+    this.optimizer = new AdamW({ lr: config.lr, ...adam, prefix: 'adam' });
+    this.criticOptimizer = this.critic === null ? null : new AdamW({ lr: criticLr, ...adam, prefix: 'critic/adam' });
+    this.klOptions = { target: config.klTarget ?? null, horizon: config.klHorizon ?? 10_000 };
+    this.klController = null;
+    if (this.klOptions.target !== null) new KlController({ coef: 0, ...this.klOptions }); // validates target and horizon
   }
 
   /**
    * One training step on a batch of finished trajectories; returns the step's metrics.
-   * Loss metrics and `optim/gradNorm` (before clipping) are means over the step's optimizer updates.
+   * Loss metrics and grad norms (before clipping) are means over the step's optimizer updates.
    */
   async trainStep(trajectories: readonly Trajectory[], options: Partial<TrainStepOptions> = {}): Promise<TrainStepMetrics> {
     const o: TrainStepOptions = { ...DEFAULT_TRAIN_STEP_OPTIONS, ...options };
-    checkOptions(o, this.reference !== null);
+    checkTrainStepOptions(o, this.reference !== null, this.critic !== null);
     const started = this.clock.now();
-    const advantages = this.advantages(trajectories, o);
-    const signalStats = this.signalStats(trajectories, advantages);
+    const lr = learningRateAt(this.version, { lr: this.lr, ...this.schedule });
+    const criticLr = learningRateAt(this.version, { lr: this.criticLr, ...this.schedule });
+    this.optimizer.setLearningRate(lr);
+    this.criticOptimizer?.setLearningRate(criticLr);
+    const klCoef = this.klCoefFor(o);
+    const prepared = await prepareStep(this.models, trajectories, o, klCoef, this.estimatorState);
+    const warmingUp = this.critic !== null && this.version < o.criticWarmupSteps;
 
-    let kept = trajectories.map((_, i) => i);
-    if (o.dropZeroAdvantage) kept = kept.filter((i) => advantages[i] !== 0);
-    const chunks: PackedBatch[][] = [];
-    for (let c = 0; c < o.miniBatches; c++) {
-      const ids = kept.slice(Math.floor((c * kept.length) / o.miniBatches), Math.floor(((c + 1) * kept.length) / o.miniBatches));
-      const packed = packTrajectories(
-        ids.map((i) => trajectories[i]),
-        Float32Array.from(ids, (i) => advantages[i]),
-        { maxTokensPerBatch: o.maxTokensPerBatch },
-      );
-      if (trainedTokens(packed) > 0) chunks.push(packed);
-    }
-    const refs = await Promise.all(chunks.map((packed) => this.referenceLogprobs(packed, o)));
-
-    const sums = Object.fromEntries(LOSS_TERMS.map(([metric]) => [metric, 0])) as Record<LossMetric, number>;
-    let gradNormSum = 0;
+    const sums = Object.fromEntries(STATS.map((name) => [name, 0])) as Record<StatName, number>;
+    let gradNorm = 0;
+    let criticGradNorm = 0;
     let updates = 0;
     let tokens = 0;
     for (let epoch = 0; epoch < o.epochs; epoch++) {
-      for (let c = 0; c < chunks.length; c++) {
-        const { grads, stats } = this.accumulate(chunks[c], refs[c], o);
-        const { clipped, norm } = clipByGlobalNorm(grads, o.gradClip);
-        // A non-finite norm means a broken batch: skip the update rather than poison the weights (as verl does).
-        if (Number.isFinite(norm)) {
-          const vars = this.policy.trainableVariables();
-          this.optimizer.applyGradients(vars.map((v, i) => ({ name: v.name, tensor: clipped[i] })));
+      for (const chunk of prepared.chunks) {
+        const { actorGrads, criticGrads, stats } = this.accumulate(chunk, o, klCoef, warmingUp);
+        if (!warmingUp) gradNorm += this.applyClipped(this.optimizer, this.policy.trainableVariables(), actorGrads, o.gradClip);
+        if (this.critic !== null && this.criticOptimizer !== null) {
+          criticGradNorm += this.applyClipped(this.criticOptimizer, this.critic.trainableVariables(), criticGrads, o.gradClip);
         }
-        tf.dispose([...grads, ...clipped]);
-        LOSS_TERMS.forEach(([metric], i) => {
-          sums[metric] += stats[i];
+        STATS.forEach((name, i) => {
+          sums[name] += stats[i] ?? 0;
         });
-        gradNormSum += norm;
         updates++;
-        tokens += chunks[c].reduce((sum, p) => sum + p.batch.attentionMask.reduce((a, m) => a + m, 0), 0);
+        tokens += chunk.reduce((sum, micro) => sum + micro.tokens, 0);
       }
     }
+    // Committed only once the step went through: a failed step leaves the estimator and KL state as they were.
+    this.estimatorState = prepared.output.state ?? this.estimatorState;
+    const mean = (x: number): number => (updates > 0 ? x / updates : 0);
+    const measuredKl = o.klPlacement === 'reward' ? prepared.klReward : mean(sums['loss/klRef']);
+    if (this.klController !== null && klCoef > 0) this.klController.update(measuredKl, trajectories.length);
+    const signal = this.signalStats(trajectories, prepared); // staleness against the version that trained
     this.version++;
     const seconds = (this.clock.now() - started) / 1000;
-    const mean = (x: number): number => (updates > 0 ? x / updates : 0);
-    return {
+    const metrics: TrainStepMetrics = {
       'loss/policy': mean(sums['loss/policy']),
       'loss/clipFrac': mean(sums['loss/clipFrac']),
+      'loss/dualClipFrac': mean(sums['loss/dualClipFrac']),
       'loss/approxKl': mean(sums['loss/approxKl']),
       'loss/klRef': mean(sums['loss/klRef']),
       'loss/entropy': mean(sums['loss/entropy']),
       'loss/total': mean(sums['loss/total']),
-      'optim/gradNorm': mean(gradNormSum),
-      'optim/lr': this.lr,
-      ...signalStats,
+      'optim/gradNorm': mean(gradNorm),
+      'optim/lr': lr,
+      'kl/coef': klCoef,
+      'kl/reward': prepared.klReward,
+      ...signal,
       'policy/version': this.version,
       'throughput/trainTokensPerSec': seconds > 0 ? tokens / seconds : 0,
+    };
+    if (this.critic === null || prepared.oldValues === null) return metrics;
+    const { mask } = prepared.layout;
+    return {
+      ...metrics,
+      'loss/value': mean(sums['loss/value']),
+      'loss/valueClipFrac': mean(sums['loss/valueClipFrac']),
+      'critic/explainedVariance': explainedVariance(prepared.output.returns, prepared.oldValues, mask),
+      'critic/valueMean': maskedStats(prepared.oldValues, mask).mean,
+      'optim/criticGradNorm': mean(criticGradNorm),
+      'optim/criticLr': criticLr,
     };
   }
 
   /**
-   * The gradient `trainStep` would apply first (all trajectories as one mini-batch, before
+   * The actor gradient `trainStep` would apply first (all trajectories as one mini-batch, before
    * clipping), as arrays in `trainableVariables()` order. Changes nothing; for tests and diagnostics.
    */
   async computeGradients(
     trajectories: readonly Trajectory[],
     options: Partial<TrainStepOptions> = {},
   ): Promise<{ gradients: Float32Array[]; norm: number; tokenCount: number }> {
-    const o: TrainStepOptions = { ...DEFAULT_TRAIN_STEP_OPTIONS, ...options };
-    checkOptions(o, this.reference !== null);
-    const advantages = this.advantages(trajectories, o);
-    const packed = packTrajectories(trajectories, advantages, { maxTokensPerBatch: o.maxTokensPerBatch, dropZeroAdvantage: o.dropZeroAdvantage });
-    const tokenCount = trainedTokens(packed);
-    if (tokenCount === 0) {
-      return { gradients: this.policy.trainableVariables().map((v) => new Float32Array(v.size)), norm: 0, tokenCount };
+    const o: TrainStepOptions = { ...DEFAULT_TRAIN_STEP_OPTIONS, ...options, miniBatches: 1 };
+    checkTrainStepOptions(o, this.reference !== null, this.critic !== null);
+    const klCoef = this.klCoefFor(o);
+    const prepared = await prepareStep(this.models, trajectories, o, klCoef, this.estimatorState);
+    const chunk = prepared.chunks[0];
+    if (chunk === undefined) {
+      return { gradients: this.policy.trainableVariables().map((v) => new Float32Array(v.size)), norm: 0, tokenCount: 0 };
     }
-    const { grads } = this.accumulate(packed, await this.referenceLogprobs(packed, o), o);
-    const { clipped, norm } = clipByGlobalNorm(grads, Number.POSITIVE_INFINITY); // for the norm only
-    const gradients = await Promise.all(grads.map(async (g) => ((await g.data()) as Float32Array).slice()));
-    tf.dispose([...grads, ...clipped]);
-    return { gradients, norm, tokenCount };
+    const { actorGrads, criticGrads } = this.accumulate(chunk, o, klCoef, false);
+    const { clipped, norm } = clipByGlobalNorm(actorGrads, Number.POSITIVE_INFINITY); // for the norm only
+    const gradients = await Promise.all(actorGrads.map(async (g) => ((await g.data()) as Float32Array).slice()));
+    tf.dispose([...actorGrads, ...criticGrads, ...clipped]);
+    return { gradients, norm, tokenCount: chunk[0].tokenCount };
   }
 
-  /** Optimizer state and version, as named arrays a checkpoint can store. */
+  /** Optimizer states, critic weights, estimator and KL state, and version, as named arrays a checkpoint can store. */
   async getState(): Promise<TrainerState> {
-    const weights = await this.optimizer.getWeights();
-    const [iterations, ...moments] = weights;
-    const optimizer: NamedArray[] = [
-      { name: 'adam/iterations', shape: [], data: Float32Array.of((await iterations.tensor.data())[0]) },
-    ];
-    iterations.tensor.dispose();
-    const internals = this.optimizer as unknown as AdamAccumulators;
-    for (const key of ['accBeta1', 'accBeta2'] as const) {
-      const variable = internals[key];
-      if (variable instanceof tf.Variable) optimizer.push({ name: `adam/${key}`, shape: [], data: ((await variable.data()) as Float32Array).slice() });
+    const optimizer = await this.optimizer.getState();
+    if (this.critic !== null && this.criticOptimizer !== null) optimizer.push(...this.critic.namedArrays(), ...(await this.criticOptimizer.getState()));
+    if (this.estimatorState !== undefined) {
+      optimizer.push({ name: 'estimator/runningBaseline', shape: [], data: Float32Array.of(this.estimatorState.runningBaseline) });
+      optimizer.push({ name: 'estimator/batches', shape: [], data: Float32Array.of(this.estimatorState.batches) });
     }
-    const half = moments.length / 2;
-    for (let i = 0; i < moments.length; i++) {
-      const { tensor } = moments[i];
-      const kind = i < half ? 'm' : 'v';
-      optimizer.push({ name: `adam/${kind}/${i % half}`, shape: [...tensor.shape], data: ((await tensor.data()) as Float32Array).slice() });
-    }
+    if (this.klController !== null) optimizer.push({ name: 'kl/coef', shape: [], data: Float32Array.of(this.klController.coef) });
     return { version: this.version, optimizer };
   }
 
   /** Restores what {@link getState} returned; the next step continues exactly as if never interrupted. */
   async setState(state: TrainerState): Promise<void> {
     const byName = new Map(state.optimizer.map((a) => [a.name, a]));
-    const iterations = byName.get('adam/iterations');
-    if (iterations === undefined) throw InvalidArgumentError.format('state.optimizer', "missing 'adam/iterations'");
-    const vars = this.policy.trainableVariables();
-    const moments: NamedTensor[] = [];
-    for (const kind of ['m', 'v'] as const) {
-      for (let i = 0; i < vars.length; i++) {
-        const entry = byName.get(`adam/${kind}/${i}`);
-        if (entry === undefined) continue;
-        if (entry.shape.join(',') !== vars[i].shape.join(',')) {
-          throw InvalidArgumentError.format(`state.optimizer['adam/${kind}/${i}']`, `shape [${entry.shape}] ≠ variable shape [${vars[i].shape}]`);
-        }
-        moments.push({ name: `${vars[i].name}/${kind}`, tensor: tf.tensor(entry.data, entry.shape, 'float32') });
-      }
+    await this.optimizer.setState(byName, this.policy.trainableVariables());
+    if (this.critic !== null && this.criticOptimizer !== null) {
+      this.critic.loadNamedArrays(byName);
+      await this.criticOptimizer.setState(byName, this.critic.trainableVariables());
     }
-    if (moments.length !== 0 && moments.length !== 2 * vars.length) {
-      throw InvalidArgumentError.format('state.optimizer', `expected Adam moments for all ${vars.length} variables or none, got ${moments.length / 2}`);
-    }
-    const previous = await this.optimizer.getWeights();
-    const iter: NamedTensor = { name: 'iter', tensor: tf.scalar(iterations.data[0], 'int32') };
-    await this.optimizer.setWeights([iter, ...moments]);
-    tf.dispose([iter.tensor, ...moments.map((m) => m.tensor), ...previous.map((p) => p.tensor)]);
-    const internals = this.optimizer as unknown as AdamAccumulators;
-    for (const key of ['accBeta1', 'accBeta2'] as const) {
-      const saved = byName.get(`adam/${key}`);
-      const variable = internals[key];
-      if (saved !== undefined && variable instanceof tf.Variable) {
-        tf.tidy(() => variable.assign(tf.scalar(saved.data[0])));
-      }
-    }
+    const baseline = byName.get('estimator/runningBaseline');
+    const batches = byName.get('estimator/batches');
+    this.estimatorState = baseline && batches ? { runningBaseline: baseline.data[0], batches: batches.data[0] } : undefined;
+    const coef = byName.get('kl/coef');
+    const controller = coef === undefined || this.klOptions.target === null ? null : new KlController({ coef: coef.data[0], ...this.klOptions });
+    this.klController = controller;
     this.version = state.version;
   }
 
-  /** Frees the optimizer's state (not the models). */
+  /** Frees the optimizers' state (not the models, nor the critic). */
   dispose(): void {
     this.optimizer.dispose();
+    this.criticOptimizer?.dispose();
   }
 
-  private advantages(trajectories: readonly Trajectory[], o: TrainStepOptions): Float32Array {
-    return computeAdvantages({
-      rewards: Float32Array.from(trajectories, (t) => t.reward),
-      groupIds: trajectories.map((t) => t.groupId),
-      options: o.estimator,
-    }).advantages;
+  /** Models read by the data preparation (`prepareStep`). */
+  get models(): { policy: TrainableModel; reference: TrainableModel | null; critic: Critic | null } {
+    return { policy: this.policy, reference: this.reference, critic: this.critic };
   }
 
-  /** advantage/mean, advantage/absMean and policy/staleness over every trained token of the step. */
-  private signalStats(trajectories: readonly Trajectory[], advantages: Float32Array): Pick<TrainStepMetrics, 'advantage/mean' | 'advantage/absMean' | 'policy/staleness'> {
+  /** The KL coefficient in force: the adaptive controller's (started at `o.klCoef`) or `o.klCoef`. */
+  private klCoefFor(o: TrainStepOptions): number {
+    if (this.klOptions.target === null || o.klCoef === 0) return o.klCoef;
+    this.klController ??= new KlController({ coef: o.klCoef, ...this.klOptions });
+    return this.klController.coef;
+  }
+
+  /** Clips `grads` to `maxNorm` and applies them (skipped when the norm is not finite, as verl does); returns the pre-clip norm. */
+  private applyClipped(optimizer: AdamW, variables: tf.Variable[], grads: tf.Tensor[], maxNorm: number): number {
+    const { clipped, norm } = clipByGlobalNorm(grads, maxNorm);
+    if (Number.isFinite(norm)) optimizer.apply(variables, clipped);
+    tf.dispose([...grads, ...clipped]);
+    return norm;
+  }
+
+  /** advantage, return and staleness stats over every trained token of the step. */
+  private signalStats(trajectories: readonly Trajectory[], prepared: PreparedStep): Omit<TrainStepMetrics, StatName | 'optim/gradNorm' | 'optim/lr' | 'kl/coef' | 'kl/reward' | 'policy/version' | 'throughput/trainTokensPerSec' | 'optim/criticGradNorm' | 'optim/criticLr' | 'critic/explainedVariance' | 'critic/valueMean'> {
+    const { mask } = prepared.layout;
+    const advantages = maskedStats(prepared.output.advantages, mask);
+    const returns = maskedStats(prepared.output.returns, mask);
+    const absolute = maskedStats(prepared.output.advantages.map(Math.abs), mask);
     let count = 0;
-    let sum = 0;
-    let absSum = 0;
     let staleness = 0;
-    trajectories.forEach((t, i) => {
+    for (const t of trajectories) {
       for (const turn of t.turns) {
         const trained = turn.actionLossMask.reduce((a, m) => a + (m ? 1 : 0), 0);
         count += trained;
-        sum += trained * advantages[i];
-        absSum += trained * Math.abs(advantages[i]);
         staleness += trained * (this.version - turn.policyVersion);
       }
-    });
-    const mean = (x: number): number => (count > 0 ? x / count : 0);
-    return { 'advantage/mean': mean(sum), 'advantage/absMean': mean(absSum), 'policy/staleness': mean(staleness) };
+    }
+    return {
+      'advantage/mean': advantages.mean,
+      'advantage/absMean': absolute.mean,
+      'advantage/std': advantages.std,
+      'advantage/min': advantages.min,
+      'advantage/max': advantages.max,
+      'return/mean': returns.mean,
+      'return/std': returns.std,
+      'return/min': returns.min,
+      'return/max': returns.max,
+      'policy/staleness': count > 0 ? staleness / count : 0,
+    };
   }
 
-  /** [N] reference log-probs per micro-batch, or nulls when the KL term is off. */
-  private async referenceLogprobs(packed: readonly PackedBatch[], o: TrainStepOptions): Promise<(Float32Array | null)[]> {
-    const reference = this.reference;
-    if (o.klCoef === 0 || reference === null) return packed.map(() => null);
-    return Promise.all(
-      packed.map(async ({ batch }) => {
-        const logprobs = tf.tidy(() => reference.forwardTrain(batch, o.temperature).logprobs);
-        const data = ((await logprobs.data()) as Float32Array).slice();
-        logprobs.dispose();
-        return data;
-      }),
-    );
-  }
-
-  /** Sum over micro-batches of the gradient of (masked loss sum / mini-batch trained tokens), plus the loss terms. */
-  private accumulate(packed: readonly PackedBatch[], refs: readonly (Float32Array | null)[], o: TrainStepOptions): { grads: tf.Tensor[]; stats: number[] } {
-    const tokenCount = trainedTokens(packed);
-    if (tokenCount === 0) throw new TurnwiseError('accumulate: no trained tokens in this mini-batch');
-    const vars = this.policy.trainableVariables();
+  /**
+   * Sum over micro-batches of the gradients of the weighted losses: actor gradients (empty while
+   * the critic warms up) and critic gradients (empty without a critic), plus the summed stats.
+   */
+  private accumulate(
+    chunk: readonly MicroBatch[],
+    o: TrainStepOptions,
+    klCoef: number,
+    warmingUp: boolean,
+  ): { actorGrads: tf.Tensor[]; criticGrads: tf.Tensor[]; stats: number[] } {
+    if (chunk.length === 0 || chunk[0].tokenCount === 0) throw new TurnwiseError('accumulate: no trained tokens in this mini-batch');
+    const actorVars = warmingUp ? [] : this.policy.trainableVariables();
+    const critic = this.critic;
+    const vars = [...actorVars, ...(critic?.trainableVariables() ?? [])];
     let acc: tf.Tensor[] | null = null;
     let statsAcc: tf.Tensor1D | null = null;
-    packed.forEach(({ batch, signal }, b) => {
+    for (const micro of chunk) {
       const held: { stats?: tf.Tensor1D } = {};
       const grads = tf.tidy(() => {
-        const ref = refs[b];
         const { grads: named } = tf.variableGrads(() => {
-          const out = this.policy.forwardTrain(batch, o.temperature);
+          const out =
+            critic?.usesPolicyHidden === true
+              ? (this.policy.forwardTrainWithHidden as NonNullable<TrainableModel['forwardTrainWithHidden']>)(micro.batch, o.temperature)
+              : { ...this.policy.forwardTrain(micro.batch, o.temperature), hidden: null };
           const terms = ppoClipLoss(
             {
               logprobs: out.logprobs,
               entropy: out.entropy,
-              oldLogprobs: tf.tensor1d(signal.oldLogprobs),
-              advantages: tf.tensor1d(signal.advantages),
-              lossMask: tf.tensor1d(signal.lossMask),
-              refLogprobs: ref === null ? null : tf.tensor1d(ref),
+              oldLogprobs: tf.tensor1d(micro.oldLogprobs),
+              advantages: tf.tensor1d(micro.advantages),
+              lossMask: tf.tensor1d(micro.lossMask),
+              refLogprobs: micro.refLogprobs === null ? null : tf.tensor1d(micro.refLogprobs),
+              weights: tf.tensor1d(micro.weights),
             },
-            { clipRatio: o.clipRatio, klCoef: o.klCoef, entropyCoef: o.entropyCoef, tokenCount },
+            { clipRatio: o.clipRatio, klCoef, entropyCoef: o.entropyCoef, tokenCount: micro.tokenCount, dualClip: o.dualClip, klEstimator: o.klEstimator },
           );
-          held.stats = tf.keep(tf.stack(LOSS_TERMS.map(([, term]) => terms[term])) as tf.Tensor1D);
-          return terms.total;
+          let total: tf.Scalar = warmingUp ? tf.scalar(0) : terms.total;
+          let value = { loss: tf.scalar(0), clipFrac: tf.scalar(0) };
+          if (critic !== null && micro.oldValues !== null) {
+            value = valueLoss(
+              {
+                values: critic.values(micro.batch, out.hidden),
+                oldValues: tf.tensor1d(micro.oldValues),
+                returns: tf.tensor1d(micro.returns),
+                weights: tf.tensor1d(micro.weights),
+                tokenWeights: tf.tensor1d(micro.tokenWeights),
+              },
+              { valueClip: o.valueClip },
+            );
+            total = tf.add(total, tf.mul(value.loss, critic.usesPolicyHidden ? o.valueCoef : 1)) as tf.Scalar;
+          }
+          const stats = [terms.total, terms.policy, terms.klRef, terms.entropy, terms.clipFrac, terms.dualClipFrac, terms.approxKl, value.loss, value.clipFrac];
+          held.stats = tf.keep(tf.stack(stats) as tf.Tensor1D);
+          return total;
         }, vars);
         return vars.map((v) => named[v.name] ?? tf.zerosLike(v));
       });
@@ -411,10 +380,16 @@ export class GrpoTrainer {
       if (statsAcc !== null) tf.dispose([statsAcc, stats]);
       acc = nextAcc;
       statsAcc = nextStats;
-    });
+    }
     const finalStats = statsAcc as tf.Tensor1D | null;
     const stats = finalStats === null ? [] : Array.from(finalStats.dataSync());
     finalStats?.dispose();
-    return { grads: acc ?? [], stats };
+    const all = acc ?? [];
+    return { actorGrads: all.slice(0, actorVars.length), criticGrads: all.slice(actorVars.length), stats };
   }
 }
+
+/** The first slice's name for {@link PolicyTrainer} (it trained GRPO only); kept so existing call sites read on. */
+export const GrpoTrainer = PolicyTrainer;
+/** @see PolicyTrainer */
+export type GrpoTrainer = PolicyTrainer;

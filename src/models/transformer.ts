@@ -45,6 +45,12 @@ export interface TrainForward {
   readonly entropy: tf.Tensor1D;
 }
 
+/** Output of {@link TransformerModel.forwardTrainWithHidden}: the train forward plus what a value head reads. */
+export interface TrainForwardWithHidden extends TrainForward {
+  /** [N, dModel] final-normed hidden state at each target position (the LM head's input). */
+  readonly hidden: tf.Tensor2D;
+}
+
 /** HF checkpoints carry these buffers; they are recomputed here, so loading skips them. */
 const IGNORED_CHECKPOINT_SUFFIXES = ['rotary_emb.inv_freq'];
 
@@ -146,6 +152,21 @@ export class TransformerModel {
    * Call inside `tf.variableGrads`; the caller disposes the returned tensors.
    */
   forwardTrain(batch: TrainBatch, temperature: number): TrainForward {
+    return this.trainForward(batch, temperature, false);
+  }
+
+  /**
+   * {@link forwardTrain} plus the final-normed hidden states at the target positions, for a value
+   * head on the policy trunk (PPO with a shared critic). Same math, one decoder pass.
+   * @example
+   * const { logprobs, hidden } = model.forwardTrainWithHidden(batch, 1); // hidden [N, dModel]
+   */
+  forwardTrainWithHidden(batch: TrainBatch, temperature: number): TrainForwardWithHidden {
+    return this.trainForward(batch, temperature, true) as TrainForwardWithHidden;
+  }
+
+  /** The shared training forward; the hidden rows are returned (kept out of the tidy) only when asked for. */
+  private trainForward(batch: TrainBatch, temperature: number, withHidden: boolean): TrainForward | TrainForwardWithHidden {
     this.checkAlive();
     validateTrainBatch(batch, this.config);
     if (!(temperature > 0)) throw InvalidArgumentError.format('temperature', `expected > 0, got ${temperature}`);
@@ -162,12 +183,32 @@ export class TransformerModel {
       const rope = this.ropeFor(positions, b, t);
       const hidden = this.decoder(batch.inputIds, b, t, rope, (_, q, k, val) => attend(q, k, val, mask)); // [B*T, d]
       const selected = tf.gather(hidden, tf.tensor1d(batch.targetPositions, 'int32')); // [N, d]
-      let logits = tf.div(this.head(selected), temperature); // [N, V]
+      const normed = this.finalNorm(selected); // [N, d]
+      let logits = tf.div(this.project(normed), temperature); // [N, V]
       if (constraint !== null) logits = tf.add(logits, tf.tensor2d(constraint, [n, v]));
       const both = targetLogProbsAndEntropy(logits as tf.Tensor2D, tf.tensor2d(oneHot, [n, v])); // [2, N]
       const logprobs = tf.reshape(tf.slice(both, [0, 0], [1, n]), [n]) as tf.Tensor1D;
       const entropy = tf.reshape(tf.slice(both, [1, 0], [1, n]), [n]) as tf.Tensor1D;
-      return { logprobs, entropy };
+      return withHidden ? { logprobs, entropy, hidden: normed } : { logprobs, entropy };
+    });
+  }
+
+  /**
+   * Final-normed hidden states at `batch.targetPositions`, `[N, dModel]`, without the LM head: the
+   * trunk of a separate critic model. Call inside `tf.variableGrads` to train it.
+   * @example const hidden = critic.forwardHidden(batch); // [N, dModel]
+   */
+  forwardHidden(batch: TrainBatch): tf.Tensor2D {
+    this.checkAlive();
+    validateTrainBatch(batch, this.config);
+    const { batchSize: b, seqLen: t } = batch;
+    const positions = positionsFromMask(batch.attentionMask, b, t, new Int32Array(b));
+    const maskValues = attentionMask(new Uint8Array(0), 0, batch.attentionMask, b, t);
+    return tf.tidy(() => {
+      const mask = tf.tensor4d(maskValues, [b, 1, t, t]);
+      const rope = this.ropeFor(positions, b, t);
+      const hidden = this.decoder(batch.inputIds, b, t, rope, (_, q, k, val) => attend(q, k, val, mask)); // [B*T, d]
+      return this.finalNorm(tf.gather(hidden, tf.tensor1d(batch.targetPositions, 'int32')));
     });
   }
 
@@ -292,7 +333,16 @@ export class TransformerModel {
 
   /** Final norm + LM head on selected rows: `[n, d] -> [n, vocab]`. */
   private head(hidden: tf.Tensor2D): tf.Tensor2D {
-    const normed = rmsNorm(hidden, this.weight1d('model.norm.weight'), this.config.rmsNormEps);
+    return this.project(this.finalNorm(hidden));
+  }
+
+  /** Final RMSNorm: `[n, d] -> [n, d]`. */
+  private finalNorm(hidden: tf.Tensor2D): tf.Tensor2D {
+    return rmsNorm(hidden, this.weight1d('model.norm.weight'), this.config.rmsNormEps);
+  }
+
+  /** LM head on normed rows: `[n, d] -> [n, vocab]`. */
+  private project(normed: tf.Tensor2D): tf.Tensor2D {
     if (this.config.tieEmbeddings) return tf.matMul(normed, this.weight2d('model.embed_tokens.weight'), false, true);
     return tf.matMul(normed, this.weight2d('lm_head.weight')); // stored [d, V]
   }

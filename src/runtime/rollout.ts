@@ -14,6 +14,9 @@ import type { Trajectory } from '../core/types.js';
 import type { EnvironmentSpec } from '../envs/environment.js';
 import { buildContext, type ContextPolicy, encodeActionChoices } from '../models/context.js';
 import type { Tokenizer } from '../models/tokenizer.js';
+import type { EpisodeActRequest, EpisodeActResult } from '../actors/episode.js';
+import { InvalidArgumentError } from '../core/errors.js';
+import { TEXT_POLICY_VERSION, type TextPolicy } from '../policies/text-policy.js';
 import type { Bus } from './bus.js';
 import { remoteEpisodeEffects, type Served, serveEnvSession } from './wiring.js';
 
@@ -35,13 +38,20 @@ export interface RolloutOptions {
   readonly envSettings: Readonly<Record<string, unknown>>;
   /** Environment instances (and so episodes in flight). */
   readonly poolSize: number;
-  readonly tokenizer: Tokenizer;
-  readonly context: ContextPolicy;
+  /** Builds token contexts for the samplers; required unless `textPolicy` is given. */
+  readonly tokenizer?: Tokenizer;
+  /** Context layout of token contexts; required unless `textPolicy` is given. */
+  readonly context?: ContextPolicy;
   /** Constrain decoding to the environment's available actions when it lists them. */
   readonly constrained: boolean;
   readonly envTimeoutMs: number;
   readonly actTimeoutMs: number;
   readonly clock: Clock;
+  /**
+   * Act through a text-level policy (a remote chat model) instead of the samplers on the bus. Its
+   * turns keep empty token fields and policy version {@link TEXT_POLICY_VERSION}.
+   */
+  readonly textPolicy?: TextPolicy;
 }
 
 /** Mixes a per-episode seed and a turn index into a 31-bit per-turn seed (splitmix-style). */
@@ -71,6 +81,9 @@ export class RolloutRunner {
   private nextSessionId = 0;
 
   constructor(private readonly options: RolloutOptions) {
+    if (!options.textPolicy && (!options.tokenizer || !options.context)) {
+      throw InvalidArgumentError.format('rollout.tokenizer', 'a tokenizer and a context policy are required unless a textPolicy is given');
+    }
     const probe = options.spec.create({ settings: options.envSettings });
     this.instruction = probe.instruction();
     void probe.close();
@@ -129,10 +142,12 @@ export class RolloutRunner {
     const instruction = this.instruction;
     const codec = {
       toActRequest: (request: Parameters<typeof buildContextRequest>[0]) =>
-        buildContextRequest(request, tokenizer, instruction, context, constrained, plan.seed),
-      decode: (tokens: Int32Array) => tokenizer.decode(tokens),
+        buildContextRequest(request, tokenizer as Tokenizer, instruction, context as ContextPolicy, constrained, plan.seed),
+      decode: (tokens: Int32Array) => (tokenizer as Tokenizer).decode(tokens),
     };
-    const effects = remoteEpisodeEffects(bus, runId, session.id, codec, { envTimeoutMs, actTimeoutMs });
+    const remote = remoteEpisodeEffects(bus, runId, session.id, codec, { envTimeoutMs, actTimeoutMs });
+    const { textPolicy } = this.options;
+    const effects = textPolicy ? { ...remote, act: textAct(textPolicy, plan) } : remote;
     const actor = createActor(withEpisodeEffects(effects), {
       input: {
         taskId: plan.taskId,
@@ -158,6 +173,24 @@ export class RolloutRunner {
   async close(): Promise<void> {
     for (const session of this.free.splice(0)) session.stop();
   }
+}
+
+/** The episode's `act` effect for a text policy: same per-turn seed as the token path, empty token fields. */
+function textAct(policy: TextPolicy, plan: EpisodePlan) {
+  return async (request: EpisodeActRequest, signal: AbortSignal): Promise<EpisodeActResult> => {
+    const reply = await policy.act(
+      {
+        episodeId: plan.trajectoryId,
+        instruction: request.instruction,
+        turns: request.turns.map((t) => ({ observationText: t.observationText, actionText: t.actionText })),
+        observation: request.observation,
+        seed: turnSeed(plan.seed, request.turns.length),
+      },
+      signal,
+    );
+    const empty = { tokens: new Int32Array(0), logprobs: new Float32Array(0), lossMask: new Uint8Array(0), constraint: null, policyVersion: TEXT_POLICY_VERSION };
+    return { actText: reply.text, result: empty, promptTokens: new Int32Array(0) };
+  };
 }
 
 /** Builds the sampler request for an episode's turn: exact context ids, action choices, seed. */

@@ -119,7 +119,7 @@ describe('computeAdvantages', () => {
     const options = { name: 'ppo-magic', normalizeStd: true, epsilon: 0 } as unknown as EstimatorOptions;
     expect(() => computeAdvantages({ rewards: Float32Array.of(1), groupIds: ['g'], options })).toThrow(InvalidArgumentError);
     expect(() => computeAdvantages({ rewards: Float32Array.of(1), groupIds: ['g'], options })).toThrow(
-      /options\.name.*unknown advantage estimator 'ppo-magic'; valid names: grpo/,
+      /options\.name.*unknown advantage estimator 'ppo-magic'; valid names: gae, grpo, rloo, reinforcePlusPlus, reinforce/,
     );
     expect(estimatorNames).toEqual(['grpo']);
   });

@@ -65,6 +65,7 @@ const handOptions: PolicyLossOptions = { clipRatio: 0.2, klCoef: 0.1, entropyCoe
 const handExpected: PolicyLossTerms<number> = {
   policy: -0.625,
   clipFrac: 0.5,
+  dualClipFrac: 0,
   approxKl: -Math.log(0.825) / 4,
   entropy: 0.5,
   klRef: 0.125,

@@ -5,14 +5,13 @@
  * go through`) run their primitive plan until it completes, the instruction is decided, or the
  * primitive budget runs out. Reward is MiniGrid's `1 - 0.9 * steps / maxSteps` on success, else 0.
  */
-import { EnvironmentError } from '../../core/errors.js';
+import { EnvironmentError, InvalidConfigError } from '../../core/errors.js';
 import type { Observation, StepResult } from '../../core/types.js';
 import type { Environment, EnvironmentOptions } from '../environment.js';
 import { parseAction } from '../parse-action.js';
 import { babyaiTaskOf } from './catalog.js';
 import { Act } from './constants.js';
 import type { Instruction } from './instructions.js';
-import { implementedLevelNames } from './levels/index.js';
 import { generateLevel } from './levels/level.js';
 import { renderWorld } from './render.js';
 import type { TextState } from './text.js';
@@ -36,7 +35,7 @@ export const BABYAI_INSTRUCTION = [
   '- drop',
   '- go through <door> <id>: the door must be open.',
   '- toggle and go through <door> <id>: for a closed or locked door; a locked door needs a key of its colour.',
-  '- toggle: open the closed or locked door right in front of you.',
+  '- toggle: open or close the door right in front of you (a locked door needs a key of its colour), or open the box in front of you.',
   '- check available actions',
   '',
   'Reply in this format:',
@@ -67,8 +66,16 @@ export class BabyAIEnvironment implements Environment {
   private closed = false;
   private levelName = '';
 
-  // Options are accepted for symmetry with other environments; level selection only shapes the catalog.
-  constructor(readonly options: EnvironmentOptions = {}) {}
+  private readonly keepSequenceWords: boolean;
+
+  // Level selection (`settings.levels`) only shapes the catalog; `settings.sequenceWords` shapes the goal text.
+  constructor(readonly options: EnvironmentOptions = {}) {
+    const keep = options.settings?.sequenceWords;
+    if (keep !== undefined && typeof keep !== 'boolean') {
+      throw new InvalidConfigError('settings.sequenceWords', `expected true or false, got ${JSON.stringify(keep)}`);
+    }
+    this.keepSequenceWords = keep === true;
+  }
 
   instruction(): string {
     return BABYAI_INSTRUCTION;
@@ -79,14 +86,12 @@ export class BabyAIEnvironment implements Environment {
     this.assertOpen('reset');
     if (!Number.isInteger(index) || index < 0) throw new EnvironmentError(NAME, `reset: task index must be a non-negative integer, got ${index}`);
     const { level, seed } = babyaiTaskOf(index);
-    if (level.generator === undefined) {
-      throw new EnvironmentError(NAME, `level ${level.gymId} (task ${NAME}_${index}) is not implemented yet; implemented levels: ${implementedLevelNames().join(', ')}`);
-    }
     const generated = generateLevel(level.generator, level.name, seed);
     this.world = generated.world;
     this.instr = generated.instruction;
-    // AgentGym rewrites sequencing words so the goal reads as one conjunction.
-    this.mission = generated.mission.replace(/\bthen\b/g, 'and').replace(/\bafter you\b/g, 'and');
+    // AgentGym rewrites sequencing words so the goal reads as one conjunction (the order is lost:
+    // `settings.sequenceWords: true` keeps BabyAI's "then" / "after you").
+    this.mission = this.keepSequenceWords ? generated.mission : generated.mission.replace(/\bthen\b/g, 'and').replace(/\bafter you\b/g, 'and');
     this.levelName = level.name;
     this.done = false;
     this.state = this.text.observe(this.world);
@@ -155,6 +160,15 @@ export class BabyAIEnvironment implements Environment {
   render(): string {
     if (this.world === null) return '(no episode)';
     return renderWorld(this.world, this.mission);
+  }
+
+  /**
+   * The true state of the current episode, for planners and tests (never shown to the agent):
+   * the world, the instruction with its verifier state, and the current text view.
+   */
+  trueState(): { world: GridWorld; instruction: Instruction; text: TextState } | null {
+    if (this.world === null || this.instr === null || this.state === null) return null;
+    return { world: this.world, instruction: this.instr, text: this.state };
   }
 
   /** The goal of the current episode ("go to the red ball"). */

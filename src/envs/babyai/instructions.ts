@@ -1,8 +1,8 @@
 /**
  * BabyAI instructions and their verifiers (`minigrid/envs/babyai/core/verifier.py` semantics):
  * object descriptions that match by colour/type/location with "the" (one match) or "a" (several),
- * and action instructions `go to`, `pick up`, `open`. Sequencing (`and`, `then`, `after you`) and
- * `put next to` plug in as further {@link Instruction} implementations.
+ * and action instructions `go to`, `pick up`, `open`, `put next to`. Sequencing (`and`, `then`,
+ * `after you`) lives in `sequence.ts`.
  */
 import type { Color, DescribableType, LocName, PrimitiveAction } from './constants.js';
 import { Act, DIR_DX, DIR_DY } from './constants.js';
@@ -96,7 +96,15 @@ export interface Instruction {
   updateObjsPoss(world: GridWorld): void;
   /** Navigations the instruction needs at most; sets the primitive step budget (BabyAI `num_navs_needed`). */
   readonly navs: number;
+  /**
+   * The action instructions still to carry out, in an order the verifier accepts (for bots:
+   * `before` lists its first part first, `after` its second part first, `and` what is not done yet).
+   */
+  pending(): ActionInstr[];
 }
+
+/** A single-action instruction (a leaf of the instruction tree). */
+export type ActionInstr = GoToInstr | PickupInstr | OpenInstr | PutNextInstr;
 
 /**
  * "go to <desc>": success when a matching object is in the cell in front of the agent.
@@ -120,6 +128,9 @@ export class GoToInstr implements Instruction {
   }
   updateObjsPoss(world: GridWorld): void {
     this.desc.findMatching(world, false);
+  }
+  pending(): ActionInstr[] {
+    return [this];
   }
 }
 
@@ -154,6 +165,9 @@ export class PickupInstr implements Instruction {
   updateObjsPoss(world: GridWorld): void {
     this.desc.findMatching(world, false);
   }
+  pending(): ActionInstr[] {
+    return [this];
+  }
 }
 
 /**
@@ -182,5 +196,65 @@ export class OpenInstr implements Instruction {
   }
   updateObjsPoss(world: GridWorld): void {
     this.desc.findMatching(world, false);
+  }
+  pending(): ActionInstr[] {
+    return [this];
+  }
+}
+
+/** Whether two cells are 4-neighbours (BabyAI `pos_next_to`). */
+function nextTo(ax: number, ay: number, bx: number, by: number): boolean {
+  return Math.abs(ax - bx) + Math.abs(ay - by) === 1;
+}
+
+/**
+ * "put <move> next to <fixed>": success when a drop leaves the object just carried (one of
+ * `move`) next to a position of `fixed`. `strict` fails the episode on picking up while carrying.
+ * @example new PutNextInstr(new ObjDesc('ball', 'red'), new ObjDesc('key', 'blue'))
+ */
+export class PutNextInstr implements Instruction {
+  readonly kind = 'putNext' as const;
+  readonly navs = 2;
+  private preCarrying: WorldObj | null = null;
+  constructor(
+    readonly descMove: ObjDesc,
+    readonly descFixed: ObjDesc,
+    readonly strict = false,
+  ) {}
+  surface(world: GridWorld): string {
+    return `put ${this.descMove.surface(world)} next to ${this.descFixed.surface(world)}`;
+  }
+  resetVerifier(world: GridWorld): void {
+    this.preCarrying = null;
+    this.descMove.findMatching(world);
+    this.descFixed.findMatching(world);
+  }
+  /** Whether some `move` object already lies next to a `fixed` position (generation rejects that). */
+  objsNext(world: GridWorld): boolean {
+    for (const obj of this.descMove.objSet) {
+      const at = world.grid.find(obj);
+      if (at === null) continue;
+      for (const [x, y] of this.descFixed.objPoss) if (nextTo(at.x, at.y, x, y)) return true;
+    }
+    return false;
+  }
+  verify(world: GridWorld, action: PrimitiveAction): VerifyStatus {
+    const before = this.preCarrying;
+    this.preCarrying = world.carrying;
+    if (this.strict && action === Act.pickup && world.carrying !== null) return 'failure';
+    if (action !== Act.drop || before === null || !this.descMove.objSet.includes(before)) return 'continue';
+    // The dropped object lies in front of the agent.
+    const ax = world.frontX;
+    const ay = world.frontY;
+    if (world.grid.get(ax, ay) !== before) return 'continue';
+    for (const [x, y] of this.descFixed.objPoss) if (nextTo(ax, ay, x, y)) return 'success';
+    return 'continue';
+  }
+  updateObjsPoss(world: GridWorld): void {
+    this.descMove.findMatching(world, false);
+    this.descFixed.findMatching(world, false);
+  }
+  pending(): ActionInstr[] {
+    return [this];
   }
 }

@@ -103,6 +103,8 @@ export class RoomLayout {
 export class LevelBuilder {
   readonly layout: RoomLayout;
   readonly world: GridWorld;
+  /** Object the agent starts carrying (taken off the grid after the verifier is reset; PutNext `start_carrying`). */
+  startCarrying: WorldObj | null = null;
 
   constructor(
     readonly rng: Rng,
@@ -124,6 +126,21 @@ export class LevelBuilder {
   /** Uniform element. */
   randElem<T>(items: readonly T[]): T {
     return this.rng.pick(items);
+  }
+
+  /** Fair coin (MiniGrid `_rand_bool`). */
+  randBool(): boolean {
+    return this.rng.int(2) === 0;
+  }
+
+  /** Uniform float in [0, 1). */
+  randFloat(): number {
+    return this.rng.next();
+  }
+
+  /** Uniform colour (MiniGrid `_rand_color`). */
+  randColor(): Color {
+    return this.rng.pick(COLORS);
   }
 
   /** `n` distinct elements, drawn one by one (MiniGrid `_rand_subset`). */
@@ -220,7 +237,7 @@ export class LevelBuilder {
       while (room.neighbors[idx] === null || room.doors[idx] !== null);
     }
     const c = color ?? this.randElem(COLORS);
-    const isLocked = locked ?? this.rng.int(2) === 0;
+    const isLocked = locked ?? this.randBool();
     if (room.doors[idx] !== null) throw new RangeError(`addDoor: room (${i}, ${j}) already has a door on wall ${idx}`);
     const pos = room.doorPos[idx];
     const neighbor = room.neighbors[idx];
@@ -324,8 +341,11 @@ export class LevelBuilder {
     }
   }
 
-  /** Rejects the attempt unless every object can be reached without moving another (BabyAI `check_objs_reachable`). */
-  checkObjsReachable(): void {
+  /**
+   * Rejects the attempt unless every object can be reached without moving another (BabyAI
+   * `check_objs_reachable`); with `raise` false, answers instead.
+   */
+  checkObjsReachable(raise = true): boolean {
     const grid = this.world.grid;
     const seen = new Uint8Array(grid.width * grid.height);
     const stack: number[] = [this.world.agentX, this.world.agentY];
@@ -341,8 +361,12 @@ export class LevelBuilder {
     for (let k = 0; k < grid.cells.length; k++) {
       const cell = grid.cells[k] ?? null;
       if (cell === null || cell.type === 'wall') continue;
-      if (seen[k] === 0) throw new RejectSampling(`unreachable object at (${k % grid.width}, ${Math.floor(k / grid.width)})`);
+      if (seen[k] === 0) {
+        if (!raise) return false;
+        throw new RejectSampling(`unreachable object at (${k % grid.width}, ${Math.floor(k / grid.width)})`);
+      }
     }
+    return true;
   }
 
   /** Opens every door of the level. */

@@ -173,8 +173,12 @@ export class TextRenderer {
       if (plan === null) errors.set(key, `You cannot go to ${o.name} ${o.number}, as there is no path leading to it.`);
       else plans.set(key, plan);
     }
+    // Beyond AgentGym (which offers `toggle` only for a closed door it can open): an open door in
+    // front can be closed and a box in front opened, so that every BabyAI level stays solvable
+    // (re-opening a door an instruction names; KeyInBox's key is inside a box).
+    if (front !== null && ((front.type === 'door' && front.isOpen) || front.type === 'box')) plans.set('toggle', [Act.toggle]);
     plans.set(CHECK_ACTIONS, []);
-    if (!plans.has('toggle')) errors.set('toggle', 'There is no closed door right in front of you to toggle.');
+    if (!plans.has('toggle')) errors.set('toggle', 'There is nothing right in front of you that you can toggle.');
     return { plans, errors };
   }
 }

@@ -1,9 +1,13 @@
 /**
  * `Go to` levels (BabyAI ICLR 2019, `minigrid/envs/babyai/goto.py`).
  */
+import type { DescribableType } from '../constants.js';
 import { GoToInstr, ObjDesc } from '../instructions.js';
+import type { LevelBuilder, Room } from '../room-grid.js';
 import { RejectSampling } from '../room-grid.js';
+import type { WorldObj } from '../world-object.js';
 import type { LevelGenerator } from './level.js';
+import { levelGen } from './levelgen.js';
 
 /**
  * GoToRedBallGrey: one 8x8 room, a red ball and 7 grey distractors.
@@ -109,5 +113,97 @@ export const goToDoor: LevelGenerator = {
     b.placeAgent(1, 1);
     const door = b.randElem(doors);
     return new GoToInstr(new ObjDesc('door', door.color));
+  },
+};
+
+/**
+ * GoTo over a rows x cols maze of rooms joined by closed doors (GoToObjMazeS7: 7x7 rooms, one
+ * object): go to one of `numDists` objects, possibly in another room.
+ * @example generateLevel(goToMaze(7, 1), 'GoToObjMazeS7', 0)
+ */
+export function goToMaze(roomSize: number, numDists: number): LevelGenerator {
+  return {
+    shape: { roomSize, numRows: 3, numCols: 3 },
+    genMission(b) {
+      b.placeAgent();
+      b.connectAll();
+      const objs = b.addDistractors(undefined, undefined, numDists, false);
+      b.checkObjsReachable();
+      const obj = b.randElem(objs);
+      return new GoToInstr(new ObjDesc(obj.type as DescribableType, obj.color));
+    },
+  };
+}
+
+/**
+ * GoToImpUnlock: go to an object inside a locked room; its key lies in another room.
+ * @example generateLevel(goToImpUnlock, 'GoToImpUnlock', 0)
+ */
+export const goToImpUnlock: LevelGenerator = {
+  shape: { roomSize: 8, numRows: 3, numCols: 3 },
+  genMission(b) {
+    const lockedRoom = addLockedRoomWithKey(b);
+    b.connectAll();
+    for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) if (b.layout.room(i, j) !== lockedRoom.room) b.addDistractors(i, j, 2, false);
+    placeAgentOutside(b, lockedRoom.room);
+    b.checkObjsReachable();
+    const [obj] = b.addDistractors(lockedRoom.i, lockedRoom.j, 1, false);
+    if (obj === undefined) throw new RejectSampling('no object');
+    return new GoToInstr(new ObjDesc(obj.type as DescribableType, obj.color));
+  },
+};
+
+/**
+ * A locked door on a random wall of a random room, and a key of its colour in another room
+ * (the opening of GoToImpUnlock and Unlock).
+ * @example const { room, door } = addLockedRoomWithKey(b);
+ */
+export function addLockedRoomWithKey(b: LevelBuilder, keyInOtherRoom = true): { room: Room; i: number; j: number; door: WorldObj } {
+  const i = b.randInt(0, b.layout.numCols);
+  const j = b.randInt(0, b.layout.numRows);
+  const [door] = b.addDoor(i, j, undefined, undefined, true);
+  const room = b.layout.room(i, j);
+  if (keyInOtherRoom) {
+    for (;;) {
+      const ik = b.randInt(0, b.layout.numCols);
+      const jk = b.randInt(0, b.layout.numRows);
+      if (ik === i && jk === j) continue;
+      b.addObject(ik, jk, 'key', door.color);
+      break;
+    }
+  }
+  return { room, i, j, door };
+}
+
+/**
+ * Places the agent in a random room other than `room`.
+ * @example placeAgentOutside(b, lockedRoom)
+ */
+export function placeAgentOutside(b: LevelBuilder, room: Room): void {
+  for (;;) {
+    b.placeAgent();
+    if (b.layout.roomAt(b.world.agentX, b.world.agentY) !== room) return;
+  }
+}
+
+/**
+ * GoToSeqS5R2: a 2x2 maze of 5x5 rooms, 4 distractors, a sequence of go-to instructions.
+ * @example generateLevel(goToSeq, 'GoToSeqS5R2', 0).mission // e.g. 'go to a box and go to the red key, then go to a ball'
+ */
+export const goToSeq: LevelGenerator = levelGen({ roomSize: 5, numRows: 2, numCols: 2, numDists: 4, actionKinds: ['goto'], lockedRoomProb: 0, locations: false, unblocking: false });
+
+/**
+ * GoToObjDoor: the middle room of a 3x3 grid of 8x8 rooms holds 8 objects and 4 doors; go to one.
+ * @example generateLevel(goToObjDoor, 'GoToObjDoor', 0)
+ */
+export const goToObjDoor: LevelGenerator = {
+  shape: { roomSize: 8, numRows: 3, numCols: 3 },
+  genMission(b) {
+    b.placeAgent(1, 1);
+    const objs: WorldObj[] = b.addDistractors(1, 1, 8, false);
+    for (let k = 0; k < 4; k++) objs.push(b.addDoor(1, 1)[0]);
+    b.checkObjsReachable();
+    const obj = b.randElem(objs);
+    return new GoToInstr(new ObjDesc(obj.type as DescribableType, obj.color));
   },
 };

@@ -1,11 +1,14 @@
 /**
- * What a BabyAI level is: a name, a reporting category and (when implemented) a generator that
- * builds a grid, an agent pose and an instruction from a random stream.
+ * What a BabyAI level is: a name, a reporting category and a generator that builds a grid, an
+ * agent pose and an instruction from a random stream.
  */
+import { EnvironmentError } from '../../../core/errors.js';
 import { Rng } from '../../../core/rng.js';
 import type { Instruction } from '../instructions.js';
-import { LevelBuilder, RejectSampling } from '../room-grid.js';
+import { RejectSampling } from '../room-grid.js';
+import { LevelBuilder } from '../room-grid.js';
 import type { GridWorld } from '../world.js';
+import { validateInstruction } from './validate.js';
 
 /** Room-grid shape a level is built on. */
 export interface LevelShape {
@@ -20,6 +23,11 @@ export interface LevelShape {
 export interface LevelGenerator {
   readonly shape: LevelShape;
   readonly genMission: (b: LevelBuilder) => Instruction;
+  /**
+   * BabyAI `LevelGen.unblocking`: when true, instructions naming a key whose colour opens a locked
+   * door are rejected (they would let the agent succeed by accident or get stuck).
+   */
+  readonly unblocking?: boolean;
 }
 
 /** A generated episode start. */
@@ -28,10 +36,15 @@ export interface GeneratedLevel {
   readonly instruction: Instruction;
   /** Mission text, e.g. "go to the red ball". */
   readonly mission: string;
+  /** Rejected attempts before this one (0 = first draw accepted). */
+  readonly rejections: number;
 }
 
-/** Reporting categories of BabyAI levels. */
-export type LevelCategory = 'GoTo' | 'Open' | 'Pickup' | 'PutNext' | 'Unlock' | 'Find' | 'Synth';
+/**
+ * Reporting categories of BabyAI levels. `GoTo`, `Pickup`, `AOD`, `Find`, `Room`, `SLoc` are the
+ * names AgentGym-RL reports under; the others group the remaining levels by their BabyAI family.
+ */
+export type LevelCategory = 'GoTo' | 'Pickup' | 'AOD' | 'Find' | 'Room' | 'SLoc' | 'Open' | 'PutNext' | 'Unlock' | 'Synth';
 
 /** One entry of the 40-level list. */
 export interface LevelSpec {
@@ -40,34 +53,42 @@ export interface LevelSpec {
   /** Gymnasium id, e.g. `BabyAI-GoToRedBall-v0`. */
   readonly gymId: string;
   readonly category: LevelCategory;
-  /** Absent while the level is only listed. */
-  readonly generator?: LevelGenerator;
+  readonly generator: LevelGenerator;
 }
 
-const MAX_ATTEMPTS = 1000;
+/** Attempts before generation gives up (no level comes near it: see the bot benchmark). */
+export const MAX_ATTEMPTS = 1000;
 
 /**
- * Builds level `spec` for `seed`, deterministically: same (level, seed), same episode.
- * Rejected attempts continue the same random stream, as MiniGrid's rejection sampling does.
- * @example const { world, mission } = generateLevel(GO_TO_RED_BALL, 3);
+ * Builds a level for `seed`, deterministically: same (level, seed), same episode. The first
+ * attempt draws from the level's stream; rejected attempt k redraws from the fork
+ * `reject/k` of it, so every attempt is a pure function of (level, seed, k) and generation
+ * stops after {@link MAX_ATTEMPTS} with an error naming the level and seed.
+ * @example const { world, mission } = generateLevel(goToRedBall, 'GoToRedBall', 3);
  */
 export function generateLevel(generator: LevelGenerator, levelName: string, seed: number): GeneratedLevel {
-  const rng = Rng.fromSeed(seed).fork(`babyai/${levelName}`);
+  const base = Rng.fromSeed(seed).fork(`babyai/${levelName}`);
   const { roomSize, numRows, numCols } = generator.shape;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const rng = attempt === 0 ? base : base.fork('reject', attempt);
     const b = new LevelBuilder(rng, roomSize, numRows, numCols);
-    let instruction: Instruction;
     try {
-      instruction = generator.genMission(b);
+      const instruction = generator.genMission(b);
+      validateInstruction(b, instruction, generator.unblocking === true);
       const mission = instruction.surface(b.world);
       instruction.resetVerifier(b.world);
       const world = b.world;
+      if (b.startCarrying !== null) {
+        const at = world.grid.find(b.startCarrying);
+        if (at !== null) world.grid.set(at.x, at.y, null);
+        world.carrying = b.startCarrying;
+      }
       world.maxSteps = generator.shape.maxSteps ?? instruction.navs * roomSize * roomSize * numRows * numCols;
-      return { world, instruction, mission };
+      return { world, instruction, mission, rejections: attempt };
     } catch (error) {
       if (error instanceof RejectSampling) continue;
       throw error;
     }
   }
-  throw new RangeError(`generateLevel: ${levelName} seed ${seed} rejected ${MAX_ATTEMPTS} attempts`);
+  throw new EnvironmentError('babyai', `level ${levelName} seed ${seed}: generation rejected ${MAX_ATTEMPTS} attempts`);
 }
