@@ -8,6 +8,7 @@ import './frozenlake/register.js';
 import './textcraft/register.js';
 import './agentgym/register.js';
 import './sql/register.js';
+import './deepsearch/register.js';
 export type { Environment, EnvironmentOptions, EnvironmentSpec, TaskCatalog } from './environment.js';
 export { getEnvironmentSpec, listEnvironments, registerEnvironment } from './registry.js';
 export type { ParsedAction } from './parse-action.js';

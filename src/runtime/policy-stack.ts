@@ -12,10 +12,12 @@ import type { EnvironmentSpec } from '../envs/environment.js';
 import type { CheckpointContent, NamedTensors } from '../models/checkpoint.js';
 import { BpeTokenizer, trainBpe } from '../models/tokenizer/index.js';
 import type { Tokenizer } from '../models/tokenizer.js';
-import { type TrainerState, GrpoTrainer } from '../models/trainer.js';
+import { Critic } from '../models/critic.js';
+import { PolicyTrainer, type TrainerState } from '../models/trainer.js';
 import { TransformerModel, type TransformerConfig } from '../models/transformer.js';
 import { fromHfConfig } from '../models/transformer/config.js';
 import { TransformerPolicy } from '../models/transformer-policy.js';
+import { criticConfigOf, trainerSettingsOf } from './algorithm-setup.js';
 
 /** Everything that learns or acts, for one run. */
 export interface PolicyStack {
@@ -25,7 +27,9 @@ export interface PolicyStack {
   /** The sampler's model (receives published weights). */
   readonly samplerModel: TransformerModel;
   readonly policy: TransformerPolicy;
-  readonly trainer: GrpoTrainer;
+  readonly trainer: PolicyTrainer;
+  /** The critic (ppo), or null. */
+  readonly critic: Critic | null;
   dispose(): void;
 }
 
@@ -82,14 +86,16 @@ export async function buildPolicyStack(
   // The KL reference is the initial policy; it is rebuilt from the seed on resume (same values).
   const reference =
     config.algorithm.klCoef > 0 ? new TransformerModel(shape, root.fork('model')) : null;
-  const trainer = new GrpoTrainer({
-    policy: learnerModel,
-    reference,
-    lr: config.algorithm.lr,
-    beta1: config.algorithm.beta1,
-    beta2: config.algorithm.beta2,
-    initialVersion: version,
-  });
+  // The critic: a value head on the learner's trunk, or a separate small model (its weights resume from the trainer state).
+  const criticConfig = criticConfigOf(config.algorithm);
+  let critic: Critic | null = null;
+  if (criticConfig?.trunk === 'shared') critic = new Critic({ trunk: 'shared', dModel: shape.dModel });
+  else if (criticConfig?.trunk === 'separate') {
+    const { dModel, nLayers, nHeads, ffnHidden } = criticConfig;
+    const model = new TransformerModel({ ...shape, dModel, nLayers, nHeads, ffnHidden }, root.fork('critic'));
+    critic = new Critic({ trunk: 'separate', model, dModel });
+  }
+  const trainer = new PolicyTrainer({ policy: learnerModel, reference, critic, initialVersion: version, ...trainerSettingsOf(config) });
   if (checkpoint) await trainer.setState(trainerStateOf(checkpoint.optimizer, version));
   const policy = new TransformerPolicy(samplerModel, { endTokenId: tokenizer.specialId('end'), version });
   return {
@@ -98,8 +104,10 @@ export async function buildPolicyStack(
     samplerModel,
     policy,
     trainer,
+    critic,
     dispose() {
       trainer.dispose();
+      critic?.dispose();
       learnerModel.dispose();
       samplerModel.dispose();
       reference?.dispose();

@@ -65,7 +65,8 @@ function turnSeed(seed: number, turn: number): number {
 interface Session {
   readonly id: string;
   readonly served: Served;
-  readonly stop: () => void;
+  /** Stops the session; resolves once its environment has closed (a remote one gives its server-side instance back). */
+  readonly stop: () => Promise<void>;
 }
 
 /**
@@ -104,10 +105,10 @@ export class RolloutRunner {
     return {
       id,
       served,
-      stop: () => {
+      stop: async () => {
         served.close();
         actor.stop();
-        void env.close();
+        await env.close();
       },
     };
   }
@@ -125,7 +126,7 @@ export class RolloutRunner {
         const trajectory = await this.runEpisode(session, step, horizon, plans[index] as EpisodePlan);
         results[index] = trajectory;
         if (trajectory.outcome === 'error') {
-          session.stop();
+          void session.stop().catch(() => undefined);
           this.free.push(this.openSession());
         } else {
           this.free.push(session);
@@ -171,7 +172,8 @@ export class RolloutRunner {
 
   /** Stops every session. */
   async close(): Promise<void> {
-    for (const session of this.free.splice(0)) session.stop();
+    // Awaited so that remote environments give their server-side instances back before the run ends.
+    await Promise.allSettled(this.free.splice(0).map((session) => session.stop()));
   }
 }
 

@@ -24,6 +24,7 @@ import { describeBackend, selectBackend } from '../models/backend/select.js';
 import { loadCheckpoint, type NamedTensors, resolveCheckpointDir, saveCheckpoint } from '../models/checkpoint.js';
 import { RunStore } from '../store/run-store.js';
 import { MemoryBus } from './memory-bus.js';
+import { trainStepOptionsOf } from './algorithm-setup.js';
 import { buildPolicyStack, optimizerTensors } from './policy-stack.js';
 import { evaluatePolicy } from './evaluate.js';
 import { RolloutRunner, type EpisodePlan } from './rollout.js';
@@ -128,18 +129,7 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
   cleanups.push(serveSampler(bus, runId, sampler).close, () => sampler.stop());
 
   // Learner: trains on a step's trajectories, then publishes the new weights to the samplers.
-  const trainOptions = {
-    estimator: { name: 'grpo' as const, normalizeStd: config.algorithm.normalizeStd, epsilon: 1e-6 },
-    clipRatio: config.algorithm.clipRatio,
-    klCoef: config.algorithm.klCoef,
-    entropyCoef: config.algorithm.entropyCoef,
-    epochs: config.algorithm.epochs,
-    miniBatches: config.algorithm.miniBatches,
-    gradClip: config.algorithm.gradClip,
-    maxTokensPerBatch: config.algorithm.maxTokensPerMicroBatch,
-    temperature: config.sampling.temperature,
-    dropZeroAdvantage: config.algorithm.dropZeroAdvantage,
-  };
+  const trainOptions = trainStepOptionsOf(config);
   const learner = createActor(
     withLearnerEffects({
       train: async (_step, trajectories) => {

@@ -121,7 +121,7 @@ describe('computeAdvantages', () => {
     expect(() => computeAdvantages({ rewards: Float32Array.of(1), groupIds: ['g'], options })).toThrow(
       /options\.name.*unknown advantage estimator 'ppo-magic'; valid names: gae, grpo, rloo, reinforcePlusPlus, reinforce/,
     );
-    expect(estimatorNames).toEqual(['grpo']);
+    expect(estimatorNames).toEqual(['gae', 'grpo', 'rloo', 'reinforcePlusPlus', 'reinforce']);
   });
 
   it('rejects mismatched group ids and non-finite rewards, naming the field', () => {

@@ -42,6 +42,16 @@ describe('parseConfig', () => {
         miniBatches: 1,
         maxTokensPerMicroBatch: 8192,
         dropZeroAdvantage: true,
+        weightDecay: 0,
+        lrSchedule: 'constant',
+        warmupSteps: 0,
+        minLrRatio: 0,
+        dualClip: null,
+        lossAgg: 'token-mean',
+        klEstimator: 'k3',
+        klPlacement: 'loss',
+        klTarget: null,
+        klHorizon: 10000,
       },
       horizon: { schedule: 'fixed', horizon: 5 },
       train: { steps: 60, evalEvery: 10, evalTasks: 256, checkpointEvery: 10, logEvery: 1 },
@@ -210,10 +220,12 @@ describe('describeConfig', () => {
     expect(byPath.get('horizon.horizons')).toMatchObject({ type: 'integer > 0[]', when: "schedule: 'stepwise'" });
     expect(byPath.get('horizon.every')?.default).toBeUndefined();
     expect(byPath.get('env.settings')?.default).toEqual({ levels: ['GoToRedBall'] });
-    // Fields outside the horizon options: seed, run 2, env 4, tokenizer 2, model 8, context 2,
-    // sampling 4, algorithm 15, horizon.schedule, train 5, runtime 5.
-    expect(fields.filter((f) => f.when === undefined)).toHaveLength(1 + 2 + 4 + 2 + 8 + 2 + 4 + 15 + 1 + 5 + 5);
-    expect(fields.filter((f) => f.when !== undefined).map((f) => f.path)).toEqual(['horizon.horizon', 'horizon.horizons', 'horizon.every']);
+    // Fields outside the union options: seed, run 2, env 4, tokenizer 2, model 8, context 2,
+    // sampling 4, algorithm 24 (name + the fields every algorithm has), horizon.schedule, train 5, runtime 5.
+    expect(fields.filter((f) => f.when === undefined)).toHaveLength(1 + 2 + 4 + 2 + 8 + 2 + 4 + 24 + 1 + 5 + 5);
+    expect(byPath.get('algorithm.name')).toMatchObject({ type: "'grpo' | 'rloo' | 'reinforce_pp' | 'reinforce' | 'ppo'", default: 'grpo' });
+    expect(byPath.get('algorithm.critic.lr')).toMatchObject({ when: "name: 'ppo'" });
+    expect(fields.filter((f) => f.when !== undefined && !f.path.startsWith('algorithm.')).map((f) => f.path)).toEqual(['horizon.horizon', 'horizon.horizons', 'horizon.every']);
   });
 
   it('renders a Markdown table', () => {

@@ -5,7 +5,7 @@ import type { Trajectory, Turn } from '../../src/core/types.js';
 import { tf } from '../../src/models/backend/tf.js';
 import { packTrajectories } from '../../src/models/pack.js';
 import type { TrainBatch } from '../../src/models/train-batch.js';
-import { GrpoTrainer, type NamedWeights, TRAIN_STEP_METRICS, type TrainableModel } from '../../src/models/trainer.js';
+import { PolicyTrainer, type NamedWeights, TRAIN_STEP_METRICS, type TrainableModel } from '../../src/models/trainer.js';
 
 beforeAll(async () => {
   await tf.setBackend('cpu');
@@ -63,14 +63,14 @@ class Bigram implements TrainableModel {
 }
 
 const models: Bigram[] = [];
-const trainers: GrpoTrainer[] = [];
+const trainers: PolicyTrainer[] = [];
 function bigram(seed: number): Bigram {
   const m = new Bigram(seed);
   models.push(m);
   return m;
 }
-function trainer(policy: Bigram, extra: Partial<ConstructorParameters<typeof GrpoTrainer>[0]> = {}): GrpoTrainer {
-  const t = new GrpoTrainer({ policy, lr: 0.05, ...extra });
+function trainer(policy: Bigram, extra: Partial<ConstructorParameters<typeof PolicyTrainer>[0]> = {}): PolicyTrainer {
+  const t = new PolicyTrainer({ policy, lr: 0.05, ...extra });
   trainers.push(t);
   return t;
 }
@@ -131,7 +131,7 @@ function makeBatch(model: Bigram, seed: number, groups = 2, version = 0): Trajec
   return trajectories;
 }
 
-describe('GrpoTrainer', () => {
+describe('PolicyTrainer', () => {
   it('raises the probability of positively-advantaged tokens and lowers the loss on a fixed batch', async () => {
     const model = bigram(1);
     const t = trainer(model);
@@ -261,7 +261,7 @@ describe('GrpoTrainer', () => {
     await expect(t.trainStep(batch, { klCoef: 0.1 })).rejects.toThrow(/'reference'/);
     await expect(t.trainStep(batch, { epochs: 0 })).rejects.toThrow(InvalidArgumentError);
     await expect(t.trainStep(batch, { gradClip: 0 })).rejects.toThrow(/'gradClip'/);
-    expect(() => new GrpoTrainer({ policy: model, lr: 0 })).toThrow(/'lr'/);
+    expect(() => new PolicyTrainer({ policy: model, lr: 0 })).toThrow(/'lr'/);
     await expect(t.setState({ version: 1, optimizer: [] })).rejects.toThrow(/adam\/iterations/);
   });
 });

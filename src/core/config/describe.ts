@@ -50,16 +50,22 @@ function visit(schema: z.ZodType, prefix: string, when: string | undefined, out:
     const key = inner._zod.def.discriminator;
     const options = inner.options.filter((o): o is z.ZodObject => o instanceof z.ZodObject);
     const tags = options.map((o) => tagOf(o, key));
-    const defaultTag = hasDefault ? (defaultValue as Record<string, unknown>)[key] : undefined;
+    // The default tag: from the union's default value, else from an option whose tag field has a default.
+    const defaultTag =
+      (hasDefault ? (defaultValue as Record<string, unknown>)[key] : undefined) ??
+      options.map((o) => unwrapField(o.shape[key] as z.ZodType)).find((u) => u.hasDefault)?.defaultValue;
     out.push({
       path: `${prefix}.${key}`,
       type: tags.map((t) => `'${t}'`).join(' | '),
       description: descriptionOf(schema) ?? '',
       ...(defaultTag === undefined ? {} : { default: defaultTag }),
     });
+    // A field every option has is listed once, for all; the others once per option that has it.
+    const common = new Set(Object.keys(options[0]?.shape ?? {}).filter((field) => field !== key && options.every((o) => field in o.shape)));
+    for (const field of common) pushField(`${prefix}.${field}`, options[0].shape[field] as z.ZodType, when, out);
     options.forEach((option, i) => {
       for (const [field, fieldSchema] of Object.entries(option.shape)) {
-        if (field !== key) pushField(`${prefix}.${field}`, fieldSchema as z.ZodType, `${key}: '${tags[i]}'`, out);
+        if (field !== key && !common.has(field)) pushField(`${prefix}.${field}`, fieldSchema as z.ZodType, `${key}: '${tags[i]}'`, out);
       }
     });
   }

@@ -69,7 +69,7 @@ function problemsOf(issue: z.core.$ZodIssue, schema: z.ZodType, input: unknown):
       // A discriminated union reports the tag it wanted as `discriminator` and the valid tags as `options`.
       const extra = issue as { discriminator?: unknown; options?: unknown };
       if (typeof extra.discriminator === 'string' && Array.isArray(extra.options)) {
-        const options = extra.options.map((v) => `'${String(v)}'`).join(' | ');
+        const options = extra.options.filter((v) => v !== undefined).map((v) => `'${String(v)}'`).join(' | ');
         return [{ path: dottedPath(issue.path), detail: `expected one of ${options}, got ${describeValue(found)}` }];
       }
       return [{ path: dottedPath(issue.path), detail: `${stripPrefix(issue.message)}, got ${describeValue(found)}` }];

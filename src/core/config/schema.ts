@@ -4,6 +4,7 @@
  * the CLI and the README table all come from it.
  */
 import { z } from 'zod';
+import { algorithmSchema } from './algorithm-schema.js';
 
 const posInt = () => z.number().int().positive();
 const nonNegInt = () => z.number().int().min(0);
@@ -69,25 +70,6 @@ const samplingSchema = z
   })
   .strict();
 
-const algorithmSchema = z
-  .object({
-    name: z.enum(['grpo']).default('grpo').describe('Advantage estimator and loss family (GRPO for now; PPO, RLOO and REINFORCE++ come with issue #3).'),
-    groupSize: posInt().default(8).describe('Episodes sampled per task in one step (the GRPO/RLOO group).'),
-    tasksPerStep: posInt().default(8).describe('Distinct tasks sampled per training step.'),
-    normalizeStd: z.boolean().default(true).describe('Divide group-relative advantages by the group standard deviation.'),
-    lr: z.number().positive().default(0.001).describe('Adam learning rate.'),
-    beta1: z.number().min(0).lt(1).default(0.9).describe('Adam first-moment decay.'),
-    beta2: z.number().min(0).lt(1).default(0.99).describe('Adam second-moment decay.'),
-    clipRatio: z.number().positive().default(0.2).describe('PPO clip range epsilon on the importance ratio.'),
-    klCoef: z.number().min(0).default(0).describe('Weight of the k3 KL penalty to the reference policy (0 = no reference model).'),
-    entropyCoef: z.number().min(0).default(0).describe('Weight of the entropy bonus.'),
-    gradClip: z.number().positive().default(1).describe('Clip the global gradient norm to this value.'),
-    epochs: posInt().default(1).describe('Passes over each step\'s batch.'),
-    miniBatches: posInt().default(1).describe('Optimizer updates per epoch; must divide the episodes per step.'),
-    maxTokensPerMicroBatch: posInt().default(8192).describe('Token budget of one forward/backward micro-batch (gradient accumulation above it).'),
-    dropZeroAdvantage: z.boolean().default(true).describe('Skip groups whose advantages are all zero (uniform reward).'),
-  })
-  .strict();
 
 const fixedHorizonSchema = z
   .object({
@@ -139,7 +121,7 @@ export const configSchema = z
     model: modelSchema.prefault({}).describe('Decoder-only transformer policy.'),
     context: contextSchema.prefault({}).describe('How a turn context is built from the episode so far.'),
     sampling: samplingSchema.prefault({}).describe('How actions are generated during rollouts.'),
-    algorithm: algorithmSchema.prefault({}).describe('RL algorithm and optimizer.'),
+    algorithm: algorithmSchema.prefault({}).describe('RL algorithm (grpo, rloo, reinforce_pp, reinforce, ppo), its loss and optimizer.'),
     horizon: horizonSchema,
     train: trainSchema.prefault({}).describe('Length of training and how often to evaluate and save.'),
     runtime: runtimeSchema.prefault({}).describe('Bus, batching and timeouts.'),
@@ -158,6 +140,13 @@ export const configSchema = z
         code: 'custom',
         path: ['sampling', 'maxActionTokens'],
         message: `must be below model.maxContext (${config.model.maxContext}), got ${config.sampling.maxActionTokens}`,
+      });
+    }
+    if (config.algorithm.name === 'ppo' && config.algorithm.critic.dModel % config.algorithm.critic.nHeads !== 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['algorithm', 'critic', 'nHeads'],
+        message: `must divide algorithm.critic.dModel (${config.algorithm.critic.dModel}), got ${config.algorithm.critic.nHeads}`,
       });
     }
     const episodesPerStep = config.algorithm.tasksPerStep * config.algorithm.groupSize;

@@ -41,8 +41,9 @@ export function chosenOption(schema: z.ZodDiscriminatedUnion, input: unknown): z
 }
 
 function literalValues(schema: z.ZodType): unknown[] {
-  const { inner } = unwrapField(schema);
-  return inner instanceof z.ZodLiteral ? [...inner._zod.def.values] : [];
+  const { inner, hasDefault } = unwrapField(schema);
+  // A defaulted tag (e.g. algorithm.name = 'grpo') is also chosen when the input leaves it out.
+  return inner instanceof z.ZodLiteral ? [...inner._zod.def.values, ...(hasDefault ? [undefined] : [])] : [];
 }
 
 /**

@@ -1,0 +1,40 @@
+/**
+ * Wordle's feedback rule, with duplicate letters handled as the game does: greens first; then,
+ * left to right, a letter is yellow only while the answer still has an unmatched copy of it, and
+ * grey otherwise. Marks are written `g` (right letter, right spot), `y` (in the word, elsewhere)
+ * and `b` (no unmatched copy), as LMRL-Gym writes them.
+ */
+
+/** Five marks, e.g. `bygbb`. */
+export type Marks = string;
+
+/**
+ * The marks of `guess` against `answer` (both five lower-case letters).
+ * @example scoreGuess('speed', 'abide') // 'bbyby': only one e is marked, as abide has one
+ */
+export function scoreGuess(guess: string, answer: string): Marks {
+  const marks = ['b', 'b', 'b', 'b', 'b'];
+  const unmatched = new Map<string, number>();
+  for (let i = 0; i < 5; i++) {
+    if (guess[i] === answer[i]) marks[i] = 'g';
+    else unmatched.set(answer[i] as string, (unmatched.get(answer[i] as string) ?? 0) + 1);
+  }
+  for (let i = 0; i < 5; i++) {
+    if (marks[i] === 'g') continue;
+    const letter = guess[i] as string;
+    const left = unmatched.get(letter) ?? 0;
+    if (left > 0) {
+      marks[i] = 'y';
+      unmatched.set(letter, left - 1);
+    }
+  }
+  return marks.join('');
+}
+
+/**
+ * True when `word` could be the answer given every (guess, marks) pair so far.
+ * @example isConsistent('caper', [{ guess: 'crane', marks: 'gyyby' }]) // true
+ */
+export function isConsistent(word: string, history: readonly { guess: string; marks: Marks }[]): boolean {
+  return history.every((h) => scoreGuess(h.guess, word) === h.marks);
+}

@@ -1,0 +1,147 @@
+/**
+ * Opens one policy for evaluation as a {@link RolloutRunner} that plays the chosen environment:
+ *
+ * - a turnwise checkpoint: its model served by a sampler actor over an in-process bus (the same
+ *   path as `evalRun` and the evaluations during training), token contexts built with the
+ *   checkpoint's own context layout and sampling settings;
+ * - a remote chat model: an {@link OpenAIChatPolicy} on the episode's text path.
+ *
+ * Either way the environment, its settings, the horizon and the episode seeds come from the
+ * caller, so every policy of a comparison plays exactly the same episodes.
+ */
+import { dirname } from 'node:path';
+import { createActor } from 'xstate';
+import { withSamplerEffects } from '../actors/sampler.js';
+import type { Clock } from '../core/clock.js';
+import type { ResolvedConfig } from '../core/config.js';
+import { InvalidArgumentError } from '../core/errors.js';
+import { Rng } from '../core/rng.js';
+import type { EnvironmentSpec } from '../envs/environment.js';
+import { describeBackend, selectBackend } from '../models/backend/select.js';
+import { loadCheckpoint, resolveCheckpointDir } from '../models/checkpoint.js';
+import { type OpenAIChatDeps, OpenAIChatPolicy, type UsageReport } from '../policies/openai-chat.js';
+import { MemoryBus } from '../runtime/memory-bus.js';
+import { buildPolicyStack } from '../runtime/policy-stack.js';
+import { RolloutRunner } from '../runtime/rollout.js';
+import { loadRunConfig } from '../runtime/run-folder.js';
+import { serveSampler } from '../runtime/wiring.js';
+import type { PolicySpec } from './policy-spec.js';
+
+/** A policy ready to play episodes. */
+export interface EvalAgent {
+  readonly runner: RolloutRunner;
+  /** One line: what was evaluated (checkpoint and step, or endpoint and model). */
+  readonly description: string;
+  /** Token usage so far (remote policies). */
+  usage(): UsageReport | null;
+  close(): Promise<void>;
+}
+
+/** Where the episodes happen. */
+export interface AgentPlayground {
+  readonly spec: EnvironmentSpec;
+  readonly envSettings: Readonly<Record<string, unknown>>;
+  readonly clock: Clock;
+  /** Injected I/O of remote policies (tests: sleep, env vars). */
+  readonly remoteDeps?: OpenAIChatDeps;
+}
+
+/** A checkpoint's resolved folder and the config of the run it belongs to. */
+export async function checkpointConfig(location: string): Promise<{ checkpointDir: string; config: ResolvedConfig }> {
+  const checkpointDir = await resolveCheckpointDir(location);
+  return { checkpointDir, config: await loadRunConfig(dirname(dirname(checkpointDir))) };
+}
+
+/**
+ * Opens a policy on the playground.
+ * @example const agent = await openAgent(checkpointSpec('runs/babyai-grpo'), playground); … await agent.close();
+ */
+export async function openAgent(policy: PolicySpec, playground: AgentPlayground): Promise<EvalAgent> {
+  return policy.kind === 'checkpoint' ? openCheckpointAgent(policy, playground) : openRemoteAgent(policy, playground);
+}
+
+async function openCheckpointAgent(policy: Extract<PolicySpec, { kind: 'checkpoint' }>, playground: AgentPlayground): Promise<EvalAgent> {
+  const { spec, envSettings, clock } = playground;
+  const { checkpointDir, config } = await checkpointConfig(policy.location);
+  if (config.env.name !== spec.name) {
+    throw InvalidArgumentError.format(`policies.${policy.name}`, `checkpoint ${checkpointDir} was trained on '${config.env.name}', the evaluation runs '${spec.name}'`);
+  }
+  const backend = await selectBackend(config.model.backend);
+  const checkpoint = await loadCheckpoint(checkpointDir);
+  const stack = await buildPolicyStack(config, spec, checkpoint);
+  const bus = new MemoryBus({ clock });
+  const runId = 'eval';
+  // Unused when every request carries its own seed (the runner gives each turn one).
+  const rng = Rng.fromSeed(config.seed).fork('eval-sampler');
+  const sampling = { temperature: config.sampling.temperature, topP: config.sampling.topP, maxNewTokens: config.sampling.maxActionTokens };
+  const sampler = createActor(
+    withSamplerEffects({
+      generate: (requests) =>
+        policy.greedy ? stack.policy.greedyActions(requests, sampling.maxNewTokens) : stack.policy.sampleActions(requests, sampling, rng),
+      loadWeights: async () => {},
+    }),
+    { input: { maxBatch: config.runtime.samplerMaxBatch, maxWaitMs: config.runtime.samplerMaxWaitMs, policyVersion: stack.policy.version }, clock },
+  ).start();
+  const served = serveSampler(bus, runId, sampler);
+  const runner = new RolloutRunner({
+    bus,
+    runId,
+    spec,
+    envSettings,
+    poolSize: Math.max(config.derived.episodesPerStep, 16),
+    tokenizer: stack.tokenizer,
+    context: {
+      history: config.context.history,
+      includeInstruction: config.context.includeInstruction,
+      maxContextTokens: config.model.maxContext - config.sampling.maxActionTokens,
+    },
+    constrained: config.sampling.constrained,
+    envTimeoutMs: config.runtime.envTimeoutMs,
+    actTimeoutMs: config.runtime.requestTimeoutMs,
+    clock,
+  });
+  return {
+    runner,
+    description: `${checkpointDir} (step ${checkpoint.step}, ${policy.greedy ? 'greedy' : `T=${sampling.temperature}`}, ${describeBackend(backend)})`,
+    usage: () => null,
+    async close() {
+      await runner.close();
+      served.close();
+      sampler.stop();
+      await bus.close();
+      stack.dispose();
+    },
+  };
+}
+
+async function openRemoteAgent(policy: Extract<PolicySpec, { kind: 'remote' }>, playground: AgentPlayground): Promise<EvalAgent> {
+  const { spec, envSettings, clock } = playground;
+  const chat = new OpenAIChatPolicy(policy.config, playground.remoteDeps);
+  const bus = new MemoryBus({ clock });
+  const concurrency = policy.config.concurrency ?? 4;
+  const timeoutMs = policy.config.timeoutMs ?? 120_000;
+  const retries = policy.config.retry?.maxRetries ?? 5;
+  const runner = new RolloutRunner({
+    bus,
+    runId: 'eval',
+    spec,
+    envSettings,
+    // Twice the request limit: environment steps overlap with requests in flight.
+    poolSize: concurrency * 2,
+    constrained: false,
+    envTimeoutMs: 30_000,
+    // One act may include every retry and its back-off (capped at 30 s each).
+    actTimeoutMs: (timeoutMs + 30_000) * (retries + 1),
+    clock,
+    textPolicy: chat,
+  });
+  return {
+    runner,
+    description: `${policy.config.baseURL} model ${policy.config.model}`,
+    usage: () => chat.usage(),
+    async close() {
+      await runner.close();
+      await bus.close();
+    },
+  };
+}

@@ -1,0 +1,163 @@
+/**
+ * The learner's data preparation for one step, before any weight changes: the per-token layout,
+ * the pre-update forward passes (reference log-probs for the KL, critic values for GAE and value
+ * clipping), the KL penalty in the reward, the advantages, and finally the packed micro-batches of
+ * each mini-batch with every per-target signal (advantages, returns, old values, reference
+ * log-probs, aggregation weights) gathered from the layout by (trajectory, tokenIndex).
+ */
+import type { AdvantageOutput, EstimatorState } from '../algorithms/advantage-input.js';
+import { computeAdvantages } from '../algorithms/advantages.js';
+import { aggregationWeights } from '../algorithms/aggregation.js';
+import { klPenalizedRewards } from '../algorithms/kl.js';
+import type { Trajectory } from '../core/types.js';
+import { tf } from './backend/tf.js';
+import type { Critic } from './critic.js';
+import { packTrajectories } from './pack.js';
+import { type TokenLayout, tokenLayout } from './token-layout.js';
+import type { TrainBatch, TargetSignal } from './train-batch.js';
+import type { TrainStepOptions } from './train-options.js';
+import type { TrainableModel } from './trainer.js';
+
+/** One micro-batch with everything the losses need, all per target [N]. */
+export interface MicroBatch {
+  readonly batch: TrainBatch;
+  readonly lossMask: Float32Array;
+  readonly oldLogprobs: Float32Array;
+  readonly advantages: Float32Array;
+  readonly returns: Float32Array;
+  /** Pre-update values (null without a critic). */
+  readonly oldValues: Float32Array | null;
+  /** Reference log-probs for the KL loss (null unless the KL is a loss term). */
+  readonly refLogprobs: Float32Array | null;
+  /** Aggregation weights over the whole mini-batch. */
+  readonly weights: Float32Array;
+  /** Token-mean weights over the whole mini-batch (`mask / trained tokens`). */
+  readonly tokenWeights: Float32Array;
+  /** Trained tokens of the whole mini-batch (the token-mean denominator). */
+  readonly tokenCount: number;
+  /** Real (non-pad) tokens, for throughput. */
+  readonly tokens: number;
+}
+
+/** What a step trains on, plus the per-token arrays its metrics are computed from. */
+export interface PreparedStep {
+  readonly layout: TokenLayout;
+  readonly output: AdvantageOutput;
+  readonly oldValues: Float32Array | null;
+  /** Token-mean KL subtracted from the reward (0 unless the KL sits in the reward). */
+  readonly klReward: number;
+  /** Mini-batches (each a list of micro-batches) with at least one trained token. */
+  readonly chunks: MicroBatch[][];
+}
+
+/** The models a step reads before updating. */
+export interface StepModels {
+  readonly policy: TrainableModel;
+  readonly reference: TrainableModel | null;
+  readonly critic: Critic | null;
+}
+
+/** Writes `data[k]` at (trajectory, tokenIndex) of each target into a [B·T] array. */
+function scatter(into: Float32Array, seqLen: number, signal: TargetSignal, data: Float32Array | Int32Array | Uint8Array): void {
+  for (let k = 0; k < signal.tokenIndex.length; k++) into[signal.trajectoryIndex[k] * seqLen + signal.tokenIndex[k]] = data[k];
+}
+
+async function readAndDispose(t: tf.Tensor): Promise<Float32Array> {
+  const data = ((await t.data()) as Float32Array).slice();
+  t.dispose();
+  return data;
+}
+
+/**
+ * Prepares one step. `klCoef` is the coefficient in force (fixed, or the adaptive controller's).
+ * Shape: trajectories [B] → mini-batches of micro-batches with per-target arrays [N].
+ * @example const { chunks, output } = await prepareStep(models, trajectories, options, 0, undefined);
+ */
+export async function prepareStep(
+  models: StepModels,
+  trajectories: readonly Trajectory[],
+  o: TrainStepOptions,
+  klCoef: number,
+  state: EstimatorState | undefined,
+): Promise<PreparedStep> {
+  const layout = tokenLayout(trajectories);
+  const { rows, seqLen: T } = layout;
+  const { policy, reference, critic } = models;
+  const refLogprobs = klCoef > 0 && reference !== null ? new Float32Array(rows * T) : null;
+  const oldValues = critic !== null ? new Float32Array(rows * T) : null;
+  if (refLogprobs !== null || oldValues !== null) {
+    for (const { batch, signal } of packTrajectories(trajectories, new Float32Array(rows), { maxTokensPerBatch: o.maxTokensPerBatch })) {
+      if (refLogprobs !== null && reference !== null) {
+        scatter(refLogprobs, T, signal, await readAndDispose(tf.tidy(() => reference.forwardTrain(batch, o.temperature).logprobs)));
+      }
+      if (oldValues !== null && critic !== null) {
+        const values = tf.tidy(() => {
+          const hidden = critic.usesPolicyHidden ? (policy.forwardTrainWithHidden?.(batch, o.temperature).hidden ?? null) : null;
+          return critic.values(batch, hidden);
+        });
+        scatter(oldValues, T, signal, await readAndDispose(values));
+      }
+    }
+  }
+  let rewards = layout.rewards;
+  let klReward = 0;
+  if (o.klPlacement === 'reward' && refLogprobs !== null) {
+    const penalized = klPenalizedRewards({ rewards, logprobs: layout.oldLogprobs, refLogprobs, mask: layout.mask, coef: klCoef, estimator: o.klEstimator });
+    rewards = penalized.rewards;
+    klReward = penalized.meanKl;
+  }
+  const output = computeAdvantages({
+    rewards,
+    mask: layout.mask,
+    seqLen: T,
+    groupIds: layout.groupIds,
+    turnIds: layout.turnIds,
+    ...(oldValues !== null ? { values: oldValues } : {}),
+    ...(state !== undefined ? { state } : {}),
+    options: o.estimator,
+  });
+
+  let kept = trajectories.map((_, i) => i);
+  if (o.dropZeroAdvantage && critic === null) {
+    kept = kept.filter((b) => {
+      for (let t = 0; t < T; t++) if (layout.mask[b * T + t] === 1 && output.advantages[b * T + t] !== 0) return true;
+      return false;
+    });
+  }
+  const lossRef = o.klPlacement === 'loss' ? refLogprobs : null;
+  const chunks: MicroBatch[][] = [];
+  for (let c = 0; c < o.miniBatches; c++) {
+    const ids = kept.slice(Math.floor((c * kept.length) / o.miniBatches), Math.floor(((c + 1) * kept.length) / o.miniBatches));
+    const packed = packTrajectories(ids.map((i) => trajectories[i]), new Float32Array(ids.length), { maxTokensPerBatch: o.maxTokensPerBatch });
+    // Aggregation weights over the whole mini-batch, so micro-batch sums add up to its aggregate.
+    const allMask = Float32Array.from(packed.flatMap((p) => Array.from(p.signal.lossMask)));
+    const allIds = Int32Array.from(packed.flatMap((p) => Array.from(p.signal.trajectoryIndex)));
+    const tokenCount = allMask.reduce((a, m) => a + m, 0);
+    if (tokenCount === 0) continue;
+    const weights = aggregationWeights(allMask, allIds, o.lossAggregation);
+    let offset = 0;
+    chunks.push(
+      packed.map(({ batch, signal }) => {
+        const n = signal.lossMask.length;
+        const slot = (k: number): number => ids[signal.trajectoryIndex[k]] * T + signal.tokenIndex[k];
+        const gather = (from: Float32Array): Float32Array => Float32Array.from({ length: n }, (_, k) => from[slot(k)]);
+        const micro: MicroBatch = {
+          batch,
+          lossMask: signal.lossMask,
+          oldLogprobs: signal.oldLogprobs,
+          advantages: gather(output.advantages),
+          returns: gather(output.returns),
+          oldValues: oldValues === null ? null : gather(oldValues),
+          refLogprobs: lossRef === null ? null : gather(lossRef),
+          weights: weights.slice(offset, offset + n),
+          tokenWeights: Float32Array.from(signal.lossMask, (m) => m / tokenCount),
+          tokenCount,
+          tokens: batch.attentionMask.reduce((a, m) => a + m, 0),
+        };
+        offset += n;
+        return micro;
+      }),
+    );
+  }
+  return { layout, output, oldValues, klReward, chunks };
+}

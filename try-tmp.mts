@@ -1,0 +1,12 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, parseConfig, resolveConfig } from './src/core/config.js';
+import { trainRun } from './src/runtime/train-run.js';
+import './src/envs/index.js';
+const [file, steps, evalTasks] = [process.argv[2], Number(process.argv[3] ?? 8), Number(process.argv[4] ?? 128)];
+const raw = loadConfig(file);
+const config = resolveConfig(parseConfig({ ...raw, train: { steps, evalEvery: steps, evalTasks, checkpointEvery: 0 } }));
+const t0 = Date.now();
+const result = await trainRun({ config, runDir: mkdtempSync(join(tmpdir(), 'tw-')), onEvent: (e) => { if (e.type === 'step') console.log(e.step, JSON.stringify(Object.fromEntries(Object.entries(e.metrics).filter(([k]) => /success|loss\/policy|loss\/value|explained|advantage\/absMean|kl\/|time/.test(k)).map(([k, v]) => [k, Number((v as number).toFixed(3))])))); } });
+console.log(file, result.status, result.error, JSON.stringify(result.evals), ((Date.now() - t0) / 1000).toFixed(1), 's');
