@@ -11,7 +11,7 @@ interface Doc {
 }
 
 function docsOf(observation: string): Doc[] {
-  return [...observation.matchAll(/Doc \d+\(Title: (.*?)\) (.*)\n/g)].map((m) => ({ title: m[1] ?? '', text: m[2] ?? '' }));
+  return [...observation.matchAll(/Doc \d+\(Title: (.*?)\) (.*)\n/g)].map((m) => ({ title: m![1] ?? '', text: m[2] ?? '' }));
 }
 
 const capitalOf = (d: Doc | undefined) => /Its capital is (.+?)\./.exec(d?.text ?? '')?.[1];
@@ -28,25 +28,29 @@ export async function solveSearchQuestion(env: Environment, first: string): Prom
   const search = async (q: string): Promise<Doc[]> => docsOf((await env.step(`<think>I need to look up ${q}.</think>\n<search>${q}</search>`)).observation.text);
   const answer = async (a: string | undefined): Promise<number> => (await env.step(`<answer>${a ?? 'unknown'}</answer>`)).reward;
   const byTitle = (docs: Doc[], title: string) => docs.find((d) => d.title === title);
-  let m: RegExpExecArray | null;
-  if ((m = /^What is the capital of (.+)\?$/.exec(question)) && !/ the country | US state /.test(question)) return answer(capitalOf(byTitle(await search(m[1] as string), m[1] as string)));
-  if ((m = /^On which continent is ((?!the country).+)\?$/.exec(question))) return answer(continentOf(byTitle(await search(m[1] as string), m[1] as string)));
-  if ((m = /whose capital is (.+)\?$/.exec(question))) {
-    const cap = m[1] as string;
+  let m: RegExpExecArray | null = null;
+  const match = (re: RegExp): boolean => {
+    m = re.exec(question);
+    return m !== null;
+  };
+  if (!/ the country | US state /.test(question) && match(/^What is the capital of (.+)\?$/)) return answer(capitalOf(byTitle(await search(m![1] as string), m![1] as string)));
+  if (match(/^On which continent is ((?!the country).+)\?$/)) return answer(continentOf(byTitle(await search(m![1] as string), m![1] as string)));
+  if (match(/whose capital is (.+)\?$/)) {
+    const cap = m![1] as string;
     return answer(continentOf((await search(`${cap} capital`)).find((d) => capitalOf(d) === cap)));
   }
-  if ((m = /whose currency code is (\w+)\?$/.exec(question))) {
-    const code = m[1] as string;
+  if (match(/whose currency code is (\w+)\?$/)) {
+    const code = m![1] as string;
     return answer(capitalOf((await search(`currency ${code}`)).find((d) => d.text.includes(`Its currency code is ${code}.`))));
   }
-  if ((m = /the country that has the province (.+)\?$/.exec(question))) {
-    const country = countryOf(byTitle(await search(m[1] as string), m[1] as string));
+  if (match(/the country that has the province (.+)\?$/)) {
+    const country = countryOf(byTitle(await search(m![1] as string), m![1] as string));
     if (country === undefined) return answer(undefined);
     const doc = byTitle(await search(country), country);
     return answer(/capital/.test(question) ? capitalOf(doc) : continentOf(doc));
   }
-  if ((m = /IATA code (\w+) is located\?$/.exec(question))) {
-    const code = m[1] as string;
+  if (match(/IATA code (\w+) is located\?$/)) {
+    const code = m![1] as string;
     const state = stateOf((await search(code)).find((d) => d.title.endsWith(`(${code})`)));
     if (state === undefined) return answer(undefined);
     return answer(capitalOf(byTitle(await search(state), state)));

@@ -62,7 +62,7 @@ function carveFloor(spec: RoomSpec, rng: Rng): Uint8Array {
 /** One random reverse walk from the solved room; returns the most scrambled state it passed. */
 function reverseWalk(solved: SokobanState, origins: readonly number[], steps: number, rng: Rng): { state: SokobanState; score: number } | null {
   let player = solved.player;
-  let boxes = [...solved.boxes];
+  const boxes = [...solved.boxes];
   let pulls = 0;
   let best: { state: SokobanState; score: number } | null = null;
   for (let s = 0; s < steps; s++) {

@@ -38,7 +38,7 @@ describe('SQL sandbox', () => {
       'SELECT 1; DELETE FROM cars',
       'PRAGMA query_only = 0',
       'VACUUM',
-      "VACUUM INTO '" + join(scratch, 'copy.db') + "'",
+      `VACUUM INTO '${join(scratch, 'copy.db')}'`,
       'BEGIN IMMEDIATE',
       "REPLACE INTO cars (name) VALUES ('z')",
     ];
