@@ -173,10 +173,15 @@ export class PolicyTrainer {
       }
     }
     // Committed only once the step went through: a failed step leaves the estimator and KL state as they were.
-    this.estimatorState = prepared.output.state ?? this.estimatorState;
+    // Scalar state is rounded to float32 here, as the checkpoint stores it, so a resume is bit-exact.
+    const next = prepared.output.state;
+    if (next !== undefined) this.estimatorState = { runningBaseline: Math.fround(next.runningBaseline), batches: next.batches };
     const mean = (x: number): number => (updates > 0 ? x / updates : 0);
     const measuredKl = o.klPlacement === 'reward' ? prepared.klReward : mean(sums['loss/klRef']);
-    if (this.klController !== null && klCoef > 0) this.klController.update(measuredKl, trajectories.length);
+    if (this.klController !== null && klCoef > 0) {
+      this.klController.update(measuredKl, trajectories.length);
+      this.klController.coef = Math.fround(this.klController.coef);
+    }
     const signal = this.signalStats(trajectories, prepared); // staleness against the version that trained
     this.version++;
     const seconds = (this.clock.now() - started) / 1000;
@@ -275,7 +280,7 @@ export class PolicyTrainer {
   /** The KL coefficient in force: the adaptive controller's (started at `o.klCoef`) or `o.klCoef`. */
   private klCoefFor(o: TrainStepOptions): number {
     if (this.klOptions.target === null || o.klCoef === 0) return o.klCoef;
-    this.klController ??= new KlController({ coef: o.klCoef, ...this.klOptions });
+    this.klController ??= new KlController({ coef: Math.fround(o.klCoef), ...this.klOptions });
     return this.klController.coef;
   }
 

@@ -9,6 +9,8 @@ import { withSamplerEffects } from '../actors/sampler.js';
 import { systemClock } from '../core/clock.js';
 import { Rng } from '../core/rng.js';
 import type { Split } from '../core/types.js';
+// Registers every built-in environment, so callers need not import them themselves.
+import '../envs/index.js';
 import { getEnvironmentSpec } from '../envs/registry.js';
 import { describeBackend, selectBackend } from '../models/backend/select.js';
 import { loadCheckpoint, resolveCheckpointDir } from '../models/checkpoint.js';

@@ -19,6 +19,8 @@ import { type Clock, systemClock } from '../core/clock.js';
 import type { ResolvedConfig } from '../core/config.js';
 import { Rng } from '../core/rng.js';
 import type { Trajectory } from '../core/types.js';
+// Registers every built-in environment, so callers need not import them themselves.
+import '../envs/index.js';
 import { getEnvironmentSpec } from '../envs/registry.js';
 import { describeBackend, selectBackend } from '../models/backend/select.js';
 import { loadCheckpoint, type NamedTensors, resolveCheckpointDir, saveCheckpoint } from '../models/checkpoint.js';

@@ -3,10 +3,21 @@
  * `AfterInstr`): "A and B" (both, any order), "A, then B" (A completed before B counts) and
  * "A after you B" (B first). A part's success sticks; in a sequence the second part is not
  * verified at all until the first has succeeded, so doing it early does not count.
+ *
+ * One deliberate difference from Minigrid: on the primitive step that completes the first part,
+ * Minigrid verifies the second part with that same step, and a strict second part then fails on
+ * it (the toggle that opened door A counts as "toggled a wrong door" for B), which makes two thirds
+ * of OpenDoorsOrderN4Debug unwinnable. Here that hand-over step can complete the second part but
+ * never fail it.
  */
 import type { PrimitiveAction } from './constants.js';
 import type { ActionInstr, Instruction, VerifyStatus } from './instructions.js';
 import type { GridWorld } from './world.js';
+
+/** Status of the second part on the step that completed the first: success counts, failure does not. */
+function handOver(status: VerifyStatus): VerifyStatus {
+  return status === 'failure' ? 'continue' : status;
+}
 
 /** Shared shape of the three combinators. */
 abstract class Combined {
@@ -68,11 +79,14 @@ export class BeforeInstr extends Combined implements Instruction {
   verify(world: GridWorld, action: PrimitiveAction): VerifyStatus {
     if (this.aStatus === 'success') {
       this.bStatus = this.b.verify(world, action);
-      return this.bStatus === 'continue' ? 'continue' : this.bStatus;
+      return this.bStatus;
     }
     this.aStatus = this.a.verify(world, action);
     if (this.aStatus === 'failure') return 'failure';
-    if (this.aStatus === 'success') return this.verify(world, action);
+    if (this.aStatus === 'success') {
+      this.bStatus = handOver(this.b.verify(world, action));
+      return this.bStatus;
+    }
     if (this.strict && this.b.verify(world, action) === 'success') return 'failure';
     return 'continue';
   }
@@ -93,11 +107,14 @@ export class AfterInstr extends Combined implements Instruction {
   verify(world: GridWorld, action: PrimitiveAction): VerifyStatus {
     if (this.bStatus === 'success') {
       this.aStatus = this.a.verify(world, action);
-      return this.aStatus === 'continue' ? 'continue' : this.aStatus;
+      return this.aStatus;
     }
     this.bStatus = this.b.verify(world, action);
     if (this.bStatus === 'failure') return 'failure';
-    if (this.bStatus === 'success') return this.verify(world, action);
+    if (this.bStatus === 'success') {
+      this.aStatus = handOver(this.a.verify(world, action));
+      return this.aStatus;
+    }
     if (this.strict && this.a.verify(world, action) === 'success') return 'failure';
     return 'continue';
   }

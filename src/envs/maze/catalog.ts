@@ -26,6 +26,10 @@ export const mazeSettingsSchema = z
       .refine((n) => n % 2 === 1, { message: 'must be odd' })
       .default(7)
       .describe('Side of a random maze including its border (odd); ignored for double_t.'),
+    placement: z
+      .enum(['random', 'corners'])
+      .default('random')
+      .describe("Random mazes only: start and goal drawn at random, or start top-left and goal bottom-right (the easiest setting)."),
     maxSteps: z.number().int().positive().default(50).describe('Moves before the episode ends unsolved (LMRL-Gym: 50).'),
   })
   .strict();
@@ -55,7 +59,7 @@ export function mazeSettings(options?: EnvironmentOptions): MazeSettings {
  */
 export function mazeTask(settings: MazeSettings, index: number): { ok: true; layout: MazeLayout } | { ok: false; reason: string } {
   if (!Number.isInteger(index) || index < 0) return { ok: false, reason: `task index must be a non-negative integer, got ${index}` };
-  if (settings.layout === 'random') return { ok: true, layout: randomMaze(settings.size, index) };
+  if (settings.layout === 'random') return { ok: true, layout: randomMaze(settings.size, index, settings.placement) };
   if (index >= DOUBLE_T_STARTS.length) return { ok: false, reason: `double-T game ${index} does not exist; games are 0-${DOUBLE_T_STARTS.length - 1}` };
   if (index === DOUBLE_T_STARTS.length - 1) return { ok: false, reason: `double-T game ${index} starts on the goal (8, 6); LMRL-Gym refuses it too. Playable games: 0-${DOUBLE_T_GAMES - 1}` };
   return { ok: true, layout: { grid: DOUBLE_T_GRID, start: DOUBLE_T_STARTS[index] as MazeLayout['start'], goal: DOUBLE_T_GOAL } };
@@ -74,6 +78,6 @@ export function createMazeCatalog(options?: EnvironmentOptions): TaskCatalog {
   const train = random ? range(RANDOM_TRAIN_START, RANDOM_TRAIN_SEEDS) : test;
   return {
     indices: (split: Split) => (split === 'test' ? test : train),
-    category: () => (random ? `random${settings.size}` : 'double_t'),
+    category: () => (random ? `random${settings.size}-${settings.placement}` : 'double_t'),
   };
 }

@@ -30,5 +30,5 @@ export { createMazeCatalog, DOUBLE_T_GAMES, mazeSettings, mazeSettingsSchema, ma
 export type { MazeSettings } from './catalog.js';
 export { describePosition, MAZE_ACTIONS, MAZE_INSTRUCTION, MazeEnvironment, mazeAction } from './env.js';
 export { DOUBLE_T_GOAL, DOUBLE_T_GRID, DOUBLE_T_STARTS, isWall, randomMaze } from './layout.js';
-export type { MazeLayout, Position } from './layout.js';
+export type { MazeLayout, Placement, Position } from './layout.js';
 export { solveMaze } from './solver.js';

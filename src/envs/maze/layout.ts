@@ -52,13 +52,17 @@ export function isWall(grid: readonly string[], [row, col]: Position): boolean {
   return line === undefined || line[col] !== '.';
 }
 
+/** Where a random maze puts the start and the goal. */
+export type Placement = 'random' | 'corners';
+
 /**
  * A random perfect maze (one path between any two cells; recursive backtracker) of `size` x `size`
- * including its border (`size` odd, >= 5), with a start and a distinct goal drawn from its floor.
- * Deterministic in `seed`.
+ * including its border (`size` odd, >= 5). `placement: 'random'` draws the start and a distinct
+ * goal from its floor; `'corners'` starts top-left and puts the goal bottom-right. Deterministic
+ * in `seed`.
  * @example randomMaze(5, 0).grid.length // 5
  */
-export function randomMaze(size: number, seed: number): MazeLayout {
+export function randomMaze(size: number, seed: number, placement: Placement = 'random'): MazeLayout {
   const rng = Rng.fromSeed(seed).fork('maze/random');
   const cells: string[][] = Array.from({ length: size }, () => Array.from({ length: size }, () => '#'));
   const open = (r: number, c: number): void => {
@@ -85,6 +89,7 @@ export function randomMaze(size: number, seed: number): MazeLayout {
   grid.forEach((line, r) => {
     for (let c = 0; c < line.length; c++) if (line[c] === '.') floor.push([r, c]);
   });
+  if (placement === 'corners') return { grid, start: [1, 1], goal: [size - 2, size - 2] };
   const goal = rng.pick(floor);
   const start = rng.pick(floor.filter((p) => p[0] !== goal[0] || p[1] !== goal[1]));
   return { grid, start, goal };

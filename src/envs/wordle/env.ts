@@ -21,7 +21,7 @@ import { formatAvailableActions } from '../action-list.js';
 import type { Environment, EnvironmentOptions } from '../environment.js';
 import { parseAction } from '../parse-action.js';
 import { type WordleSettings, wordleAnswer, wordleSettings } from './catalog.js';
-import { isConsistent, type Marks, scoreGuess } from './feedback.js';
+import { type Marks, scoreGuess } from './feedback.js';
 import { guessVocabulary } from './vocabulary.js';
 
 /** The instruction shown before the first observation. */
@@ -68,6 +68,8 @@ export class WordleEnvironment implements Environment {
   private readonly listingOrder: readonly string[];
   private answer: string | null = null;
   private history: { guess: string; marks: Marks }[] = [];
+  /** Pool words consistent with `history`, in listing order; narrowed after every guess. */
+  private consistent: string[] = [];
   private turns = 0;
   private done = false;
   private closed = false;
@@ -87,6 +89,7 @@ export class WordleEnvironment implements Environment {
     if (!Number.isInteger(index) || index < 0) throw new EnvironmentError(NAME, `reset: task index must be a non-negative integer, got ${index}`);
     this.answer = wordleAnswer(this.settings, index);
     this.history = [];
+    this.consistent = [...this.listingOrder];
     this.turns = 0;
     this.done = false;
     return this.observation(`Guess the hidden five-letter word. You have ${this.settings.maxGuesses} guesses.`);
@@ -106,6 +109,7 @@ export class WordleEnvironment implements Environment {
 
     const marks = scoreGuess(guess, answer);
     this.history.push({ guess, marks });
+    this.consistent = this.consistent.filter((w) => scoreGuess(guess, w) === marks);
     const success = guess === answer;
     const outOfGuesses = !success && this.history.length >= this.settings.maxGuesses;
     const truncated = !success && !outOfGuesses && this.turns >= this.settings.maxTurns;
@@ -137,7 +141,7 @@ export class WordleEnvironment implements Environment {
 
   /** Answer-pool words consistent with the marks so far, in listing order (all of them). */
   consistentWords(): string[] {
-    return this.listingOrder.filter((w) => isConsistent(w, this.history));
+    return [...this.consistent];
   }
 
   private rejectTurn(message: string, error: string): StepResult {
@@ -155,7 +159,7 @@ export class WordleEnvironment implements Environment {
   private observation(text: string): Observation {
     const board = this.history.map((h, i) => `Guess ${i + 1}: ${spaced(h.guess)} | ${spaced(h.marks)}`);
     const left = `Guesses left: ${this.settings.maxGuesses - this.history.length}.`;
-    const actions = this.done ? [] : this.consistentWords().slice(0, this.settings.candidates);
+    const actions = this.done ? [] : this.consistent.slice(0, this.settings.candidates);
     const parts = [text, ...(board.length > 0 ? ['Board:', ...board] : []), left];
     if (actions.length > 0) parts.push(formatAvailableActions(actions));
     return { text: parts.join('\n'), availableActions: actions };

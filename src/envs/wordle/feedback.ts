@@ -14,18 +14,19 @@ export type Marks = string;
  */
 export function scoreGuess(guess: string, answer: string): Marks {
   const marks = ['b', 'b', 'b', 'b', 'b'];
-  const unmatched = new Map<string, number>();
+  // Unmatched answer letters by letter code (a = 0); a plain array because this runs for every
+  // pool word on every guess.
+  const unmatched = new Array<number>(26).fill(0);
   for (let i = 0; i < 5; i++) {
     if (guess[i] === answer[i]) marks[i] = 'g';
-    else unmatched.set(answer[i] as string, (unmatched.get(answer[i] as string) ?? 0) + 1);
+    else unmatched[answer.charCodeAt(i) - 97]++;
   }
   for (let i = 0; i < 5; i++) {
     if (marks[i] === 'g') continue;
-    const letter = guess[i] as string;
-    const left = unmatched.get(letter) ?? 0;
-    if (left > 0) {
+    const letter = guess.charCodeAt(i) - 97;
+    if ((unmatched[letter] ?? 0) > 0) {
       marks[i] = 'y';
-      unmatched.set(letter, left - 1);
+      unmatched[letter]--;
     }
   }
   return marks.join('');

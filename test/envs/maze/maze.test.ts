@@ -55,6 +55,13 @@ describe('maze layouts', () => {
     expect(floor).toBe(17); // a perfect maze of 3 x 3 cells: 9 cells joined by 8 passages
     expect(solveMaze({ ...a, start: a.start })).not.toBeNull();
   });
+
+  it("puts start top-left and goal bottom-right with placement 'corners'", () => {
+    const layout = randomMaze(5, 8, 'corners');
+    expect(layout.start).toEqual([1, 1]);
+    expect(layout.goal).toEqual([3, 3]);
+    expect(solveMaze(layout)).toHaveLength(4); // a 2 x 2 cell perfect maze always joins opposite corners in 4 moves
+  });
 });
 
 describe('MazeEnvironment', () => {
@@ -93,7 +100,7 @@ describe('MazeEnvironment', () => {
   });
 
   it('solves every test item of both layouts within maxSteps by following the BFS solution', () => {
-    for (const settings of [{}, { layout: 'random', size: 5 }, { layout: 'random', size: 9 }]) {
+    for (const settings of [{}, { layout: 'random', size: 5 }, { layout: 'random', size: 5, placement: 'corners' }, { layout: 'random', size: 9 }]) {
       const env = new MazeEnvironment({ settings });
       const catalog = createMazeCatalog({ settings });
       for (const index of catalog.indices('test')) {

@@ -1,0 +1,63 @@
+/**
+ * `npm run bench -- algorithms [--steps N] [--eval-every K] [--eval-tasks M] [--seed S] [--algos a,b]`:
+ * trains GRPO, RLOO, REINFORCE++ and PPO (shipped configs `configs/babyai-<algo>.yaml`) on the same
+ * level, seed and step budget, and prints one table: held-out success before and after, the first
+ * evaluated step with held-out success ≥ 0.8, and wall time per step (rollout + update).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { loadConfig, parseConfig, resolveConfig } from '../src/core/config.js';
+import { trainRun } from '../src/runtime/train-run.js';
+
+const ALGORITHMS = ['grpo', 'rloo', 'reinforce_pp', 'ppo'] as const;
+
+function option(args: string[], name: string, fallback: string): string {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : fallback;
+}
+
+/** Runs the comparison and prints the table (Markdown, ready for bench/RESULTS.md). */
+export async function main(args: string[]): Promise<void> {
+  const steps = Number(option(args, 'steps', '20'));
+  const evalEvery = Number(option(args, 'eval-every', '2'));
+  const evalTasks = Number(option(args, 'eval-tasks', '128'));
+  const seed = Number(option(args, 'seed', '1'));
+  const algos = option(args, 'algos', ALGORITHMS.join(',')).split(',');
+  const dir = mkdtempSync(join(tmpdir(), 'turnwise-bench-algorithms-'));
+  const rows: string[] = [];
+  try {
+    for (const algo of algos) {
+      const shipped = loadConfig(`configs/babyai-${algo}.yaml`);
+      const config = resolveConfig(
+        parseConfig({ ...shipped, seed, run: { dir, name: algo }, train: { steps, evalEvery, evalTasks, checkpointEvery: 0 } }),
+      );
+      let stepSeconds = 0;
+      const started = performance.now();
+      const result = await trainRun({
+        config,
+        runDir: join(dir, algo),
+        onEvent: (e) => {
+          if (e.type !== 'step') return;
+          stepSeconds += (e.metrics['time/rolloutSec'] ?? 0) + (e.metrics['time/trainSec'] ?? 0);
+          process.stderr.write(`${algo} step ${e.step}: rollout success ${(e.metrics['rollout/successRate'] ?? 0).toFixed(3)}\n`);
+        },
+      });
+      const total = (performance.now() - started) / 1000;
+      const first = result.evals[0]?.successRate ?? Number.NaN;
+      const last = result.evals.at(-1)?.successRate ?? Number.NaN;
+      const reached = result.evals.find((e) => e.step > 0 && e.successRate >= 0.8)?.step;
+      rows.push(
+        `| ${algo} | ${result.status} | ${first.toFixed(3)} | ${last.toFixed(3)} | ${reached ?? `> ${steps}`} | ${(stepSeconds / Math.max(1, result.completedSteps)).toFixed(2)} | ${total.toFixed(0)} |`,
+      );
+      process.stderr.write(`${rows.at(-1)}\n`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  console.log(`BabyAI GoToRedBall, seed ${seed}, ${steps} steps of 64 episodes, held-out eval on ${evalTasks} test tasks every ${evalEvery} steps`);
+  console.log('| algorithm | status | test success @0 | test success @end | steps to 0.8 test success | wall s/step (rollout + update) | total s (incl. evals) |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const row of rows) console.log(row);
+}
