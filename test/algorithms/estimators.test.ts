@@ -17,7 +17,9 @@ const gaeTurn = { ...gaeToken, level: 'turn' } as const;
 
 function expectClose(actual: Float32Array, expected: Float32Array, digits = 5): void {
   expect(actual.length).toBe(expected.length);
-  actual.forEach((x, i) => expect(x, `index ${i}`).toBeCloseTo(expected[i], digits));
+  actual.forEach((x, i) => {
+    expect(x, `index ${i}`).toBeCloseTo(expected[i], digits);
+  });
 }
 
 describe('estimators on a hand-built multi-turn batch', () => {

@@ -120,12 +120,9 @@ export class BabyAIBot {
     }
     const route = findRoute(world, goal.targets);
     if (route === null || route.obstacle === null) return null;
+    // The subgoal's own pursuit puts down what the hands hold (unless it is the key that opens its way).
     const { obj, cell } = route.obstacle;
-    if (obj.type === 'door') {
-      if (carrying !== null) return this.dropAway(view, goal, depth);
-      return this.pursue(view, this.keyGoal(world, [obj.color]), depth + 1);
-    }
-    if (carrying !== null) return this.dropAway(view, goal, depth);
+    if (obj.type === 'door') return this.pursue(view, this.keyGoal(world, [obj.color]), depth + 1);
     return this.pursue(view, { targets: [cell], final: 'pickup', hands: true }, depth + 1);
   }
 

@@ -63,7 +63,8 @@ export function findRoute(world: GridWorld, targets: readonly number[]): Route |
     frontier.pop();
     if (done[c] === 1) continue;
     done[c] = 1;
-    if (goal[c] === 1 && cost(c) === 1) {
+    // A standing spot taken by an object still ends the route: that object is the obstacle.
+    if (goal[c] === 1) {
       end = c;
       break;
     }
