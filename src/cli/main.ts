@@ -14,6 +14,9 @@ import { compareCommand, evalCommand } from './eval-command.js';
 import { serveCommand } from './serve-command.js';
 import { envServeCommand } from './env-serve.js';
 import { TrainProgress } from './progress.js';
+import { NATS_FLAG_HELP, type NatsFlags, natsOptionsOf, parseRoles, workerCommand } from './worker-command.js';
+import { natsTrainRun } from '../runtime/nats/nats-train-run.js';
+import type { WorkerRole } from '../runtime/nats/worker.js';
 
 function positiveInt(value: string): number {
   const n = Number(value);
@@ -30,14 +33,18 @@ const program = new Command('turnwise')
   .description('Actor-model RL runtime for multi-turn agents in text environments')
   .showHelpAfterError();
 
-program
+const trainCommand = program
   .command('train')
   .description('train an agent from a YAML config, or resume a run folder')
   .argument('[config]', 'YAML config (e.g. configs/babyai-grpo.yaml)')
   .option('--resume <runDir>', 'continue this run folder from its latest checkpoint')
   .option('--steps <n>', 'override train.steps (with --resume: extend the run to n steps)', positiveInt)
   .option('--run-dir <dir>', 'write the run to exactly this folder')
-  .action(async (configPath: string | undefined, opts: { resume?: string; steps?: number; runDir?: string }) => {
+  .option('--nats <url>', 'run the episodes on `turnwise worker` processes over this NATS server (comma-separated for a cluster)')
+  .option('--plan-ack-wait-ms <n>', 'with --nats: redeliver an episode plan whose worker went silent this long', positiveInt);
+for (const [flags, help] of NATS_FLAG_HELP) trainCommand.option(flags, help);
+trainCommand
+  .action(async (configPath: string | undefined, opts: { resume?: string; steps?: number; runDir?: string; nats?: string; planAckWaitMs?: number } & Partial<NatsFlags>) => {
     if (!configPath && !opts.resume) throw new CommanderArgumentError('give a config file, or --resume <runDir>');
     const withSteps = <T extends { train: { steps: number } }>(c: T): T => (opts.steps ? { ...c, train: { ...c.train, steps: opts.steps } } : c);
     const config = opts.resume ? await loadRunConfig(opts.resume, withSteps) : resolveConfig(withSteps(loadConfig(configPath as string)));
@@ -48,13 +55,21 @@ program
       stop.abort();
       process.once('SIGINT', () => process.exit(130));
     });
-    const result = await trainRun({
+    const runOptions = {
       config,
       ...(opts.resume ? { resumeDir: opts.resume } : {}),
       ...(opts.runDir ? { runDir: opts.runDir } : {}),
-      onEvent: (event) => progress.handle(event),
+      onEvent: (event: Parameters<typeof progress.handle>[0]) => progress.handle(event),
       signal: stop.signal,
-    });
+    };
+    const result = opts.nats
+      ? await natsTrainRun({
+          ...runOptions,
+          nats: natsOptionsOf({ ...opts, nats: opts.nats }),
+          log: (line) => progress.log(line),
+          ...(opts.planAckWaitMs ? { infra: { planAckWaitMs: opts.planAckWaitMs } } : {}),
+        })
+      : await trainRun(runOptions);
     progress.stop();
     const first = result.evals[0];
     const last = result.evals[result.evals.length - 1];
@@ -125,6 +140,18 @@ program
   .action(async (location: string, opts: { port: number; host: string; modelName?: string; maxBodyBytes?: number }) => {
     await serveCommand(location, opts);
   });
+
+const worker = program
+  .command('worker')
+  .description('join a training run on NATS: serve act requests (sampler) and/or run episodes (episodes)')
+  .requiredOption('--nats <url>', 'NATS server URL (comma-separated for a cluster)')
+  .requiredOption('--run <id>', "the run's id (its run.name, as `turnwise train --nats` prints it)")
+  .requiredOption('--role <roles>', 'sampler, episodes, or both: sampler,episodes', parseRoles)
+  .option('--pool <n>', 'episodes in flight at most (default: the run\'s episodes per step)', positiveInt);
+for (const [flags, help] of NATS_FLAG_HELP) worker.option(flags, help);
+worker.action(async (opts: NatsFlags & { run: string; role: WorkerRole[]; pool?: number }) => {
+  await workerCommand(opts);
+});
 
 const envCommand = program.command('env').description('environment tools');
 envCommand

@@ -46,6 +46,23 @@ export interface TrainRunOptions {
   /** Aborting stops the run after the current phase, with a checkpoint (Ctrl-C). */
   readonly signal?: AbortSignal;
   readonly clock?: Clock;
+  /**
+   * Runs the episodes in other processes (the NATS assembly, `src/runtime/nats/nats-train-run.ts`);
+   * absent: everything in-process, as before.
+   */
+  readonly distributed?: DistributedRollout;
+}
+
+/** How a distributed run reaches its workers; the coordinator, learner and evaluation stay here. */
+export interface DistributedRollout {
+  /** Once the store and the models exist: publish what workers need to join, and the first weights. */
+  start(run: { readonly runId: string; readonly store: RunStore; readonly tokenizerJson: unknown; readonly version: number; readonly weights: NamedTensors }): Promise<void>;
+  /** Runs a step's plans on the workers; the trajectories come back committed to the store, in plan order. */
+  rollout(step: number, horizon: number, plans: readonly EpisodePlan[]): Promise<Trajectory[]>;
+  /** Hands weights `version` to the remote samplers. */
+  publishWeights(version: number, weights: NamedTensors): Promise<void>;
+  /** The run ended with this status. */
+  finish(status: 'completed' | 'interrupted' | 'failed'): Promise<void>;
 }
 
 /** What a finished run reports. */
@@ -140,8 +157,9 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
       },
       publishWeights: async (version) => {
         const loaded = waitForWeights(sampler, version);
-        announceWeights(bus, runId, version, learnerModel.namedWeights());
-        await loaded;
+        const weights = learnerModel.namedWeights();
+        announceWeights(bus, runId, version, weights);
+        await Promise.all([loaded, options.distributed?.publishWeights(version, weights)]);
       },
     }),
     { input: { version: trainer.version }, clock },
@@ -191,6 +209,7 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
   };
 
   emit({ type: 'info', message: `${describeBackend(backend)} | run folder ${runDir} | ${learnerModel.parameterCount} parameters, vocab ${tokenizer.vocabSize}` });
+  await options.distributed?.start({ runId, store, tokenizerJson: tokenizer.toJSON(), version: trainer.version, weights: learnerModel.namedWeights() });
   if (startStep === 0 && config.train.evalEvery > 0) await evaluate(0);
   emit({ type: 'started', step: startStep, message: resuming ? `resuming at step ${startStep}` : `training ${config.train.steps} steps` });
 
@@ -200,7 +219,11 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
       rollout: async (step) => {
         const started = clock.now();
         sampledTokens = 0;
-        const trajectories = await runner.run(step, currentHorizon(horizon.getSnapshot()), trainPlans(config, trainIndices, step));
+        const plans = trainPlans(config, trainIndices, step);
+        const stepHorizon = currentHorizon(horizon.getSnapshot());
+        const trajectories = options.distributed
+          ? await options.distributed.rollout(step, stepHorizon, plans)
+          : await runner.run(step, stepHorizon, plans);
         const seconds = (clock.now() - started) / 1000;
         pending.set(step, {
           ...rolloutMetrics(trajectories, seconds),
@@ -248,7 +271,9 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
   const output = await toPromise(coordinator);
   options.signal?.removeEventListener('abort', onAbort);
 
-  store.setRunStatus(output.status === 'finished' ? 'completed' : output.status === 'stopped' ? 'interrupted' : 'failed');
+  const finalStatus = output.status === 'finished' ? 'completed' : output.status === 'stopped' ? 'interrupted' : 'failed';
+  store.setRunStatus(finalStatus);
+  await options.distributed?.finish(finalStatus);
   await runner.close();
   for (const cleanup of cleanups.reverse()) cleanup();
   await bus.close();

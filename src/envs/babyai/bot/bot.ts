@@ -28,6 +28,8 @@ export interface Goal {
   readonly final: 'none' | 'pickup' | 'toggle' | 'drop';
   /** The final action needs empty hands (pickup). */
   readonly hands: boolean;
+  /** The targets are locked doors: a key of one of these colours must be in hand first. */
+  readonly keyColors?: readonly string[];
 }
 
 /** What the bot needs from the environment each turn (see `BabyAIEnvironment.trueState`). */
@@ -49,11 +51,18 @@ const MAX_DEPTH = 4;
 export class BabyAIBot {
   private readonly field = new DistanceField();
 
+  /** Cells a put-down object must not take this turn (the way to, and the cells beside, a put-next target). */
+  private keepClear = new Set<number>();
+
   /** The next text action. */
   act(view: BotView): string {
     const task = view.instruction.pending()[0];
+    this.keepClear.clear();
     if (task === undefined) return 'turn left';
-    return this.pursue(view, this.goalOf(view.world, task), 0) ?? 'turn left';
+    const goal = this.goalOf(view.world, task);
+    // Whatever gets put down on the way must not land on the way to the task's own target.
+    for (const c of findRoute(view.world, goal.targets)?.cells ?? []) this.keepClear.add(c);
+    return this.pursue(view, goal, 0) ?? 'turn left';
   }
 
   /** The goal of one action instruction in the current state. */
@@ -65,17 +74,27 @@ export class BabyAIBot {
     if (task instanceof OpenInstr) return this.openGoal(world, task);
     // put next to: carry one of the objects to move, then drop it beside a fixed one.
     const carrying = world.carrying;
-    if (carrying !== null && task.descMove.objSet.includes(carrying)) {
-      const spots = new Set<number>();
-      for (const [x, y] of task.descFixed.objPoss) {
-        for (let dir = 0; dir < 4; dir++) {
-          const nx = x + (DIR_DX[dir] as number);
-          const ny = y + (DIR_DY[dir] as number);
-          if (world.grid.inBounds(nx, ny) && world.grid.get(nx, ny) === null) spots.add(idx(nx, ny));
-        }
+    const spots: number[] = [];
+    const crowd: number[] = [];
+    for (const [x, y] of task.descFixed.objPoss) {
+      for (let dir = 0; dir < 4; dir++) {
+        const nx = x + (DIR_DX[dir] as number);
+        const ny = y + (DIR_DY[dir] as number);
+        if (!world.grid.inBounds(nx, ny)) continue;
+        const cell = world.grid.get(nx, ny);
+        this.keepClear.add(idx(nx, ny));
+        if (cell === null) spots.push(idx(nx, ny));
+        else if (cell.type !== 'wall' && cell.type !== 'door' && !task.descMove.objSet.includes(cell)) crowd.push(idx(nx, ny));
       }
-      return { targets: [...spots], final: 'drop', hands: false };
     }
+    if (carrying !== null && task.descMove.objSet.includes(carrying)) return { targets: spots, final: 'drop', hands: false };
+    // Before fetching the object, make room: a free cell beside the fixed one, and a clear way to it.
+    if (spots.length === 0 && crowd.length > 0) return { targets: crowd, final: 'pickup', hands: true };
+    const route = findRoute(world, spots);
+    for (const c of route?.cells ?? []) this.keepClear.add(c);
+    const blocker = route?.obstacle ?? null;
+    // (When the blocker is itself an object to move, taking it is both steps at once.)
+    if (blocker !== null && blocker.obj.type !== 'door') return { targets: [blocker.cell], final: 'pickup', hands: true };
     return { targets: positionsOf(world, task.descMove.objSet), final: 'pickup', hands: true };
   }
 
@@ -88,7 +107,7 @@ export class BabyAIBot {
       const matching = doors.filter((d) => d.color === carrying.color);
       if (matching.length > 0) return { targets: positionsOf(world, matching), final: 'toggle', hands: false };
     }
-    return this.keyGoal(world, doors.map((d) => d.color));
+    return { targets: positionsOf(world, doors), final: 'toggle', hands: false, keyColors: doors.map((d) => d.color) };
   }
 
   /** Fetch a key of one of `colors`: from the floor, or by opening the box that hides one. */
@@ -108,6 +127,15 @@ export class BabyAIBot {
   private pursue(view: BotView, goal: Goal, depth: number): string | null {
     const { world } = view;
     if (goal.targets.length === 0 || depth > MAX_DEPTH) return null;
+    const carried = world.carrying;
+    if (goal.keyColors !== undefined && !(carried !== null && carried.type === 'key' && goal.keyColors.includes(carried.color))) {
+      // Clear the way to the door before fetching its key (an object may stand where the agent must).
+      const route = findRoute(world, goal.targets);
+      const blocker = route?.obstacle ?? null;
+      if (blocker !== null && blocker.obj.type === 'box' && blocker.obj.contains?.type === 'key' && goal.keyColors.includes(blocker.obj.contains.color)) return this.pursue(view, { targets: [blocker.cell], final: 'toggle', hands: false }, depth + 1);
+      if (blocker !== null && blocker.obj.type !== 'door') return this.pursue(view, { targets: [blocker.cell], final: 'pickup', hands: true }, depth + 1);
+      return this.pursue(view, this.keyGoal(world, goal.keyColors), depth + 1);
+    }
     const field = this.field;
     field.compute(world, goal.targets);
     const here = field.at(world.agentX, world.agentY, world.agentDir);
@@ -143,7 +171,7 @@ export class BabyAIBot {
   private dropAway(view: BotView, goal: Goal, depth: number): string | null {
     const { world } = view;
     const route = findRoute(world, goal.targets);
-    const avoid = new Set<number>(route?.cells ?? []);
+    const avoid = new Set<number>([...(route?.cells ?? []), ...this.keepClear]);
     for (const t of goal.targets) avoid.add(t);
     const cells = dropCells(world, avoid);
     const front = world.frontY * world.grid.width + world.frontX;

@@ -1,0 +1,110 @@
+/**
+ * The `sampler` role of a worker: a sampler actor (dynamic batching, as in-process) that loads the
+ * weights of each new KV `version` from the object store and then serves act requests for exactly
+ * that version, in the `samplers` queue group, so any number of sampler workers share the load.
+ */
+import { createActor } from 'xstate';
+import { withSamplerEffects } from '../../actors/sampler.js';
+import type { Clock } from '../../core/clock.js';
+import { systemClock } from '../../core/clock.js';
+import type { ResolvedConfig } from '../../core/config.js';
+import { Rng } from '../../core/rng.js';
+import type { NamedTensors } from '../../models/checkpoint.js';
+import type { BpeTokenizer } from '../../models/tokenizer/index.js';
+import { TransformerModel } from '../../models/transformer.js';
+import { TransformerPolicy } from '../../models/transformer-policy.js';
+import { transformerConfigOf } from '../policy-stack.js';
+import { type Served, serveSampler } from '../wiring.js';
+import type { NatsBus } from './nats-bus.js';
+import { actRunId, getBlob, type RunInfra, watchState, weightsName } from './run-infra.js';
+
+export interface SamplerWorkerOptions {
+  readonly bus: NatsBus;
+  readonly infra: RunInfra;
+  readonly config: ResolvedConfig;
+  readonly tokenizer: BpeTokenizer;
+  readonly log: (line: string) => void;
+  readonly clock?: Clock;
+}
+
+/** A running sampler role. */
+export interface SamplerWorker {
+  /** Version currently served (-1 before the first load). */
+  readonly version: () => number;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the sampler role.
+ * @example const sampler = await startSamplerWorker({ bus, infra, config, tokenizer, log: console.log });
+ */
+export async function startSamplerWorker(options: SamplerWorkerOptions): Promise<SamplerWorker> {
+  const { bus, infra, config, tokenizer, log } = options;
+  const clock = options.clock ?? systemClock;
+  const model = new TransformerModel(transformerConfigOf(config, tokenizer.vocabSize), Rng.fromSeed(config.seed).fork('model'));
+  const policy = new TransformerPolicy(model, { endTokenId: tokenizer.specialId('end'), version: 0 });
+  const samplerRng = Rng.fromSeed(config.seed).fork('sampler');
+  const sampling = { temperature: config.sampling.temperature, topP: config.sampling.topP, maxNewTokens: config.sampling.maxActionTokens };
+  const sampler = createActor(
+    withSamplerEffects({
+      generate: (requests) => policy.sampleActions(requests, sampling, samplerRng),
+      loadWeights: async (version, weights) => {
+        model.loadNamedWeights(weights as NamedTensors);
+        policy.setVersion(version);
+      },
+    }),
+    { input: { maxBatch: config.runtime.samplerMaxBatch, maxWaitMs: config.runtime.samplerMaxWaitMs, policyVersion: 0 }, clock },
+  ).start();
+
+  let served: Served | null = null;
+  let servedVersion = -1;
+  let wanted = -1;
+  let chain: Promise<void> = Promise.resolve();
+  const load = async (version: number) => {
+    if (version !== wanted || version === servedVersion) return; // a newer version arrived meanwhile
+    const weights = await getBlob(infra, weightsName(version));
+    if (weights === null) {
+      log(`sampler: weights v${version} are not in the object store (yet); waiting for the next version`);
+      return;
+    }
+    const loaded = new Promise<void>((resolve, reject) => {
+      const subs = [
+        sampler.on('WEIGHTS_LOADED', (e) => {
+          if (e.version !== version) return;
+          for (const s of subs) s.unsubscribe();
+          resolve();
+        }),
+        sampler.on('WEIGHTS_FAILED', (e) => {
+          for (const s of subs) s.unsubscribe();
+          reject(new Error(`loading weights v${version} failed: ${e.error}`));
+        }),
+      ];
+    });
+    sampler.send({ type: 'LOAD_WEIGHTS', version, weights });
+    await loaded;
+    // Serve the new version before dropping the old one: no gap for episodes of either.
+    const previous = served;
+    served = serveSampler(bus, actRunId(infra.runId, version), sampler);
+    servedVersion = version;
+    previous?.close();
+    log(`sampler: serving policy v${version}`);
+  };
+  const stopWatch = await watchState(infra, 'version', (value) => {
+    if (!Number.isInteger(value)) {
+      log(`sampler: ignored a non-integer version ${JSON.stringify(value)} in the run state`);
+      return;
+    }
+    wanted = value as number;
+    chain = chain.then(() => load(value as number)).catch((error: unknown) => log(`sampler: ${(error as Error).message}`));
+  });
+  return {
+    version: () => servedVersion,
+    async close() {
+      stopWatch();
+      await chain;
+      served?.close();
+      sampler.stop();
+      model.dispose();
+    },
+  };
+}

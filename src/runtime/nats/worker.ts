@@ -1,0 +1,83 @@
+/**
+ * A worker process joining a run on NATS (`turnwise worker --nats <url> --run <id> --role …`):
+ * reads the run's manifest (config + tokenizer) from the object store, starts its roles, and
+ * stops when the run's KV `status` says the run ended (or on `signal`).
+ */
+import { parseConfig, type ResolvedConfig, resolveConfig } from '../../core/config.js';
+import { InvalidArgumentError, InvalidMessageError } from '../../core/errors.js';
+import '../../envs/index.js';
+import { BpeTokenizer } from '../../models/tokenizer/index.js';
+import type { NatsConnectOptions } from './connect.js';
+import { type EpisodesWorker, startEpisodesWorker } from './episodes-worker.js';
+import { NatsBus } from './nats-bus.js';
+import { getBlob, openRunInfra, type RunInfra, watchState } from './run-infra.js';
+import { type SamplerWorker, startSamplerWorker } from './sampler-worker.js';
+
+/** What a worker does. */
+export type WorkerRole = 'sampler' | 'episodes';
+export const WORKER_ROLES: readonly WorkerRole[] = ['sampler', 'episodes'];
+
+export interface WorkerOptions {
+  readonly nats: NatsConnectOptions;
+  readonly runId: string;
+  readonly roles: readonly WorkerRole[];
+  /** Episodes in flight at most (episodes role). */
+  readonly poolSize?: number;
+  readonly log?: (line: string) => void;
+  readonly signal?: AbortSignal;
+}
+
+/** How the worker ended. */
+export interface WorkerResult {
+  readonly reason: 'run-ended' | 'signal';
+  readonly runStatus: string | null;
+  readonly published: number;
+}
+
+async function waitForManifest(infra: RunInfra, signal: AbortSignal | undefined): Promise<{ config: ResolvedConfig; tokenizer: BpeTokenizer }> {
+  for (let wait = 50; ; wait = Math.min(wait * 2, 1000)) {
+    if (signal?.aborted) throw new Error('stopped before the run was published');
+    const manifest = (await getBlob(infra, 'manifest')) as { config?: Record<string, unknown>; tokenizerJson?: unknown } | null;
+    if (manifest !== null) {
+      if (typeof manifest.config !== 'object' || manifest.config === null) throw new InvalidMessageError('object manifest', 'expected { config, tokenizerJson }');
+      const { derived: _derived, ...raw } = manifest.config;
+      return { config: resolveConfig(parseConfig(raw, `run manifest of ${infra.runId}`)), tokenizer: BpeTokenizer.fromJSON(manifest.tokenizerJson) };
+    }
+    // The learner publishes the manifest when it starts; a worker may start first.
+    await new Promise((resolve) => setTimeout(resolve, wait));
+  }
+}
+
+/**
+ * Joins a run and works until it ends.
+ * @example await runWorker({ nats: { servers: url }, runId: 'babyai-grpo', roles: ['sampler', 'episodes'] });
+ */
+export async function runWorker(options: WorkerOptions): Promise<WorkerResult> {
+  if (options.roles.length === 0) throw InvalidArgumentError.format('role', `expected one or more of ${WORKER_ROLES.join(', ')}`);
+  const log = options.log ?? ((line: string) => console.error(line));
+  const bus = await NatsBus.connect({ name: `turnwise-worker-${options.roles.join('+')}`, ...options.nats });
+  const started: (SamplerWorker | EpisodesWorker)[] = [];
+  let episodes: EpisodesWorker | null = null;
+  try {
+    const infra = await openRunInfra(bus.connection, options.runId);
+    const { config, tokenizer } = await waitForManifest(infra, options.signal);
+    log(`worker: joined run '${options.runId}' as ${options.roles.join(' + ')}`);
+    if (options.roles.includes('sampler')) started.push(await startSamplerWorker({ bus, infra, config, tokenizer, log }));
+    if (options.roles.includes('episodes')) {
+      episodes = await startEpisodesWorker({ bus, infra, config, tokenizer, log, ...(options.poolSize ? { poolSize: options.poolSize } : {}) });
+      started.push(episodes);
+    }
+    let status: string | null = null;
+    const reason = await new Promise<WorkerResult['reason']>((resolve) => {
+      options.signal?.addEventListener('abort', () => resolve('signal'), { once: true });
+      void watchState(infra, 'status', (value) => {
+        status = String(value);
+        if (status !== 'running') resolve('run-ended');
+      });
+    });
+    return { reason, runStatus: status, published: episodes?.published() ?? 0 };
+  } finally {
+    for (const role of started.reverse()) await role.close().catch(() => undefined);
+    await bus.close();
+  }
+}
