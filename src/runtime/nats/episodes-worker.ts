@@ -114,7 +114,8 @@ export async function startEpisodesWorker(options: EpisodesWorkerOptions): Promi
     }
     const entry = runnerFor(message.policyVersion);
     entry.active++;
-    const beat = setInterval(() => m.working(), Math.max(200, infra.planAckWaitMs / 3));
+    // At most 1 s apart: the learner may shorten the ack wait after this worker joined.
+    const beat = setInterval(() => m.working(), Math.max(200, Math.min(1000, infra.planAckWaitMs / 3)));
     try {
       const [trajectory] = await entry.runner.run(message.step, message.horizon, [message.plan]);
       if (trajectory === undefined) throw new Error('the rollout runner returned no trajectory');

@@ -15,7 +15,7 @@
 import { AckPolicy, DeliverPolicy, jetstream, type JetStreamClient, type JetStreamManager, jetstreamManager, RetentionPolicy } from '@nats-io/jetstream';
 import { type KV, Kvm } from '@nats-io/kv';
 import { type ObjectStore, Objm } from '@nats-io/obj';
-import { type NatsConnection, nanos } from '@nats-io/transport-node';
+import { millis, type NatsConnection, nanos } from '@nats-io/transport-node';
 import { InvalidArgumentError, InvalidMessageError } from '../../core/errors.js';
 import type { EpisodePlan } from '../rollout.js';
 import { decode, encode } from '../codec.js';
@@ -102,21 +102,24 @@ export async function openRunInfra(nc: NatsConnection, runId: string, options: R
   const names = runNames(runId);
   const js = jetstream(nc);
   const jsm = await jetstreamManager(nc);
-  const planAckWaitMs = options.planAckWaitMs ?? 10_000;
   const maxAckPending = options.maxAckPending ?? 1024;
   await ensureStream(jsm, { name: names.trajStream, subjects: [names.trajAll], retention: RetentionPolicy.Limits });
   await ensureStream(jsm, { name: names.planStream, subjects: [names.planSubject], retention: RetentionPolicy.Workqueue });
-  try {
-    await jsm.consumers.info(names.planStream, names.planConsumer);
-  } catch {
+  const existing = await jsm.consumers.info(names.planStream, names.planConsumer).catch(() => null);
+  if (existing === null) {
     await jsm.consumers.add(names.planStream, {
       durable_name: names.planConsumer,
       ack_policy: AckPolicy.Explicit,
-      ack_wait: nanos(planAckWaitMs),
+      ack_wait: nanos(options.planAckWaitMs ?? 10_000),
       deliver_policy: DeliverPolicy.All,
       max_ack_pending: maxAckPending,
     });
+  } else if (options.planAckWaitMs !== undefined) {
+    // The learner owns the setting; a worker (no option) keeps what it finds.
+    await jsm.consumers.update(names.planStream, names.planConsumer, { ack_wait: nanos(options.planAckWaitMs) });
   }
+  // Workers read the ack wait back: their in-progress beats must come well within it.
+  const planAckWaitMs = millis((await jsm.consumers.info(names.planStream, names.planConsumer)).config.ack_wait ?? nanos(10_000));
   const state = await new Kvm(js).create(names.stateBucket, { history: 1 });
   const blobs = await new Objm(js).create(names.blobBucket);
   return { runId, names, js, jsm, state, blobs, planAckWaitMs, maxAckPending };

@@ -6,6 +6,7 @@
 import { parseConfig, type ResolvedConfig, resolveConfig } from '../../core/config.js';
 import { InvalidArgumentError, InvalidMessageError } from '../../core/errors.js';
 import '../../envs/index.js';
+import { selectBackend } from '../../models/backend/select.js';
 import { BpeTokenizer } from '../../models/tokenizer/index.js';
 import type { NatsConnectOptions } from './connect.js';
 import { type EpisodesWorker, startEpisodesWorker } from './episodes-worker.js';
@@ -61,6 +62,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerResult> {
   try {
     const infra = await openRunInfra(bus.connection, options.runId);
     const { config, tokenizer } = await waitForManifest(infra, options.signal);
+    if (options.roles.includes('sampler')) await selectBackend(config.model.backend);
     log(`worker: joined run '${options.runId}' as ${options.roles.join(' + ')}`);
     if (options.roles.includes('sampler')) started.push(await startSamplerWorker({ bus, infra, config, tokenizer, log }));
     if (options.roles.includes('episodes')) {

@@ -1,0 +1,144 @@
+/**
+ * The dashboard's view of a runs folder: which run folders hold a `run.db`, the runs inside each,
+ * and one READ-ONLY `RunStore` per folder, opened on first use and kept (WAL lets us read while a
+ * training process writes).
+ *
+ * A run's dashboard id is its folder path relative to the runs folder, plus `:<runId>` when the
+ * store's run id differs from the folder name (eval folders hold one run per policy). Ids are only
+ * ever looked up in the scanned index, never joined onto a path, so a crafted id cannot reach a
+ * file outside the runs folder; ids that look like traversal are refused before the lookup.
+ */
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { basename, join, relative, resolve, sep } from 'node:path';
+import { InvalidArgumentError } from '../../core/errors.js';
+import { type RunRecord, RunStore } from '../../store/run-store.js';
+
+/** A run as the dashboard addresses it. */
+export interface IndexedRun {
+  /** Dashboard id (`babyai-grpo`, `eval-babyai:checkpoint`). */
+  readonly id: string;
+  /** Folder relative to the runs folder, `/`-separated. */
+  readonly folder: string;
+  /** Absolute run folder. */
+  readonly dir: string;
+  readonly record: RunRecord;
+}
+
+/** A folder with a `run.db` the index could not read (shown, not fatal). */
+export interface SkippedFolder {
+  readonly folder: string;
+  readonly error: string;
+}
+
+/** Raised for an id that looks like a path escape (HTTP 400). */
+export class PathTraversalError extends InvalidArgumentError {}
+/** Raised for an id that names no run (HTTP 404). */
+export class UnknownRunError extends InvalidArgumentError {}
+
+/** How deep below the runs folder to look for `run.db` (runs/<name>, runs/<group>/<name>). */
+const MAX_DEPTH = 2;
+
+/**
+ * Refuses ids that could address a path: `..` segments, absolute paths, backslashes, NUL.
+ * @example checkSafeId('runId', 'babyai-grpo') // ok; checkSafeId('runId', '../etc') throws PathTraversalError
+ */
+export function checkSafeId(field: string, id: string): void {
+  const bad =
+    id.length === 0 || id.length > 512 || id.includes('\0') || id.includes('\\') || id.startsWith('/') || id.split(/[/:]/).some((part) => part === '..' || part === '.');
+  if (bad) throw new PathTraversalError(field, `${JSON.stringify(id.slice(0, 80))} is not a run id (path segments like '..' and absolute paths are refused)`);
+}
+
+/**
+ * Scans a runs folder and serves read-only stores by dashboard id.
+ * @example
+ * const index = new RunIndex('runs');
+ * const { store, run } = index.open('babyai-grpo'); // store.metricsSeries('rollout/successRate')
+ */
+export class RunIndex {
+  readonly root: string;
+  private runs = new Map<string, IndexedRun>();
+  private skipped: SkippedFolder[] = [];
+  private readonly stores = new Map<string, RunStore>();
+
+  constructor(root: string) {
+    this.root = resolve(root);
+    if (!existsSync(this.root) || !statSync(this.root).isDirectory()) {
+      throw InvalidArgumentError.format('--runs', `${this.root} is not a folder (give the folder that holds run folders, e.g. runs)`);
+    }
+  }
+
+  /** Rescans the folder (new runs appear, statuses change). */
+  scan(): { runs: IndexedRun[]; skipped: SkippedFolder[] } {
+    const runs = new Map<string, IndexedRun>();
+    const skipped: SkippedFolder[] = [];
+    for (const dir of this.runFolders(this.root, 0)) {
+      // `--runs runs/babyai-grpo` (a run folder itself) names the run by its folder.
+      const folder = dir === this.root ? basename(dir) : relative(this.root, dir).split(sep).join('/');
+      try {
+        const store = this.storeAt(dir);
+        for (const record of store.runs()) {
+          const id = record.id === basename(dir) ? folder : `${folder}:${record.id}`;
+          runs.set(id, { id, folder, dir, record });
+        }
+      } catch (error) {
+        skipped.push({ folder, error: (error as Error).message });
+      }
+    }
+    this.runs = runs;
+    this.skipped = skipped;
+    return { runs: [...runs.values()], skipped };
+  }
+
+  /** The store of a run, made the active run. Rescans once on a miss (a run started since). */
+  open(id: string): { store: RunStore; run: IndexedRun } {
+    checkSafeId('runId', id);
+    let run = this.runs.get(id);
+    if (run === undefined) {
+      this.scan();
+      run = this.runs.get(id);
+    }
+    if (run === undefined) {
+      const known = [...this.runs.keys()].slice(0, 20).join(', ') || 'none';
+      throw new UnknownRunError('runId', `no run '${id}' under ${this.root} (known: ${known})`);
+    }
+    const store = this.storeAt(run.dir);
+    store.useRun(run.record.id);
+    // Status and config can change while a run trains: read the record fresh.
+    return { store, run: { ...run, record: store.run(run.record.id) ?? run.record } };
+  }
+
+  /** Runs from the last scan, plus folders that could not be read. */
+  list(): { runs: IndexedRun[]; skipped: SkippedFolder[] } {
+    return { runs: [...this.runs.values()], skipped: this.skipped };
+  }
+
+  /** Closes every store. */
+  close(): void {
+    for (const store of this.stores.values()) store.close();
+    this.stores.clear();
+  }
+
+  private storeAt(dir: string): RunStore {
+    let store = this.stores.get(dir);
+    if (store === undefined) {
+      store = RunStore.open(dir, { readonly: true });
+      this.stores.set(dir, store);
+    }
+    return store;
+  }
+
+  private runFolders(dir: string, depth: number): string[] {
+    if (existsSync(join(dir, 'run.db'))) return [dir];
+    if (depth >= MAX_DEPTH) return [];
+    let entries: string[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true })
+        .filter((e) => e.isDirectory() && !e.name.startsWith('.') && e.name !== 'checkpoints')
+        .map((e) => e.name)
+        .sort();
+    } catch {
+      return [];
+    }
+    return entries.flatMap((name) => this.runFolders(join(dir, name), depth + 1));
+  }
+}
