@@ -9,7 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
+import { connectNats } from '../../src/runtime/nats/connect.js';
 import { natsTrainRun } from '../../src/runtime/nats/nats-train-run.js';
+import { openRunInfra } from '../../src/runtime/nats/run-infra.js';
 import { RunStore } from '../../src/store/run-store.js';
 import { type NatsServerHandle, startNatsServer } from '../helpers/nats-server.js';
 
@@ -112,12 +114,20 @@ describe('training over NATS with two worker processes', () => {
     const runDir = join(dir, 'nats-kill');
     const logs: string[] = [];
     const running = natsTrainRun({ config, runDir, nats: { servers: server.url }, infra: { planAckWaitMs: 1500 }, log: (l) => logs.push(l) });
-    // Kill the victim once it serves the step-1 weights: it is then holding plans of step 1.
-    await victim.waitFor(/serving policy v1/);
+    // Kill the victim as soon as it runs episodes of step 1: it holds plans it will never finish.
+    await victim.waitFor(/running plans of step 1/);
     await stopProcess(victim.proc);
     const result = await running;
     expect(result.status).toBe('finished');
     expect(survivor.output()).toMatch(/serving policy v3/);
+    // The victim's unfinished plans came back to the work queue and were run again.
+    const nc = await connectNats({ servers: server.url });
+    const infra = await openRunInfra(nc, 'nats-kill');
+    // Deliveries (consumer sequence, redeliveries included) outnumber the plans (stream sequence).
+    const { delivered } = await infra.jsm.consumers.info(infra.names.planStream, infra.names.planConsumer);
+    expect(delivered.stream_seq).toBe(steps * 64);
+    expect(delivered.consumer_seq).toBeGreaterThan(delivered.stream_seq);
+    await nc.close();
     expectStoreComplete(runDir, steps);
   });
 });

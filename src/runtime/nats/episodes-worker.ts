@@ -94,6 +94,7 @@ export async function startEpisodesWorker(options: EpisodesWorkerOptions): Promi
   };
 
   let published = 0;
+  let lastStep = -1;
   let inFlight = 0;
   let stopped = false;
   let wake: (() => void) | null = null;
@@ -111,6 +112,10 @@ export async function startEpisodesWorker(options: EpisodesWorkerOptions): Promi
       log(`episodes: rejected a plan on '${m.subject}': ${(error as Error).message}`);
       m.term();
       return;
+    }
+    if (message.step > lastStep) {
+      lastStep = message.step;
+      log(`episodes: running plans of step ${message.step} (policy v${message.policyVersion})`);
     }
     const entry = runnerFor(message.policyVersion);
     entry.active++;
