@@ -1,16 +1,23 @@
 /**
  * The horizon scheduler actor (ScalingInter-RL): owns the max number of agent turns per episode.
  * Episodes read `horizon` from its snapshot when they start; the coordinator tells it when a
- * training step completed. Stage logic lives in the pure `horizon-schedule.ts`.
+ * training step completed, with that step's metrics (the adaptive schedule's signals). Stage logic
+ * lives in the pure `horizon-schedule.ts` / `horizon-adaptive.ts`.
  *
- * States: `holding` (a stage that will advance later) and `final` (the last horizon, held for the
- * rest of the run; a `fixed` schedule starts there).
+ * States, one group per schedule kind, so a snapshot says what the scheduler is doing:
+ * - `fixed`: one horizon for the whole run;
+ * - `stepwise.holding` / `stepwise.final` and `linear.holding` / `linear.final`: a stage that will
+ *   advance after more steps, or the last horizon held for the rest of the run;
+ * - `adaptive.cooling` (a change happened less than `cooldown` steps ago: no decision yet) and
+ *   `adaptive.watching` (each step's signals may raise or lower the horizon).
  */
-import { type ActorRefFrom, type SnapshotFrom, emit, enqueueActions, setup } from 'xstate';
+import { type ActorRefFrom, type SnapshotFrom, emit, enqueueActions, not, setup } from 'xstate';
+import type { AdaptiveState } from './horizon-adaptive.js';
 import {
   type HorizonSchedule,
   type HorizonState,
-  completeStep,
+  type StepSignals,
+  advanceHorizon,
   horizonOfStage,
   initialHorizonState,
   isFinalStage,
@@ -23,6 +30,8 @@ export type HorizonAccepts = {
   /** Training step `step` (0-based) completed. Steps already counted are ignored (redelivery-safe). */
   readonly type: 'STEP_COMPLETED';
   readonly step: number;
+  /** That step's metrics (names from `src/core/metrics.ts`); read by the adaptive schedule only. */
+  readonly metrics?: StepSignals;
 };
 
 /** Events the horizon actor emits. */
@@ -51,12 +60,18 @@ export interface HorizonContext extends HorizonState {
   readonly horizon: number;
 }
 
+function stateOf(context: HorizonContext): HorizonState {
+  return context.adaptive ? { stage: context.stage, completedSteps: context.completedSteps, adaptive: context.adaptive } : { stage: context.stage, completedSteps: context.completedSteps };
+}
+
+const counting = { STEP_COMPLETED: { guard: 'isNewStep', actions: 'advance' } } as const;
+
 /**
  * The horizon machine. No effects: it is pure state plus an emitted event.
  * @example
  * const horizon = createActor(horizonMachine, { input: { schedule: { schedule: 'stepwise', horizons: [5, 10], every: 100 } } }).start();
  * horizon.on('STAGE_CHANGED', (e) => log(e));
- * horizon.send({ type: 'STEP_COMPLETED', step: 0 });
+ * horizon.send({ type: 'STEP_COMPLETED', step: 0, metrics: { 'rollout/successRate': 0.4 } });
  * currentHorizon(horizon.getSnapshot()); // 5
  */
 export const horizonMachine = setup({
@@ -69,44 +84,67 @@ export const horizonMachine = setup({
   guards: {
     isFinal: ({ context }) => isFinalStage(context.schedule, context.stage),
     isNewStep: ({ context, event }) => Number.isInteger(event.step) && event.step >= context.completedSteps,
+    isFixed: ({ context }) => context.schedule.schedule === 'fixed',
+    isStepwise: ({ context }) => context.schedule.schedule === 'stepwise',
+    isLinear: ({ context }) => context.schedule.schedule === 'linear',
+    inCooldown: ({ context }) =>
+      context.schedule.schedule === 'adaptive' && (context.adaptive?.sinceChange ?? 0) < context.schedule.cooldown,
   },
   actions: {
     advance: enqueueActions(({ context, event, enqueue }) => {
       // Counting is by step number, so a gap (a step completed elsewhere) still lands on the right stage.
-      const next = completeStep(context.schedule, { stage: context.stage, completedSteps: event.step });
-      enqueue.assign({ stage: next.stage, completedSteps: next.completedSteps, horizon: horizonOfStage(context.schedule, next.stage) });
-      if (next.stage !== context.stage) {
-        const every = context.schedule.schedule === 'stepwise' ? context.schedule.every : 0;
-        enqueue(
-          emit({
-            type: 'STAGE_CHANGED',
-            from: context.stage,
-            to: next.stage,
-            horizon: horizonOfStage(context.schedule, next.stage),
-            reason: `${next.completedSteps} steps completed (stage every ${every})`,
-            step: event.step,
-          }),
-        );
-      }
+      const { state, change } = advanceHorizon(context.schedule, { ...stateOf(context), completedSteps: event.step }, event.metrics ?? {});
+      enqueue.assign({
+        stage: state.stage,
+        completedSteps: state.completedSteps,
+        horizon: horizonOfStage(context.schedule, state.stage),
+        ...(state.adaptive ? { adaptive: state.adaptive } : {}),
+      });
+      if (change) enqueue(emit({ type: 'STAGE_CHANGED', ...change, step: event.step }));
     }),
   },
 }).createMachine({
   id: 'horizon',
   context: ({ input }) => {
     validateHorizonSchedule(input.schedule);
-    const state = input.restore ? restoreHorizonState(input.schedule, input.restore) : initialHorizonState();
+    const state = input.restore ? restoreHorizonState(input.schedule, input.restore) : initialHorizonState(input.schedule);
     return { schedule: input.schedule, ...state, horizon: horizonOfStage(input.schedule, state.stage) };
   },
   initial: 'choosing',
   states: {
-    choosing: { always: [{ guard: 'isFinal', target: 'final' }, { target: 'holding' }] },
-    holding: {
-      always: { guard: 'isFinal', target: 'final' },
-      on: { STEP_COMPLETED: { guard: 'isNewStep', actions: 'advance' } },
+    choosing: {
+      always: [
+        { guard: 'isFixed', target: 'fixed' },
+        { guard: 'isStepwise', target: 'stepwise' },
+        { guard: 'isLinear', target: 'linear' },
+        { target: 'adaptive' },
+      ],
     },
-    final: {
-      // Still counts steps so that a checkpoint holds the right `completedSteps`.
-      on: { STEP_COMPLETED: { guard: 'isNewStep', actions: 'advance' } },
+    // Still counts steps so that a checkpoint holds the right `completedSteps`.
+    fixed: { on: counting },
+    stepwise: {
+      initial: 'holding',
+      on: counting,
+      states: {
+        holding: { always: { guard: 'isFinal', target: 'final' } },
+        final: {},
+      },
+    },
+    linear: {
+      initial: 'holding',
+      on: counting,
+      states: {
+        holding: { always: { guard: 'isFinal', target: 'final' } },
+        final: {},
+      },
+    },
+    adaptive: {
+      initial: 'cooling',
+      on: counting,
+      states: {
+        cooling: { always: { guard: not('inCooldown'), target: 'watching' } },
+        watching: { always: { guard: 'inCooldown', target: 'cooling' } },
+      },
     },
   },
 });
@@ -124,9 +162,15 @@ export function currentHorizon(snapshot: HorizonSnapshot): number {
 }
 
 /**
- * What to store in a checkpoint; pass it back as `input.restore` on resume.
+ * What to store in a checkpoint; pass it back as `input.restore` on resume. Includes the adaptive
+ * schedule's windows, counters and cooldown, so a resumed run makes the same decisions.
  * @example const saved = persistHorizon(horizonRef.getSnapshot()); // { stage: 1, completedSteps: 100 }
  */
 export function persistHorizon(snapshot: HorizonSnapshot): HorizonState {
-  return { stage: snapshot.context.stage, completedSteps: snapshot.context.completedSteps };
+  return stateOf(snapshot.context);
+}
+
+/** Adaptive decision state of a snapshot, or null for the step-driven schedules (for viewers). */
+export function adaptiveStateOf(snapshot: HorizonSnapshot): AdaptiveState | null {
+  return snapshot.context.adaptive ?? null;
 }

@@ -3,7 +3,12 @@
  * `generate` call, and hot weight swaps between batches.
  *
  * States: `idle → collecting → generating → idle`; `generating` has sub-states `running` and
- * `draining` (a weight load is waiting for this batch to finish); `loadingWeights`; `paused`.
+ * `draining` (a weight load is waiting for this batch to finish); `loadingWeights`; `resuming`
+ * (after a load, requests queued meanwhile are flushed at once, without the max-wait); `paused`.
+ * The weight-update path is therefore `draining → loadingWeights → resuming`. With
+ * `generateTimeoutMs` / `loadTimeoutMs` set, a generation or load that does not settle in time
+ * fails (ACT_FAILED for its requests / WEIGHTS_FAILED, old weights kept) and the sampler serves on,
+ * so a lost reply cannot hang the run.
  * A batch is flushed when `maxBatch` requests are pending or `maxWaitMs` after the first one
  * arrived (an xstate delay, so the clock drives it). Requests that arrive while generating,
  * draining, loading or paused are queued, never dropped.
@@ -49,7 +54,14 @@ export interface SamplerInput {
   readonly maxWaitMs: number;
   /** Version of the weights loaded at start (default 0). */
   readonly policyVersion?: number;
+  /** Fail a batch whose generation has not settled after this many ms (default: no limit). */
+  readonly generateTimeoutMs?: number;
+  /** Give up a weight load that has not settled after this many ms, keeping the old weights (default: no limit). */
+  readonly loadTimeoutMs?: number;
 }
+
+/** Longest delay a timer can take (setTimeout's 32-bit limit); used when a timeout is off, behind a guard. */
+const NO_TIMEOUT_MS = 2_147_483_647;
 
 interface PendingAct {
   readonly requestId: string;
@@ -75,6 +87,8 @@ export interface SamplerContext {
   readonly paused: boolean;
   /** Version of the weights currently loaded. */
   readonly policyVersion: number;
+  readonly generateTimeoutMs: number | null;
+  readonly loadTimeoutMs: number | null;
 }
 
 function notProvided(name: string): never {
@@ -105,12 +119,16 @@ export const samplerMachine = setup({
   },
   delays: {
     maxWait: ({ context }) => context.maxWaitMs,
+    generateTimeout: ({ context }) => context.generateTimeoutMs ?? NO_TIMEOUT_MS,
+    loadTimeout: ({ context }) => context.loadTimeoutMs ?? NO_TIMEOUT_MS,
   },
   guards: {
     batchFull: ({ context }) => context.pending.length >= context.maxBatch,
     hasPending: ({ context }) => context.pending.length > 0,
     hasWeights: ({ context }) => context.nextWeights !== null,
     isPaused: ({ context }) => context.paused,
+    hasGenerateTimeout: ({ context }) => context.generateTimeoutMs !== null,
+    hasLoadTimeout: ({ context }) => context.loadTimeoutMs !== null,
   },
   actions: {
     enqueue: assign({
@@ -136,6 +154,8 @@ export const samplerMachine = setup({
     loading: null,
     paused: false,
     policyVersion: input.policyVersion ?? 0,
+    generateTimeoutMs: input.generateTimeoutMs ?? null,
+    loadTimeoutMs: input.loadTimeoutMs ?? null,
   }),
   initial: 'idle',
   on: {
@@ -193,6 +213,17 @@ export const samplerMachine = setup({
           }),
         },
       },
+      after: {
+        generateTimeout: {
+          guard: 'hasGenerateTimeout',
+          target: 'routing',
+          actions: enqueueActions(({ context, enqueue }) => {
+            const error = `generate timed out after ${context.generateTimeoutMs} ms`;
+            for (const p of context.inFlight) enqueue.emit({ type: 'ACT_FAILED', requestId: p.requestId, error });
+            enqueue.assign({ inFlight: [] });
+          }),
+        },
+      },
       initial: 'running',
       states: {
         running: { on: { LOAD_WEIGHTS: { target: 'draining', actions: 'storeWeights' } } },
@@ -202,12 +233,26 @@ export const samplerMachine = setup({
     },
     loadingWeights: {
       entry: 'takeWeights',
+      after: {
+        loadTimeout: {
+          guard: 'hasLoadTimeout',
+          target: 'resuming',
+          actions: [
+            emit(({ context }) => ({
+              type: 'WEIGHTS_FAILED' as const,
+              version: (context.loading as WeightsUpdate).version,
+              error: `loadWeights timed out after ${context.loadTimeoutMs} ms`,
+            })),
+            assign({ loading: null }),
+          ],
+        },
+      },
       invoke: {
         id: 'loadWeights',
         src: 'loadWeights',
         input: ({ context }) => context.loading as WeightsUpdate,
         onDone: {
-          target: 'routing',
+          target: 'resuming',
           actions: [
             emit(({ context }) => ({ type: 'WEIGHTS_LOADED' as const, version: (context.loading as WeightsUpdate).version })),
             assign(({ context }) => ({ policyVersion: (context.loading as WeightsUpdate).version, loading: null })),
@@ -215,7 +260,7 @@ export const samplerMachine = setup({
         },
         onError: {
           // Keep serving the old weights; the learner/coordinator decides what to do.
-          target: 'routing',
+          target: 'resuming',
           actions: [
             emit(({ context, event }) => ({
               type: 'WEIGHTS_FAILED' as const,
@@ -226,6 +271,15 @@ export const samplerMachine = setup({
           ],
         },
       },
+    },
+    // After a load (or a failed one): requests that waited through the update go out at once.
+    resuming: {
+      always: [
+        { guard: 'hasWeights', target: 'loadingWeights' },
+        { guard: 'isPaused', target: 'paused' },
+        { guard: 'hasPending', target: 'generating' },
+        { target: 'idle' },
+      ],
     },
     paused: {
       on: {

@@ -14,6 +14,9 @@ import { compareCommand, evalCommand } from './eval-command.js';
 import { serveCommand } from './serve-command.js';
 import { envServeCommand } from './env-serve.js';
 import { TrainProgress } from './progress.js';
+import { registerExperimentCommand } from './experiment-command.js';
+import { plotCommand } from './plot-command.js';
+import { uiCommand } from './ui-command.js';
 import { NATS_FLAG_HELP, type NatsFlags, natsOptionsOf, parseRoles, workerCommand } from './worker-command.js';
 import { natsTrainRun } from '../runtime/nats/nats-train-run.js';
 import type { WorkerRole } from '../runtime/nats/worker.js';
@@ -187,6 +190,33 @@ program
       console.log(`| ${spec.name} | ${sizes[0]} | ${sizes[1]} | ${spec.description} |`);
     }
   });
+
+program
+  .command('ui')
+  .description('dashboard: run list, live curves, trajectory viewer, evaluation tables (reads run stores read-only)')
+  .option('--runs <folder>', 'folder that holds run folders', 'runs')
+  .option('--port <n>', 'port (0 = a free one)', (v: string) => (v === '0' ? 0 : positiveInt(v)), 5174)
+  .option('--host <host>', 'interface to bind (0.0.0.0 exposes it)', '127.0.0.1')
+  .action(async (opts: { runs: string; port: number; host: string }) => {
+    await uiCommand(opts);
+  });
+
+program
+  .command('plot')
+  .description('offline learning curves of one metric over runs, as SVG or PNG')
+  .argument('<runDir...>', 'run folders (each run.db is read read-only)')
+  .requiredOption('--metric <name>', 'metric name (e.g. rollout/successRate) or alias: success, eval-success, reward, turns, truncation, horizon, kl, entropy, staleness, tokens-per-sec')
+  .option('--out <file>', 'output file, .svg or .png', 'curves.svg')
+  .option('--title <text>', 'figure title (default: the metric)')
+  .option('--band', 'one mean curve with a min/max band over the runs (e.g. seeds)')
+  .option('--width <px>', 'figure width', positiveInt)
+  .option('--height <px>', 'figure height', positiveInt)
+  .action(async (runDirs: string[], opts: { metric: string; out: string; title?: string; band?: boolean; width?: number; height?: number }) => {
+    const out = await plotCommand(runDirs, { ...opts, band: opts.band === true });
+    console.log(`wrote ${out}`);
+  });
+
+registerExperimentCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof TurnwiseError) {

@@ -6,6 +6,7 @@ import type { EstimatorOptions } from '../algorithms/advantage-input.js';
 import { estimatorNeedsValues } from '../algorithms/advantages.js';
 import type { LossAggregation } from '../algorithms/aggregation.js';
 import type { KlEstimator } from '../algorithms/kl.js';
+import { type OffPolicyCorrection, validateCorrection } from '../algorithms/off-policy.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import type { MetricName } from '../core/metrics.js';
 
@@ -45,6 +46,8 @@ export interface TrainStepOptions {
   readonly valueCoef: number;
   /** Steps at the start during which only the critic learns (verl `critic_warmup`). */
   readonly criticWarmupSteps: number;
+  /** Off-policy correction of the actor loss (`src/algorithms/off-policy.ts`); `none` = PPO-clip on behaviour log-probs. */
+  readonly offPolicy: OffPolicyCorrection;
 }
 
 /** Defaults: GRPO, clip 0.2, no KL, no entropy bonus, one epoch, one update, clip norm 1. */
@@ -66,6 +69,7 @@ export const DEFAULT_TRAIN_STEP_OPTIONS: TrainStepOptions = Object.freeze<TrainS
   valueClip: 0.5,
   valueCoef: 1,
   criticWarmupSteps: 0,
+  offPolicy: { kind: 'none' },
 });
 
 /** The metrics every {@link PolicyTrainer.trainStep} returns. */
@@ -105,9 +109,13 @@ export const CRITIC_STEP_METRICS = [
   'optim/criticLr',
 ] as const satisfies readonly MetricName[];
 
+/** The metrics a step adds when an off-policy correction is on. */
+export const OFF_POLICY_STEP_METRICS = ['offpolicy/isWeight', 'offpolicy/truncFrac'] as const satisfies readonly MetricName[];
+
 /** One step's metrics: all of {@link TRAIN_STEP_METRICS}, plus {@link CRITIC_STEP_METRICS} with a critic. */
 export type TrainStepMetrics = Record<(typeof TRAIN_STEP_METRICS)[number], number> &
-  Partial<Record<(typeof CRITIC_STEP_METRICS)[number], number>>;
+  Partial<Record<(typeof CRITIC_STEP_METRICS)[number], number>> &
+  Partial<Record<(typeof OFF_POLICY_STEP_METRICS)[number], number>>;
 
 /**
  * Throws `InvalidArgumentError` naming the first bad option.
@@ -128,6 +136,7 @@ export function checkTrainStepOptions(o: TrainStepOptions, hasReference: boolean
   if (!(Number.isInteger(o.criticWarmupSteps) && o.criticWarmupSteps >= 0)) {
     throw InvalidArgumentError.format('criticWarmupSteps', `expected an integer ≥ 0, got ${o.criticWarmupSteps}`);
   }
+  validateCorrection(o.offPolicy);
   if (estimatorNeedsValues(o.estimator) && !hasCritic) {
     throw InvalidArgumentError.format('critic', `the '${o.estimator.name}' estimator needs critic values, but the trainer has no critic`);
   }

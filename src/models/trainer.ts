@@ -14,6 +14,7 @@ import type { EstimatorState } from '../algorithms/advantage-input.js';
 import { clipByGlobalNorm } from '../algorithms/grad-clip.js';
 import { KlController } from '../algorithms/kl.js';
 import { ppoClipLoss, valueLoss } from '../algorithms/losses.js';
+import { offPolicyLoss } from '../algorithms/off-policy.js';
 import { explainedVariance, maskedStats } from '../algorithms/stats.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { InvalidArgumentError, TurnwiseError } from '../core/errors.js';
@@ -83,7 +84,7 @@ export interface TrainerConfig {
 }
 
 /** Loss metric ← stats vector index, in the order the accumulation stacks them. */
-const STATS = ['loss/total', 'loss/policy', 'loss/klRef', 'loss/entropy', 'loss/clipFrac', 'loss/dualClipFrac', 'loss/approxKl', 'loss/value', 'loss/valueClipFrac'] as const;
+const STATS = ['loss/total', 'loss/policy', 'loss/klRef', 'loss/entropy', 'loss/clipFrac', 'loss/dualClipFrac', 'loss/approxKl', 'loss/value', 'loss/valueClipFrac', 'offpolicy/isWeight', 'offpolicy/truncFrac'] as const;
 type StatName = (typeof STATS)[number];
 
 /**
@@ -112,6 +113,8 @@ export class PolicyTrainer {
   private readonly klOptions: { target: number | null; horizon: number };
   private estimatorState: EstimatorState | undefined;
   private readonly clock: Pick<Clock, 'now'>;
+  /** [N] proximal log-probs per micro-batch (decoupled PPO): the weights before this step's first update. */
+  private readonly proximal = new WeakMap<MicroBatch, Float32Array>();
 
   constructor(config: TrainerConfig) {
     if (!(config.lr > 0)) throw InvalidArgumentError.format('lr', `expected > 0, got ${config.lr}`);
@@ -151,6 +154,7 @@ export class PolicyTrainer {
     this.criticOptimizer?.setLearningRate(criticLr);
     const klCoef = this.klCoefFor(o);
     const prepared = await prepareStep(this.models, trajectories, o, klCoef, this.estimatorState);
+    if (o.offPolicy.kind === 'decoupled') await this.recomputeProximal(prepared.chunks, o.temperature);
     const warmingUp = this.critic !== null && this.version < o.criticWarmupSteps;
 
     const sums = Object.fromEntries(STATS.map((name) => [name, 0])) as Record<StatName, number>;
@@ -201,10 +205,12 @@ export class PolicyTrainer {
       'policy/version': this.version,
       'throughput/trainTokensPerSec': seconds > 0 ? tokens / seconds : 0,
     };
-    if (this.critic === null || prepared.oldValues === null) return metrics;
+    const offPolicy = o.offPolicy.kind === 'none' ? {} : { 'offpolicy/isWeight': mean(sums['offpolicy/isWeight']), 'offpolicy/truncFrac': mean(sums['offpolicy/truncFrac']) };
+    if (this.critic === null || prepared.oldValues === null) return { ...metrics, ...offPolicy };
     const { mask } = prepared.layout;
     return {
       ...metrics,
+      ...offPolicy,
       'loss/value': mean(sums['loss/value']),
       'loss/valueClipFrac': mean(sums['loss/valueClipFrac']),
       'critic/explainedVariance': explainedVariance(prepared.output.returns, prepared.oldValues, mask),
@@ -226,6 +232,7 @@ export class PolicyTrainer {
     checkTrainStepOptions(o, this.reference !== null, this.critic !== null);
     const klCoef = this.klCoefFor(o);
     const prepared = await prepareStep(this.models, trajectories, o, klCoef, this.estimatorState);
+    if (o.offPolicy.kind === 'decoupled') await this.recomputeProximal(prepared.chunks, o.temperature);
     const chunk = prepared.chunks[0];
     if (chunk === undefined) {
       return { gradients: this.policy.trainableVariables().map((v) => new Float32Array(v.size)), norm: 0, tokenCount: 0 };
@@ -275,6 +282,17 @@ export class PolicyTrainer {
   /** Models read by the data preparation (`prepareStep`). */
   get models(): { policy: TrainableModel; reference: TrainableModel | null; critic: Critic | null } {
     return { policy: this.policy, reference: this.reference, critic: this.critic };
+  }
+
+  /** AReaL's proximal policy: log-probs of every micro-batch under the current weights, before any update of this step. */
+  private async recomputeProximal(chunks: readonly (readonly MicroBatch[])[], temperature: number): Promise<void> {
+    for (const chunk of chunks) {
+      for (const micro of chunk) {
+        const logprobs = tf.tidy(() => this.policy.forwardTrain(micro.batch, temperature).logprobs);
+        this.proximal.set(micro, ((await logprobs.data()) as Float32Array).slice());
+        logprobs.dispose();
+      }
+    }
   }
 
   /** The KL coefficient in force: the adaptive controller's (started at `o.klCoef`) or `o.klCoef`. */
@@ -345,18 +363,21 @@ export class PolicyTrainer {
             critic?.usesPolicyHidden === true
               ? (this.policy.forwardTrainWithHidden as NonNullable<TrainableModel['forwardTrainWithHidden']>)(micro.batch, o.temperature)
               : { ...this.policy.forwardTrain(micro.batch, o.temperature), hidden: null };
-          const terms = ppoClipLoss(
-            {
-              logprobs: out.logprobs,
-              entropy: out.entropy,
-              oldLogprobs: tf.tensor1d(micro.oldLogprobs),
-              advantages: tf.tensor1d(micro.advantages),
-              lossMask: tf.tensor1d(micro.lossMask),
-              refLogprobs: micro.refLogprobs === null ? null : tf.tensor1d(micro.refLogprobs),
-              weights: tf.tensor1d(micro.weights),
-            },
-            { clipRatio: o.clipRatio, klCoef, entropyCoef: o.entropyCoef, tokenCount: micro.tokenCount, dualClip: o.dualClip, klEstimator: o.klEstimator },
-          );
+          const lossInput = {
+            logprobs: out.logprobs,
+            entropy: out.entropy,
+            oldLogprobs: tf.tensor1d(micro.oldLogprobs),
+            advantages: tf.tensor1d(micro.advantages),
+            lossMask: tf.tensor1d(micro.lossMask),
+            refLogprobs: micro.refLogprobs === null ? null : tf.tensor1d(micro.refLogprobs),
+            weights: tf.tensor1d(micro.weights),
+          };
+          const lossOptions = { clipRatio: o.clipRatio, klCoef, entropyCoef: o.entropyCoef, tokenCount: micro.tokenCount, dualClip: o.dualClip, klEstimator: o.klEstimator };
+          const prox = this.proximal.get(micro);
+          const terms =
+            o.offPolicy.kind === 'none'
+              ? { ...ppoClipLoss(lossInput, lossOptions), isWeight: tf.scalar(0), truncFrac: tf.scalar(0) }
+              : offPolicyLoss({ ...lossInput, proxLogprobs: prox === undefined ? null : tf.tensor1d(prox) }, lossOptions, o.offPolicy);
           let total: tf.Scalar = warmingUp ? tf.scalar(0) : terms.total;
           let value = { loss: tf.scalar(0), clipFrac: tf.scalar(0) };
           if (critic !== null && micro.oldValues !== null) {
@@ -372,7 +393,7 @@ export class PolicyTrainer {
             );
             total = tf.add(total, tf.mul(value.loss, critic.usesPolicyHidden ? o.valueCoef : 1)) as tf.Scalar;
           }
-          const stats = [terms.total, terms.policy, terms.klRef, terms.entropy, terms.clipFrac, terms.dualClipFrac, terms.approxKl, value.loss, value.clipFrac];
+          const stats = [terms.total, terms.policy, terms.klRef, terms.entropy, terms.clipFrac, terms.dualClipFrac, terms.approxKl, value.loss, value.clipFrac, terms.isWeight, terms.truncFrac];
           held.stats = tf.keep(tf.stack(stats) as tf.Tensor1D);
           return total;
         }, vars);

@@ -60,6 +60,7 @@ export function trainStepOptionsOf(config: ResolvedConfig): TrainStepOptions {
     valueClip: critic?.valueClip ?? null,
     valueCoef: critic?.valueCoef ?? 1,
     criticWarmupSteps: critic?.warmupSteps ?? 0,
+    offPolicy: config.offPolicy.correction === 'none' ? { kind: 'none' } : { kind: config.offPolicy.correction, cap: config.offPolicy.cap },
   };
 }
 

@@ -10,9 +10,10 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createActor, type Subscription, toPromise } from 'xstate';
-import { withCoordinatorEffects } from '../actors/coordinator.js';
+import { type CoordinatorEffects, type CoordinatorOutput, withCoordinatorEffects } from '../actors/coordinator.js';
 import { currentHorizon, horizonMachine, persistHorizon } from '../actors/horizon.js';
 import type { HorizonState } from '../actors/horizon-schedule.js';
+import { evalHorizonFor, type HorizonSpec, scheduleForEnv } from '../actors/horizon-per-env.js';
 import { withLearnerEffects } from '../actors/learner.js';
 import { withSamplerEffects } from '../actors/sampler.js';
 import { type Clock, systemClock } from '../core/clock.js';
@@ -34,6 +35,10 @@ import { rolloutMetrics } from './rollout-metrics.js';
 import type { RunEvent } from './run-events.js';
 import { freshRunDir, saveRunConfig } from './run-folder.js';
 import { announceWeights, remoteTrain, serveLearner, serveSampler } from './wiring.js';
+import { asyncSettingsOf, runAsyncTraining } from './async/async-train.js';
+import { withDeadline } from './async/deadline.js';
+import { restoreStaleness, type StalenessState } from './async/staleness.js';
+import { InvalidArgumentError } from '../core/errors.js';
 
 /** How to run. */
 export interface TrainRunOptions {
@@ -143,7 +148,7 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
         policy.setVersion(version);
       },
     }),
-    { input: { maxBatch: config.runtime.samplerMaxBatch, maxWaitMs: config.runtime.samplerMaxWaitMs, policyVersion: policy.version }, clock },
+    { input: { maxBatch: config.runtime.samplerMaxBatch, maxWaitMs: config.runtime.samplerMaxWaitMs, policyVersion: policy.version, ...samplerTimeouts(config) }, clock },
   ).start();
   cleanups.push(serveSampler(bus, runId, sampler).close, () => sampler.stop());
 
@@ -156,6 +161,7 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
         return { metrics, version: trainer.version };
       },
       publishWeights: async (version) => {
+        if (config.mode !== 'sync') return; // the asynchronous loop publishes (src/runtime/async/async-train.ts)
         const loaded = waitForWeights(sampler, version);
         const weights = learnerModel.namedWeights();
         announceWeights(bus, runId, version, weights);
@@ -170,7 +176,8 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
   // Horizon scheduler: owns the max turns per episode (ScalingInter-RL when stepwise).
   const restoredHorizon = checkpoint?.state.horizon as HorizonState | undefined;
   const horizon = createActor(horizonMachine, {
-    input: { schedule: config.horizon as never, ...(restoredHorizon ? { restore: restoredHorizon } : {}) },
+    // A per-env horizon section resolves to this run's environment (one env per run today).
+    input: { schedule: scheduleForEnv(config.horizon as HorizonSpec, config.env.name), ...(restoredHorizon ? { restore: restoredHorizon } : {}) },
     clock,
   }).start();
   const stageSub: Subscription = horizon.on('STAGE_CHANGED', (e) => {
@@ -199,7 +206,8 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
 
   const evals: { step: number; successRate: number; meanTurns: number }[] = [];
   const evaluate = async (completedSteps: number): Promise<Record<string, number>> => {
-    const result = await evaluatePolicy({ config, catalog, runner, split: config.env.testSplit as 'test', tasks: config.train.evalTasks, step: completedSteps });
+    const evalHorizon = evalHorizonFor(config.horizon as HorizonSpec, config.env.name);
+    const result = await evaluatePolicy({ config, catalog, runner, split: config.env.testSplit as 'test', tasks: config.train.evalTasks, step: completedSteps, ...(evalHorizon ? { horizon: evalHorizon } : {}) });
     store.recordTrajectories(runId, 'test', result.trajectories);
     const metrics = { 'eval/successRate': result.summary.successRate, 'eval/meanTurns': result.summary.meanTurns };
     store.logMetrics(completedSteps, metrics);
@@ -214,8 +222,8 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
   emit({ type: 'started', step: startStep, message: resuming ? `resuming at step ${startStep}` : `training ${config.train.steps} steps` });
 
   const pending = new Map<number, Record<string, number>>();
-  const coordinator = createActor(
-    withCoordinatorEffects({
+  let readAsyncState: (() => StalenessState) | null = null;
+  const coordinatorEffects: CoordinatorEffects = {
       rollout: async (step) => {
         const started = clock.now();
         sampledTokens = 0;
@@ -249,27 +257,61 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
           weights: learnerModel.namedWeights(),
           tokenizerJson: tokenizer.toJSON(),
           optimizer: optimizerTensors(state),
-          state: { policyVersion: trainer.version, horizon: persistHorizon(horizon.getSnapshot()), seed: config.seed, backend: backend.name },
+          state: {
+            policyVersion: trainer.version,
+            horizon: persistHorizon(horizon.getSnapshot()),
+            seed: config.seed,
+            backend: backend.name,
+            ...(readAsyncState !== null ? { async: readAsyncState() } : {}),
+          },
         });
         store.logEvent(completedSteps, 'checkpoint', `saved ${dir}`);
       },
       stepCompleted: async (step, metrics) => {
         pending.delete(step);
         store.logMetrics(step + 1, metrics);
-        horizon.send({ type: 'STEP_COMPLETED', step });
+        horizon.send({ type: 'STEP_COMPLETED', step, metrics });
         emit({ type: 'step', step: step + 1, metrics });
       },
-    }),
+  };
+  const coordinator = createActor(withCoordinatorEffects(coordinatorEffects),
     {
       input: { startStep, totalSteps: config.train.steps, evalEvery: config.train.evalEvery, checkpointEvery: config.train.checkpointEvery },
       clock,
     },
   );
-  const onAbort = () => coordinator.send({ type: 'STOP' });
-  options.signal?.addEventListener('abort', onAbort);
-  coordinator.start();
-  const output = await toPromise(coordinator);
-  options.signal?.removeEventListener('abort', onAbort);
+  let output: CoordinatorOutput;
+  if (config.mode === 'sync') {
+    const onAbort = () => coordinator.send({ type: 'STOP' });
+    options.signal?.addEventListener('abort', onAbort);
+    coordinator.start();
+    output = await toPromise(coordinator);
+    options.signal?.removeEventListener('abort', onAbort);
+  } else {
+    // one-step-off / async: the same effects, driven by the asynchronous loop (src/runtime/async/).
+    if (options.distributed) throw InvalidArgumentError.format('mode', `'${config.mode}' runs on the in-process bus only for now; use mode 'sync' with a distributed rollout`);
+    output = await runAsyncTraining({
+      config,
+      effects: coordinatorEffects,
+      startStep,
+      restored: restoreStaleness(checkpoint?.state.async, trainer.version, asyncSettingsOf(config).maxStaleness, runDir),
+      plans: (step) => trainPlans(config, trainIndices, step),
+      horizon: () => currentHorizon(horizon.getSnapshot()),
+      runEpisode: async (step, stepHorizon, plan) => (await runner.run(step, stepHorizon, [plan]))[0] as Trajectory,
+      samplerVersion: () => sampler.getSnapshot().context.policyVersion,
+      learnerVersion: () => trainer.version,
+      publishWeights: async (version) => {
+        const loaded = waitForWeights(sampler, version);
+        announceWeights(bus, runId, version, learnerModel.namedWeights());
+        await withDeadline(loaded, config.async.weightSyncTimeoutMs, clock, `the sampler to load weights ${version}`);
+      },
+      exposeState: (read) => {
+        readAsyncState = read;
+      },
+      clock,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  }
 
   const finalStatus = output.status === 'finished' ? 'completed' : output.status === 'stopped' ? 'interrupted' : 'failed';
   store.setRunStatus(finalStatus);
@@ -280,6 +322,11 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
   store.close();
   stack.dispose();
   return { runDir, runId, status: output.status, completedSteps: output.completedSteps, error: output.error, evals };
+}
+
+/** Sampler timeouts in the asynchronous modes (a lost reply fails a batch or a load instead of hanging); none in sync mode, as before. */
+function samplerTimeouts(config: ResolvedConfig): { loadTimeoutMs?: number; generateTimeoutMs?: number } {
+  return config.mode === 'sync' ? {} : { loadTimeoutMs: config.async.weightSyncTimeoutMs, generateTimeoutMs: config.runtime.requestTimeoutMs };
 }
 
 /** Resolves when the sampler reports weights `version` loaded (or rejects if loading failed). */

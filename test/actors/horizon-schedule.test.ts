@@ -74,3 +74,43 @@ describe('horizon schedules', () => {
     expect(() => restoreHorizonState(stepwise, { stage: 0, completedSteps: -1 })).toThrow(/completedSteps/);
   });
 });
+
+describe('linear horizon schedule', () => {
+  const linear: HorizonSchedule = { schedule: 'linear', start: 4, step: 3, every: 10, max: 12 };
+
+  it('adds `step` turns every `every` steps and holds `max` (the last rung is capped)', () => {
+    const { horizons } = run(linear, initialHorizonState(), 45);
+    // stages: 4 (steps 0-9), 7 (10-19), 10 (20-29), 12 (30+: 13 capped at 12)
+    expect([horizons[0], horizons[9], horizons[10], horizons[19], horizons[20], horizons[29], horizons[30], horizons[44]]).toEqual([4, 4, 7, 7, 10, 10, 12, 12]);
+    expect(stageAt(linear, 1000)).toBe(3);
+  });
+
+  it('resumes at and around every stage boundary exactly like an uninterrupted run', () => {
+    for (const n of [9, 10, 11, 19, 20, 21, 29, 30, 31]) {
+      const straight = run(linear, initialHorizonState(), n + 12);
+      const first = run(linear, initialHorizonState(), n);
+      const resumed = restoreHorizonState(linear, JSON.parse(JSON.stringify(first.state)));
+      const second = run(linear, resumed, 12);
+      expect([...first.horizons, ...second.horizons]).toEqual(straight.horizons);
+    }
+  });
+
+  it('rejects max below start, naming the field', () => {
+    expect(() => validateHorizonSchedule({ schedule: 'linear', start: 8, step: 2, every: 5, max: 6 })).toThrow(/horizon\.max/);
+    expect(() => validateHorizonSchedule({ schedule: 'linear', start: 4, step: 0, every: 5, max: 6 })).toThrow(/horizon\.step/);
+  });
+});
+
+describe('stepwise resume around boundaries (every = 3)', () => {
+  it('matches the straight run when resumed one step before, at, and one step after each boundary', () => {
+    const s: HorizonSchedule = { schedule: 'stepwise', horizons: [2, 4, 6], every: 3 };
+    for (const n of [2, 3, 4, 5, 6, 7]) {
+      const straight = run(s, initialHorizonState(), n + 5);
+      const first = run(s, initialHorizonState(), n);
+      const second = run(s, restoreHorizonState(s, JSON.parse(JSON.stringify(first.state))), 5);
+      expect([...first.horizons, ...second.horizons]).toEqual(straight.horizons);
+    }
+    // Hand-computed: steps 0-2 -> 2, 3-5 -> 4, 6+ -> 6.
+    expect(run(s, initialHorizonState(), 8).horizons).toEqual([2, 2, 2, 4, 4, 4, 6, 6]);
+  });
+});

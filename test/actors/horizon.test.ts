@@ -9,14 +9,14 @@ const schedule: HorizonSchedule = { schedule: 'stepwise', horizons: [5, 8, 10], 
 describe('horizon actor', () => {
   it('starts holding the first stage of a stepwise schedule', () => {
     const [snapshot, actions] = initialTransition(horizonMachine, { schedule });
-    expect(snapshot.value).toBe('holding');
+    expect(snapshot.value).toEqual({ stepwise: 'holding' });
     expect(currentHorizon(snapshot)).toBe(5);
     expect(actions).toEqual([]);
   });
 
-  it('starts in final for a fixed schedule', () => {
+  it('starts in fixed for a fixed schedule', () => {
     const [snapshot] = initialTransition(horizonMachine, { schedule: { schedule: 'fixed', horizon: 12 } });
-    expect(snapshot.value).toBe('final');
+    expect(snapshot.value).toBe('fixed');
     expect(currentHorizon(snapshot)).toBe(12);
   });
 
@@ -34,7 +34,7 @@ describe('horizon actor', () => {
   it('enters final at the last stage and holds its horizon', () => {
     let [s] = initialTransition(horizonMachine, { schedule });
     for (let step = 0; step < 10; step++) [s] = transition(horizonMachine, s, { type: 'STEP_COMPLETED', step });
-    expect(s.value).toBe('final');
+    expect(s.value).toEqual({ stepwise: 'final' });
     expect(currentHorizon(s)).toBe(10);
     expect(s.context.completedSteps).toBe(10);
   });
@@ -74,5 +74,53 @@ describe('horizon actor', () => {
     const restored = createActor(horizonMachine, { snapshot: persisted, input: { schedule } }).start();
     expect(currentHorizon(restored.getSnapshot())).toBe(8);
     expect(restored.getSnapshot().context.completedSteps).toBe(2);
+  });
+});
+
+describe('horizon actor: linear and adaptive', () => {
+  it('walks linear.holding to linear.final, emitting each rung', () => {
+    const linear: HorizonSchedule = { schedule: 'linear', start: 4, step: 3, every: 2, max: 9 };
+    const actor = createActor(horizonMachine, { input: { schedule: linear } }).start();
+    const changes: { to: number; horizon: number }[] = [];
+    actor.on('STAGE_CHANGED', (e) => changes.push({ to: e.to, horizon: e.horizon }));
+    expect(actor.getSnapshot().value).toEqual({ linear: 'holding' });
+    const horizons: number[] = [];
+    for (let step = 0; step < 6; step++) {
+      horizons.push(currentHorizon(actor.getSnapshot()));
+      actor.send({ type: 'STEP_COMPLETED', step });
+    }
+    // 4, 4, 7, 7, 9 (capped at max), 9
+    expect(horizons).toEqual([4, 4, 7, 7, 9, 9]);
+    expect(changes).toEqual([
+      { to: 1, horizon: 7 },
+      { to: 2, horizon: 9 },
+    ]);
+    expect(actor.getSnapshot().value).toEqual({ linear: 'final' });
+  });
+
+  it('adaptive: cools down, watches, raises on the metrics sent with STEP_COMPLETED, and persists its windows', () => {
+    const adaptive: HorizonSchedule = { schedule: 'adaptive', start: 3, step: 3, max: 9, window: 2, cooldown: 2, successAbove: 0.8, minDelta: 0.02 };
+    const actor = createActor(horizonMachine, { input: { schedule: adaptive } }).start();
+    const reasons: string[] = [];
+    actor.on('STAGE_CHANGED', (e) => reasons.push(`${e.from}->${e.to} @${e.step}: ${e.reason}`));
+    expect(actor.getSnapshot().value).toEqual({ adaptive: 'cooling' });
+    actor.send({ type: 'STEP_COMPLETED', step: 0, metrics: { 'rollout/successRate': 0.9 } });
+    expect(actor.getSnapshot().value).toEqual({ adaptive: 'cooling' });
+    actor.send({ type: 'STEP_COMPLETED', step: 1, metrics: { 'rollout/successRate': 0.7 } });
+    // mean(0.9, 0.7) = 0.8 >= 0.8: raise at the second step, windows restart, cooldown again.
+    expect(reasons).toEqual(['0->1 @1: mastered: rolling success 0.800 >= 0.8 over 2 steps']);
+    expect(currentHorizon(actor.getSnapshot())).toBe(6);
+    expect(actor.getSnapshot().value).toEqual({ adaptive: 'cooling' });
+    actor.send({ type: 'STEP_COMPLETED', step: 2, metrics: { 'rollout/successRate': 0.5 } });
+    const saved = JSON.parse(JSON.stringify(persistHorizon(actor.getSnapshot())));
+    expect(saved).toEqual({
+      stage: 1,
+      completedSteps: 3,
+      adaptive: { sinceChange: 1, windows: { success: [0.5], truncation: [], entropy: [], rewardStd: [] }, bestSuccess: null, sinceBest: 1 },
+    });
+    const resumed = createActor(horizonMachine, { input: { schedule: adaptive, restore: saved } }).start();
+    resumed.send({ type: 'STEP_COMPLETED', step: 3, metrics: { 'rollout/successRate': 0.6 } });
+    expect(resumed.getSnapshot().value).toEqual({ adaptive: 'watching' });
+    expect(currentHorizon(resumed.getSnapshot())).toBe(6);
   });
 });

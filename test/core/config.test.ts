@@ -56,6 +56,9 @@ describe('parseConfig', () => {
       horizon: { schedule: 'fixed', horizon: 5 },
       train: { steps: 60, evalEvery: 10, evalTasks: 256, checkpointEvery: 10, logEvery: 1 },
       runtime: { bus: 'memory', samplerMaxBatch: 128, samplerMaxWaitMs: 2, requestTimeoutMs: 60000, envTimeoutMs: 30000 },
+      mode: 'sync',
+      async: { maxStaleness: 1, partialRollout: 'continue', weightSyncTimeoutMs: 120000 },
+      offPolicy: { correction: 'none', cap: 2 },
     });
     expect(parseConfig(null)).toEqual(config);
   });
@@ -109,9 +112,9 @@ describe('parseConfig', () => {
   });
 
   it('explains horizon union errors', () => {
-    const tag = errorOf(() => parseConfig({ horizon: { schedule: 'linear' } }));
+    const tag = errorOf(() => parseConfig({ horizon: { schedule: 'exponential' } }));
     expect(tag.path).toBe('horizon.schedule');
-    expect(tag.detail).toBe("expected one of 'fixed' | 'stepwise', got string \"linear\"");
+    expect(tag.detail).toBe("expected one of 'fixed' | 'stepwise' | 'linear' | 'adaptive' | 'per-env', got string \"exponential\"");
     const empty = errorOf(() => parseConfig({ horizon: { schedule: 'stepwise', horizons: [], every: 10 } }));
     expect(empty.path).toBe('horizon.horizons');
     expect(empty.detail).toContain('>=1 items');
@@ -122,7 +125,7 @@ describe('parseConfig', () => {
     expect(missing.detail).toBe('required field is missing (expected number)');
     const mixed = errorOf(() => parseConfig({ horizon: { schedule: 'fixed', horizons: [5] } }));
     expect(mixed.path).toBe('horizon.horizons');
-    expect(mixed.detail).toBe("unknown key 'horizons'; valid keys: schedule, horizon");
+    expect(mixed.detail).toBe("unknown key 'horizons'; valid keys: schedule, horizon, evalHorizon");
   });
 
   it('checks fields that depend on each other', () => {
@@ -216,7 +219,7 @@ describe('describeConfig', () => {
     expect(byPath.get('algorithm.lr')).toMatchObject({ type: 'number > 0', default: 0.001 });
     expect(byPath.get('model.backend')).toMatchObject({ type: "'auto' | 'tensorflow' | 'wasm' | 'cpu'", default: 'auto' });
     expect(byPath.get('context.history')?.type).toBe("integer >= 0 | 'full'");
-    expect(byPath.get('horizon.schedule')).toMatchObject({ type: "'fixed' | 'stepwise'", default: 'fixed' });
+    expect(byPath.get('horizon.schedule')).toMatchObject({ type: "'fixed' | 'stepwise' | 'linear' | 'adaptive' | 'per-env'", default: 'fixed' });
     expect(byPath.get('horizon.horizons')).toMatchObject({ type: 'integer > 0[]', when: "schedule: 'stepwise'" });
     expect(byPath.get('horizon.every')?.default).toBeUndefined();
     expect(byPath.get('env.settings')?.default).toEqual({ levels: ['GoToRedBall'] });

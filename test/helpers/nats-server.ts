@@ -5,7 +5,7 @@
  * Readiness is polled (a TCP connect that gets the server's `INFO` line), never a fixed sleep.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -90,7 +90,7 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
   let output = '';
   let proc: ChildProcess;
   const launch = async () => {
-    proc = spawn('nats-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    proc = spawn(existsSync('/usr/sbin/nats-server') ? '/usr/sbin/nats-server' : 'nats-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     proc.stdout?.on('data', (d: Buffer) => {
       output += d.toString('utf8');
     });

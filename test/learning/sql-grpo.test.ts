@@ -15,20 +15,23 @@ describe('GRPO on text-to-SQL, aggregate questions with 2 candidate queries (fix
       parseConfig({
         seed: 3,
         run: { dir, name: 'learning' },
-        env: { name: 'sql', settings: { databases: ['cars', 'penguins', 'weather'], families: ['aggregate'], candidates: 2 } },
-        tokenizer: { vocabSize: 512, corpusEpisodes: 200 },
+        // 198 train / 42 test questions; each test question sampled 3 times per evaluation.
+        env: { name: 'sql', settings: { databases: ['cars', 'penguins', 'weather'], families: ['aggregate'], candidates: 2, testRepeats: 3 } },
+        // A 1024-token vocabulary (907 learned) shortens the schema + query sequences, which is most of the cost.
+        tokenizer: { vocabSize: 1024, corpusEpisodes: 200 },
         model: { maxContext: 256 },
         sampling: { maxActionTokens: 48 },
-        algorithm: { tasksPerStep: 8, groupSize: 8, lr: 0.002 },
+        algorithm: { tasksPerStep: 8, groupSize: 8, lr: 0.003 },
         horizon: { schedule: 'fixed', horizon: 1 },
-        train: { steps: 12, evalEvery: 12, evalTasks: 96, checkpointEvery: 0 },
+        train: { steps: 10, evalEvery: 10, evalTasks: 126, checkpointEvery: 0 },
       }),
     );
     const result = await trainRun({ config, runDir: join(dir, 'learning') });
     expect(result.status).toBe('finished');
     const [before, after] = result.evals;
     expect(before?.step).toBe(0);
-    expect(after?.step).toBe(12);
+    expect(after?.step).toBe(10);
+    console.log(`sql aggregate held-out success: ${before!.successRate.toFixed(3)} -> ${after!.successRate.toFixed(3)}`);
     // Untrained: about 0.5 (one of two candidates); trained: well above.
     expect(after!.successRate).toBeGreaterThanOrEqual(before!.successRate + 0.2);
   });

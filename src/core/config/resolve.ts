@@ -45,6 +45,26 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/** Horizons a schedule can use, in stage order (for `per-env`: every environment's, ascending). */
+function horizonStagesOf(horizon: TurnwiseConfig['horizon']): number[] {
+  switch (horizon.schedule) {
+    case 'fixed':
+      return [horizon.horizon];
+    case 'stepwise':
+      return [...horizon.horizons];
+    case 'linear':
+    case 'adaptive': {
+      const stages: number[] = [];
+      for (let h = horizon.start; h < horizon.max; h += horizon.step) stages.push(h);
+      return [...stages, horizon.max];
+    }
+    case 'per-env': {
+      const all = [...Object.values(horizon.envs), ...(horizon.default ? [horizon.default] : [])].flatMap(horizonStagesOf);
+      return all.length > 0 ? [...new Set(all)].sort((a, b) => a - b) : [5];
+    }
+  }
+}
+
 /**
  * Computes the derived values once and freezes the result (a deep copy: the input stays mutable).
  * @example
@@ -55,7 +75,7 @@ export function resolveConfig(config: TurnwiseConfig): ResolvedConfig {
   const copy = structuredClone(config);
   const { algorithm, model, train, horizon, run } = copy;
   const episodesPerStep = algorithm.tasksPerStep * algorithm.groupSize;
-  const horizonStages = horizon.schedule === 'fixed' ? [horizon.horizon] : [...horizon.horizons];
+  const horizonStages = horizonStagesOf(horizon);
   const evalSteps: number[] = [];
   if (train.evalEvery > 0) for (let step = train.evalEvery; step <= train.steps; step += train.evalEvery) evalSteps.push(step);
   const derived: DerivedConfig = {
@@ -65,7 +85,7 @@ export function resolveConfig(config: TurnwiseConfig): ResolvedConfig {
     updatesPerStep: algorithm.epochs * algorithm.miniBatches,
     headDim: model.dModel / model.nHeads,
     horizonStages,
-    maxHorizon: Math.max(...horizonStages),
+    maxHorizon: Math.max(...horizonStages, horizon.schedule === 'per-env' ? 0 : (horizon.evalHorizon ?? 0)),
     evalSteps,
     runDir: join(run.dir, run.name),
   };

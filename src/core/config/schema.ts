@@ -71,10 +71,14 @@ const samplingSchema = z
   .strict();
 
 
+const evalHorizonField = () =>
+  posInt().optional().describe('Horizon of held-out evaluations (default: the largest horizon the schedule can reach); set it to compare schedules at one horizon.');
+
 const fixedHorizonSchema = z
   .object({
     schedule: z.literal('fixed').describe('One horizon for the whole run.'),
     horizon: posInt().default(5).describe('Maximum agent turns per episode.'),
+    evalHorizon: evalHorizonField(),
   })
   .strict();
 
@@ -83,13 +87,60 @@ const stepwiseHorizonSchema = z
     schedule: z.literal('stepwise').describe('ScalingInter-RL: raise the horizon stage by stage.'),
     horizons: z.array(posInt()).min(1).describe('Horizon of each stage, in order (e.g. [5, 8, 10]).'),
     every: posInt().describe('Training steps per stage before moving to the next horizon.'),
+    evalHorizon: evalHorizonField(),
+  })
+  .strict();
+
+const linearHorizonSchema = z
+  .object({
+    schedule: z.literal('linear').describe('Raise the horizon by a fixed number of turns every N steps, up to a maximum.'),
+    start: posInt().describe('Horizon of the first stage.'),
+    step: posInt().describe('Turns added per stage.'),
+    every: posInt().describe('Training steps per stage.'),
+    max: posInt().describe('Largest horizon, held once reached.'),
+    evalHorizon: evalHorizonField(),
+  })
+  .strict();
+
+const adaptiveHorizonSchema = z
+  .object({
+    schedule: z.literal('adaptive').describe('Raise the horizon when the current one is mastered, binding or plateaued; optionally lower it on collapse.'),
+    start: posInt().describe('Horizon of the first stage (also the floor when lowering).'),
+    step: posInt().describe('Turns added or removed per change.'),
+    max: posInt().describe('Largest horizon.'),
+    window: posInt().default(5).describe('Steps in the rolling signal windows (restarted at every change).'),
+    cooldown: nonNegInt().default(5).describe('Steps after a change before another change is considered.'),
+    successAbove: z.number().min(0).max(1).optional().describe('Raise when the rolling rollout success rate reaches this (mastered).'),
+    truncationAbove: z.number().min(0).max(1).optional().describe('Raise when the rolling truncation rate reaches this (the horizon binds).'),
+    patience: posInt().optional().describe('Raise when the rolling success has not improved by minDelta for this many steps (plateau).'),
+    minDelta: z.number().min(0).default(0.02).describe('Smallest rolling-success improvement that resets the plateau counter.'),
+    lower: z
+      .object({
+        entropyBelow: z.number().min(0).optional().describe('Lower when the rolling per-turn entropy (rollout/turnEntropy, nats) falls below this.'),
+        rewardStdBelow: z.number().min(0).optional().describe('Lower when the rolling reward std falls below this while the rolling success is under 0.5.'),
+      })
+      .strict()
+      .optional()
+      .describe('Lower the horizon one stage on collapse; absent: never lower.'),
+    evalHorizon: evalHorizonField(),
+  })
+  .strict();
+
+/** One environment's horizon schedule. */
+const singleHorizonSchema = z.discriminatedUnion('schedule', [fixedHorizonSchema, stepwiseHorizonSchema, linearHorizonSchema, adaptiveHorizonSchema]);
+
+const perEnvHorizonSchema = z
+  .object({
+    schedule: z.literal('per-env').describe('A schedule per environment name (multi-environment runs; a run uses its env.name entry).'),
+    envs: z.record(z.string().min(1), singleHorizonSchema).describe('Environment name -> its schedule.'),
+    default: singleHorizonSchema.optional().describe('Schedule of environments not listed in envs.'),
   })
   .strict();
 
 const horizonSchema = z
-  .discriminatedUnion('schedule', [fixedHorizonSchema, stepwiseHorizonSchema])
+  .discriminatedUnion('schedule', [fixedHorizonSchema, stepwiseHorizonSchema, linearHorizonSchema, adaptiveHorizonSchema, perEnvHorizonSchema])
   .prefault({ schedule: 'fixed' })
-  .describe('Maximum agent turns per episode, fixed or scheduled (ScalingInter-RL).');
+  .describe('Maximum agent turns per episode, fixed or scheduled (ScalingInter-RL), or a schedule per environment.');
 
 const trainSchema = z
   .object({
@@ -111,6 +162,31 @@ const runtimeSchema = z
   })
   .strict();
 
+const asyncSchema = z
+  .object({
+    maxStaleness: nonNegInt()
+      .default(1)
+      .describe('η: most policy versions between the weights that produced a token and the learner that trains on it (async mode); samplers pause new episodes rather than exceed it.'),
+    partialRollout: z
+      .enum(['continue', 'finish-old'])
+      .default('continue')
+      .describe('Episodes in flight at a weight update: continue with the new weights (versions recorded per turn), or finish with the old ones (the update waits for them).'),
+    weightSyncTimeoutMs: posInt()
+      .default(120000)
+      .describe('Longest wait for samplers to load new weights, in milliseconds; a lost update fails the run instead of hanging it.'),
+  })
+  .strict();
+
+const offPolicySchema = z
+  .object({
+    correction: z
+      .enum(['none', 'tis', 'decoupled'])
+      .default('none')
+      .describe('Off-policy correction: none (PPO-clip on behaviour log-probs), tis (truncated importance sampling), decoupled (AReaL decoupled PPO with a recomputed proximal policy).'),
+    cap: z.number().positive().default(2).describe('C: cap of the behaviour importance weight (tis and decoupled).'),
+  })
+  .strict();
+
 /** The full config schema. Parse with `parseConfig` (errors become `InvalidConfigError`). */
 export const configSchema = z
   .object({
@@ -125,6 +201,12 @@ export const configSchema = z
     horizon: horizonSchema,
     train: trainSchema.prefault({}).describe('Length of training and how often to evaluate and save.'),
     runtime: runtimeSchema.prefault({}).describe('Bus, batching and timeouts.'),
+    mode: z
+      .enum(['sync', 'one-step-off', 'async'])
+      .default('sync')
+      .describe('Training loop: sync (rollout then train), one-step-off (next batch generated with weights one version old), async (continuous generation under the staleness bound).'),
+    async: asyncSchema.prefault({}).describe('Asynchronous training: staleness bound, partial rollouts, weight-sync timeout (modes one-step-off and async).'),
+    offPolicy: offPolicySchema.prefault({}).describe('Off-policy correction of the policy loss for stale data.'),
   })
   .strict()
   .superRefine((config, ctx) => {
@@ -167,3 +249,6 @@ export type TurnwiseConfigInput = z.input<typeof configSchema>;
 
 /** The horizon section, one of its schedules. */
 export type HorizonConfig = TurnwiseConfig['horizon'];
+
+/** One environment's schedule (every kind except `per-env`). */
+export type SingleHorizonConfig = z.output<typeof singleHorizonSchema>;

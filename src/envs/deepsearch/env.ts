@@ -54,12 +54,13 @@ export class DeepSearchEnvironment implements Environment {
     return DEEPSEARCH_INSTRUCTION;
   }
 
-  /** Starts question `index` (`deepsearch_<index>`). */
+  /** Starts question `index` (`deepsearch_<index>`); ids past the bank are test repeats (see `testRepeats`) of question `index % bank size`. */
   reset(index: number): Observation {
     this.assertOpen('reset');
     const { items } = searchQuestions();
-    const item = items[index];
-    if (!Number.isInteger(index) || item === undefined) throw new EnvironmentError(NAME, `reset: task index must be an integer in [0, ${items.length}), got ${index}`);
+    const limit = items.length * this.settings.testRepeats;
+    const item = Number.isInteger(index) && index >= 0 && index < limit ? items[index % items.length] : undefined;
+    if (item === undefined) throw new EnvironmentError(NAME, `reset: task index must be an integer in [0, ${limit}), got ${index}`);
     this.item = item;
     this.lastDocs = [];
     this.searched = new Set();

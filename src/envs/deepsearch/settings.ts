@@ -13,6 +13,13 @@ export const deepSearchSettingsSchema = z
     topK: z.number().int().min(1).max(10).default(3).describe('Documents returned per search (AgentGym SearchQA: 3).'),
     candidates: z.boolean().default(true).describe('List candidate <search>/<answer> actions (for constrained decoding); free text is accepted either way.'),
     maxTurns: z.number().int().min(1).max(100).default(30).describe('Turns per episode before it ends as failed (AgentGym evaluates SearchQA with 30 rounds).'),
+    testRepeats: z
+      .number()
+      .int()
+      .min(1)
+      .max(50)
+      .default(1)
+      .describe('List each test question this many times (ids n + k·bank size: same question, same text), so evaluation samples small test sets repeatedly.'),
   })
   .strict();
 

@@ -1,7 +1,8 @@
 /**
  * SQL task ids and splits: `sql_<n>` is bank item `n`; the bank's first items are the test split
  * (see `bank.ts`). Settings narrow both splits to the chosen databases and families; the category
- * of a task is its template family.
+ * of a task is its template family. With `testRepeats: r` the test split lists each question r
+ * times (ids n + k·bank size, k < r).
  */
 import type { Split } from '../../core/types.js';
 import type { EnvironmentOptions, TaskCatalog } from '../environment.js';
@@ -18,12 +19,15 @@ export function createSqlCatalog(options?: EnvironmentOptions): TaskCatalog {
   const dbs = new Set<string>(settings.databases);
   const families = new Set<string>(settings.families);
   const chosen = bank.items.filter((it) => dbs.has(it.db) && families.has(it.family));
+  const test = chosen.filter((it) => it.split === 'test').map((it) => it.index);
+  const n = bank.items.length;
+  // Repeat k of question i is id i + k·n; the environment reads it as question i.
   const splits: Record<Split, readonly number[]> = {
     train: Object.freeze(chosen.filter((it) => it.split === 'train').map((it) => it.index)),
-    test: Object.freeze(chosen.filter((it) => it.split === 'test').map((it) => it.index)),
+    test: Object.freeze(Array.from({ length: settings.testRepeats }, (_, k) => test.map((i) => i + k * n)).flat()),
   };
   return {
     indices: (split: Split) => splits[split] ?? [],
-    category: (index: number) => bank.items[index]?.family,
+    category: (index: number) => (Number.isInteger(index) && index >= 0 ? bank.items[index % n]?.family : undefined),
   };
 }

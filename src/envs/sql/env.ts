@@ -76,13 +76,14 @@ export class SqlEnvironment implements Environment {
     return sqlInstruction(this.settings);
   }
 
-  /** Starts question `index` (`sql_<index>`). */
+  /** Starts question `index` (`sql_<index>`); ids past the bank are test repeats (see `testRepeats`) of question `index % bank size`. */
   reset(index: number): Observation {
     this.assertOpen('reset');
     const bank = this.loadBank();
-    const item = bank.items[index];
-    if (!Number.isInteger(index) || item === undefined) {
-      throw new EnvironmentError(NAME, `reset: task index must be an integer in [0, ${bank.items.length}), got ${index}`);
+    const limit = bank.items.length * this.settings.testRepeats;
+    const item = Number.isInteger(index) && index >= 0 && index < limit ? bank.items[index % bank.items.length] : undefined;
+    if (item === undefined) {
+      throw new EnvironmentError(NAME, `reset: task index must be an integer in [0, ${limit}), got ${index}`);
     }
     this.item = item;
     this.turns = 0;

@@ -28,6 +28,13 @@ export const sqlSettingsSchema = z
     timeoutMs: z.number().int().min(10).max(60_000).default(2000).describe('Time limit of one query, in milliseconds.'),
     maxRows: z.number().int().min(1).max(200).default(10).describe('Result rows shown in an observation.'),
     maxTurns: z.number().int().min(1).max(100).default(10).describe('Queries per episode before it ends as failed.'),
+    testRepeats: z
+      .number()
+      .int()
+      .min(1)
+      .max(50)
+      .default(1)
+      .describe('List each test question this many times (ids n + k·bank size: same question, same text), so evaluation samples small test sets repeatedly.'),
   })
   .strict();
 

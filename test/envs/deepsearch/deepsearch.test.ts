@@ -45,6 +45,23 @@ describe('deep search environment', () => {
     expect(() => createDeepSearchCatalog({ settings: { topK: 0 } })).toThrow(/env\.settings\.topK/);
   });
 
+  it('lists each test question testRepeats times as ids n + k·bank size, which reset reads as question n', () => {
+    const settings = { templates: ['hops1/country_capital'], testRepeats: 3 };
+    const once = createDeepSearchCatalog({ settings: { templates: ['hops1/country_capital'] } });
+    const thrice = createDeepSearchCatalog({ settings });
+    const n = searchQuestions().items.length;
+    const base = once.indices('test');
+    expect(thrice.indices('test')).toEqual([...base, ...base.map((i) => i + n), ...base.map((i) => i + 2 * n)]);
+    expect(thrice.indices('train')).toEqual(once.indices('train'));
+    const first = base[0] as number;
+    expect(thrice.category?.(first + 2 * n)).toBe('hops1/country_capital');
+    const env = new DeepSearchEnvironment({ settings });
+    const plain = new DeepSearchEnvironment();
+    expect(env.reset(first + 2 * n)).toEqual(plain.reset(first));
+    expect(() => env.reset(3 * n)).toThrow(`reset: task index must be an integer in [0, ${3 * n}), got ${3 * n}`);
+    expect(() => plain.reset(n)).toThrow(`reset: task index must be an integer in [0, ${n}), got ${n}`);
+  });
+
   it('solves every test item with a scripted solver that reads only the observations', async () => {
     const env = new DeepSearchEnvironment();
     const failed: string[] = [];

@@ -33,6 +33,25 @@ describe('SQL environment', () => {
     expect(() => new SqlEnvironment({ settings: { candidates: 99 } })).toThrow(/env\.settings\.candidates/);
   });
 
+  it('lists each test question testRepeats times as ids i + k·bank size, which reset reads as question i', () => {
+    const settings = { databases: ['cars'], families: ['aggregate'], testRepeats: 3 };
+    const once = createSqlCatalog({ settings: { databases: ['cars'], families: ['aggregate'] } });
+    const thrice = createSqlCatalog({ settings });
+    const n = sqlBank().items.length;
+    const base = once.indices('test');
+    expect(thrice.indices('test')).toEqual([...base, ...base.map((i) => i + n), ...base.map((i) => i + 2 * n)]);
+    expect(thrice.indices('train')).toEqual(once.indices('train'));
+    const first = base[0] as number;
+    expect(thrice.category?.(first + 2 * n)).toBe('aggregate');
+    const repeated = new SqlEnvironment({ settings });
+    const plain = new SqlEnvironment({ settings: { databases: ['cars'], families: ['aggregate'] } });
+    expect(repeated.reset(first + 2 * n)).toEqual(plain.reset(first));
+    expect(() => repeated.reset(3 * n)).toThrow(`reset: task index must be an integer in [0, ${3 * n}), got ${3 * n}`);
+    expect(() => plain.reset(n)).toThrow(`reset: task index must be an integer in [0, ${n}), got ${n}`);
+    repeated.close();
+    plain.close();
+  });
+
   it('shows the schema and the question first, then the candidates', () => {
     const obs = env.reset(0);
     const item = sqlBank().items[0];

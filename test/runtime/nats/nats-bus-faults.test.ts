@@ -25,16 +25,6 @@ function recorder() {
   return { lines, log: (line: string, error?: unknown) => lines.push(`${line}${error instanceof Error ? ` ${error.message}` : ''}`) };
 }
 
-/** Resolves with the next message delivered to a fresh subscriber of `subject`. */
-function nextMessage(bus: NatsBus, subject: string): Promise<unknown> {
-  return new Promise((resolve) => {
-    const sub = bus.subscribe(subject, (payload) => {
-      sub.unsubscribe();
-      resolve(payload);
-    });
-  });
-}
-
 describe('NatsBus with bad input', () => {
   it('logs an undecodable message with its subject and keeps delivering', async () => {
     const rec = recorder();

@@ -1,0 +1,55 @@
+/**
+ * The horizon experiment's figures, drawn with the shared `src/ui/plot.ts` (ECharts SSR + resvg):
+ * one figure per metric, one line per variant (mean over seeds) with a min/max band over seeds.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { plotSeries, svgToPng } from '../../ui/plot.js';
+import { type CurveMetric, type RunCurves, aggregateCurve } from './report.js';
+
+/** The figures written: file stem, metric, title and y label. */
+export const FIGURES: readonly { readonly file: string; readonly metric: CurveMetric; readonly title: string; readonly yLabel: string }[] = [
+  { file: 'heldout-success', metric: 'eval/successRate', title: 'Held-out success (common eval horizon)', yLabel: 'success rate' },
+  { file: 'rollout-success', metric: 'rollout/successRate', title: 'Training rollout success (horizon in force)', yLabel: 'success rate' },
+  { file: 'mean-turns', metric: 'rollout/meanTurns', title: 'Mean turns per training episode', yLabel: 'turns' },
+  { file: 'truncation-rate', metric: 'rollout/truncationRate', title: 'Truncation rate (episodes cut at the horizon)', yLabel: 'share of episodes' },
+  { file: 'repeated-action-rate', metric: 'rollout/repeatedActionRate', title: 'Repeated-action rate within an episode', yLabel: 'share of turns' },
+  { file: 'horizon', metric: 'horizon/current', title: 'Horizon in force', yLabel: 'max turns' },
+];
+
+/**
+ * SVG of one metric: a line per variant with its min/max band over seeds.
+ * @example const svg = variantFigure(['fixed-3', 'stepwise'], runs, FIGURES[0]);
+ */
+export function variantFigure(variants: readonly string[], runs: readonly RunCurves[], figure: (typeof FIGURES)[number]): string {
+  const series = variants
+    .map((variant) => {
+      const points = aggregateCurve(
+        runs.filter((r) => r.variant === variant),
+        figure.metric,
+      );
+      return {
+        label: variant,
+        points: points.map((p) => ({ x: p.x, y: p.mean })),
+        band: points.map((p) => ({ x: p.x, min: p.min, max: p.max })),
+      };
+    })
+    .filter((s) => s.points.length > 0);
+  return plotSeries({ series, title: figure.title, xLabel: 'training step', yLabel: figure.yLabel });
+}
+
+/**
+ * Writes every figure as `<dir>/<file>.svg` and `.png`; returns the PNG paths.
+ * @example writeFigures('bench/horizon', variants, runs)
+ */
+export function writeFigures(dir: string, variants: readonly string[], runs: readonly RunCurves[]): string[] {
+  const written: string[] = [];
+  for (const figure of FIGURES) {
+    const svg = variantFigure(variants, runs, figure);
+    writeFileSync(join(dir, `${figure.file}.svg`), svg);
+    const png = join(dir, `${figure.file}.png`);
+    writeFileSync(png, svgToPng(svg));
+    written.push(png);
+  }
+  return written;
+}

@@ -1,0 +1,229 @@
+/**
+ * The dashboard's HTTP surface (Hono): a read-only JSON API over the run stores of a runs folder,
+ * server-sent events for live curves, and the built front end (`src/ui/dist`).
+ *
+ * ```
+ * GET /api/runs                              run list (config, status, backend, latest metrics)
+ * GET /api/runs/:id                          one run
+ * GET /api/runs/:id/metrics?names=a,b        series as [step, value] pairs (default: every metric)
+ * GET /api/runs/:id/episodes?step=&split=&outcome=&limit=&offset=
+ * GET /api/runs/:id/episode-steps?split=     steps that have episodes, with outcome counts
+ * GET /api/runs/:id/events?kind=             horizon stage changes, checkpoints, ...
+ * GET /api/runs/:id/eval                     per-category evaluation tables
+ * GET /api/runs/:id/stream?names=            SSE: `snapshot`, then `delta` events as the run grows
+ * GET /api/episodes/:id/turns?run=&step=     an episode's turns (versions, staleness, tokens, loss mask)
+ * ```
+ *
+ * Why Hono: a small, typed router on web-standard Request/Response with a maintained Node adapter
+ * and SSE helper (already used by `turnwise serve`). Every store is opened read-only; errors are
+ * JSON `{ error: { type, message } }` with 400 (bad input, path traversal) or 404 (unknown id).
+ */
+import { Hono } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import type { Context } from 'hono';
+import { serveStatic } from '@hono/node-server/serve-static';
+import { type Clock, systemClock } from '../../core/clock.js';
+import { InvalidArgumentError, TurnwiseError } from '../../core/errors.js';
+import type { Outcome } from '../../core/types.js';
+import type { EpisodeFilter, EpisodeSplit } from '../../store/run-store.js';
+import { type CategoryResolver, evalTables } from './eval-tables.js';
+import { isEmptyDelta, RunCursor, sleepOn } from './metric-stream.js';
+import { PathTraversalError, RunIndex, UnknownRunError } from './run-index.js';
+import { learnerVersionAt, seriesJson, summarizeRun, TokenizerCache, turnViews } from './run-views.js';
+
+/** Options of {@link createUiApp}. */
+export interface UiAppOptions {
+  /** Folder holding run folders (`runs`). */
+  readonly runsDir: string;
+  /** Built front end to serve; omit for the API alone. */
+  readonly assetsDir?: string;
+  /** Clock of the live-update poll. Default wall time. */
+  readonly clock?: Clock;
+  /** Poll interval of `/stream`, ms. Default 1000. */
+  readonly pollMs?: number;
+  /** Task categories for the evaluation tables of training runs. */
+  readonly resolveCategory?: CategoryResolver;
+}
+
+/** The app plus what it holds open. */
+export interface UiApp {
+  readonly app: Hono;
+  readonly index: RunIndex;
+  /** Ends live streams and closes every store. */
+  close(): void;
+}
+
+const SPLITS: readonly EpisodeSplit[] = ['train', 'test', 'eval'];
+const OUTCOMES: readonly Outcome[] = ['success', 'failure', 'truncated', 'error'];
+
+/** An unknown episode id (HTTP 404). */
+class UnknownEpisodeError extends InvalidArgumentError {}
+
+function intParam(c: Context, name: string, min: number, max: number): number | undefined {
+  const raw = c.req.query(name);
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw InvalidArgumentError.format(name, `expected an integer in [${min}, ${max}], got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+function enumParam<T extends string>(c: Context, name: string, allowed: readonly T[]): T | undefined {
+  const raw = c.req.query(name);
+  if (raw === undefined || raw === '') return undefined;
+  if (!allowed.includes(raw as T)) throw InvalidArgumentError.format(name, `expected one of ${allowed.join(', ')}, got ${JSON.stringify(raw)}`);
+  return raw as T;
+}
+
+function namesParam(c: Context): string[] | undefined {
+  const raw = c.req.query('names');
+  return raw === undefined || raw === '' ? undefined : raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+}
+
+/**
+ * Builds the dashboard app over a runs folder.
+ * @example
+ * const ui = createUiApp({ runsDir: 'runs', assetsDir: 'src/ui/dist' });
+ * const res = await ui.app.request('/api/runs'); // { runs: [...] }
+ */
+export function createUiApp(options: UiAppOptions): UiApp {
+  const index = new RunIndex(options.runsDir);
+  index.scan();
+  const clock = options.clock ?? systemClock;
+  const pollMs = options.pollMs ?? 1000;
+  const tokenizers = new TokenizerCache();
+  const shutdown = new AbortController();
+  const app = new Hono();
+
+  app.onError((err, c) => {
+    const status = err instanceof PathTraversalError ? 400 : err instanceof UnknownRunError || err instanceof UnknownEpisodeError ? 404 : err instanceof TurnwiseError ? 400 : 500;
+    const type = err instanceof PathTraversalError ? 'path_traversal' : status === 404 ? 'not_found' : status === 400 ? 'invalid_request' : 'internal_error';
+    return c.json({ error: { type, message: err.message } }, status);
+  });
+
+  // Refuse traversal anywhere in the path before routing (encoded `..` would survive URL parsing).
+  app.use('*', async (c, next) => {
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(c.req.path);
+    } catch {
+      throw new PathTraversalError('path', `${JSON.stringify(c.req.path.slice(0, 80))} is not a valid URL path`);
+    }
+    if (/(^|[/\\])\.\.($|[/\\])/.test(decoded) || decoded.includes('\0')) {
+      throw new PathTraversalError('path', `${JSON.stringify(decoded.slice(0, 80))} escapes its folder; '..' segments are refused`);
+    }
+    await next();
+  });
+
+  app.get('/api/runs', (c) => {
+    const { runs, skipped } = index.scan();
+    const summaries = runs.map((r) => {
+      const { run, store } = index.open(r.id);
+      return summarizeRun(run, store);
+    });
+    return c.json({ root: index.root, runs: summaries, skipped });
+  });
+
+  app.get('/api/runs/:id', (c) => {
+    const { run, store } = index.open(c.req.param('id'));
+    return c.json(summarizeRun(run, store));
+  });
+
+  app.get('/api/runs/:id/metrics', (c) => {
+    const { run, store } = index.open(c.req.param('id'));
+    const all = store.metricNames();
+    const names = namesParam(c) ?? all;
+    const series: Record<string, [number, number | null][]> = {};
+    for (const name of names) series[name] = seriesJson(store.metricsSeries(name));
+    return c.json({ id: run.id, names: all, series });
+  });
+
+  app.get('/api/runs/:id/episodes', (c) => {
+    const { run, store } = index.open(c.req.param('id'));
+    const filter: EpisodeFilter = {
+      step: intParam(c, 'step', 0, Number.MAX_SAFE_INTEGER),
+      split: enumParam(c, 'split', SPLITS),
+      outcome: enumParam(c, 'outcome', OUTCOMES),
+      limit: intParam(c, 'limit', 1, 5000) ?? 200,
+      offset: intParam(c, 'offset', 0, Number.MAX_SAFE_INTEGER) ?? 0,
+    };
+    return c.json({ id: run.id, episodes: store.episodes(filter) });
+  });
+
+  app.get('/api/runs/:id/episode-steps', (c) => {
+    const { run, store } = index.open(c.req.param('id'));
+    const split = enumParam(c, 'split', SPLITS);
+    const steps = new Map<number, Record<string, number>>();
+    for (const e of store.episodes({ ...(split ? { split } : {}), limit: 1_000_000 })) {
+      const counts = steps.get(e.step) ?? { total: 0 };
+      counts.total = (counts.total ?? 0) + 1;
+      counts[e.outcome] = (counts[e.outcome] ?? 0) + 1;
+      steps.set(e.step, counts);
+    }
+    return c.json({ id: run.id, split: split ?? null, steps: [...steps.entries()].map(([step, counts]) => ({ step, ...counts })) });
+  });
+
+  app.get('/api/runs/:id/events', (c) => {
+    const { run, store } = index.open(c.req.param('id'));
+    const kind = c.req.query('kind');
+    return c.json({ id: run.id, events: store.events(kind === '' ? undefined : kind) });
+  });
+
+  app.get('/api/runs/:id/eval', (c) => {
+    const { run, store } = index.open(c.req.param('id'));
+    return c.json({ id: run.id, ...evalTables(store, options.resolveCategory) });
+  });
+
+  app.get('/api/runs/:id/stream', (c) => {
+    const id = c.req.param('id');
+    index.open(id); // 404 / 400 before the stream starts
+    const cursor = new RunCursor(namesParam(c));
+    return streamSSE(c, async (stream) => {
+      const ended = new AbortController();
+      const end = () => ended.abort();
+      stream.onAbort(end);
+      shutdown.signal.addEventListener('abort', end, { once: true });
+      let kind = 'snapshot';
+      let seq = 0;
+      try {
+        while (!ended.signal.aborted) {
+          const delta = cursor.poll(index.open(id).store);
+          if (kind === 'snapshot' || !isEmptyDelta(delta)) {
+            await stream.writeSSE({ event: kind, data: JSON.stringify(delta), id: String(seq++) });
+            kind = 'delta';
+          }
+          await sleepOn(clock, pollMs, ended.signal);
+        }
+      } finally {
+        shutdown.signal.removeEventListener('abort', end);
+      }
+    });
+  });
+
+  app.get('/api/episodes/:id/turns', async (c) => {
+    const episodeId = c.req.param('id');
+    const runId = c.req.query('run');
+    if (runId === undefined || runId === '') throw InvalidArgumentError.format('run', 'give the run id the episode belongs to (?run=<id>)');
+    const { run, store } = index.open(runId);
+    const step = intParam(c, 'step', 0, Number.MAX_SAFE_INTEGER);
+    const episode = store.episodes({ ...(step !== undefined ? { step } : {}), limit: 1_000_000 }).find((e) => e.id === episodeId);
+    if (episode === undefined) throw new UnknownEpisodeError('episodeId', `no episode '${episodeId}' in run '${run.id}'${step !== undefined ? ` at step ${step}` : ''}`);
+    const tokenizer = await tokenizers.get(run.dir);
+    return c.json({ run: run.id, episode, turns: turnViews(store.episodeTurns(episodeId), learnerVersionAt(store, episode), tokenizer) });
+  });
+
+  app.all('/api/*', (c) => c.json({ error: { type: 'not_found', message: `no API route ${c.req.method} ${c.req.path}` } }, 404));
+
+  if (options.assetsDir !== undefined) {
+    app.use('/*', serveStatic({ root: options.assetsDir }));
+  }
+  app.all('*', (c) => c.json({ error: { type: 'not_found', message: `no such page: ${c.req.path}` } }, 404));
+
+  return {
+    app,
+    index,
+    close: () => {
+      shutdown.abort();
+      index.close();
+    },
+  };
+}

@@ -1,0 +1,135 @@
+/**
+ * Live curves: one chart per metric, every selected run overlaid, horizon stage changes marked.
+ * Finished runs are fetched once; running ones follow the server-sent event stream
+ * (`snapshot` replaces, `delta` appends), so a curve grows while the run trains.
+ */
+import { api, type Point, type RunDelta, type RunEvent, type RunSummary } from '../api';
+import { MetricChart } from '../charts';
+import { h, hashParams, setHashParams } from '../dom';
+
+/** The curves worth seeing first, in order (shown when any selected run logged them). */
+const PREFERRED = [
+  'rollout/successRate',
+  'eval/successRate',
+  'rollout/meanReward',
+  'rollout/meanTurns',
+  'rollout/truncationRate',
+  'horizon/current',
+  'loss/approxKl',
+  'loss/klRef',
+  'loss/entropy',
+  'policy/staleness',
+  'throughput/sampleTokensPerSec',
+  'throughput/trainTokensPerSec',
+];
+
+interface RunData {
+  series: Record<string, Point[]>;
+  stages: RunEvent[];
+}
+
+const isStage = (e: RunEvent) => e.kind === 'horizon/stage';
+
+export function renderCurves(root: HTMLElement): () => void {
+  const params = hashParams();
+  const cleanups: (() => void)[] = [];
+  const data = new Map<string, RunData>();
+  const charts = new Map<string, MetricChart>();
+  const extra = new Set((params.get('extra') ?? '').split(',').filter(Boolean));
+  let chosen: string[] = (params.get('runs') ?? '').split(',').filter(Boolean);
+
+  const picker = h('div', { class: 'picker', 'data-testid': 'run-picker' });
+  const addMetric = h('select', { 'data-testid': 'add-metric' });
+  const status = h('p', { class: 'muted', 'data-testid': 'curves-status' });
+  const grid = h('div', { class: 'charts' });
+  root.append(h('h1', {}, 'Curves'), picker, h('p', {}, 'Add a metric: ', addMetric), status, grid);
+
+  const allNames = () => [...new Set([...data.values()].flatMap((d) => Object.keys(d.series)))].sort();
+  const shownNames = () => {
+    const names = new Set(allNames());
+    return [...PREFERRED.filter((n) => names.has(n)), ...[...extra].filter((n) => names.has(n) && !PREFERRED.includes(n))];
+  };
+
+  const redraw = () => {
+    const shown = shownNames();
+    for (const [name, chart] of charts) {
+      if (!shown.includes(name)) {
+        chart.dispose();
+        chart.el.remove();
+        charts.delete(name);
+      }
+    }
+    for (const name of shown) {
+      let chart = charts.get(name);
+      if (!chart) {
+        const el = h('div', { class: 'chart', 'data-testid': 'chart', 'data-metric': name });
+        grid.append(el);
+        chart = new MetricChart(el, name);
+        charts.set(name, chart);
+      }
+      chart.update(chosen.filter((id) => data.has(id)).map((id) => ({ run: id, points: data.get(id)?.series[name] ?? [], stages: (data.get(id)?.stages ?? []).filter(isStage) })));
+    }
+    const names = allNames().filter((n) => !shown.includes(n));
+    addMetric.replaceChildren(h('option', { value: '' }, `(${names.length} more)`), ...names.map((n) => h('option', { value: n }, n)));
+  };
+
+  addMetric.addEventListener('change', () => {
+    if (!addMetric.value) return;
+    extra.add(addMetric.value);
+    setHashParams('curves', { runs: chosen.join(','), extra: [...extra].join(',') });
+    redraw();
+  });
+
+  const follow = (run: RunSummary) => {
+    const source = new EventSource(api.streamUrl(run.id));
+    const apply = (delta: RunDelta, replace: boolean) => {
+      const d = replace ? { series: {}, stages: [] } : (data.get(run.id) ?? { series: {}, stages: [] });
+      for (const [name, points] of Object.entries(delta.metrics)) d.series[name] = [...(d.series[name] ?? []), ...points];
+      d.stages = [...d.stages, ...delta.events];
+      data.set(run.id, d);
+      if (delta.status) status.textContent = `${run.id}: ${delta.status} (live)`;
+      redraw();
+    };
+    source.addEventListener('snapshot', (e) => apply(JSON.parse((e as MessageEvent).data), true));
+    source.addEventListener('delta', (e) => apply(JSON.parse((e as MessageEvent).data), false));
+    cleanups.push(() => source.close());
+  };
+
+  const load = async (run: RunSummary) => {
+    if (run.status === 'running') return follow(run);
+    const [metrics, events] = await Promise.all([api.metrics(run.id), api.events(run.id)]);
+    data.set(run.id, { series: metrics.series, stages: events.events });
+    redraw();
+  };
+
+  void (async () => {
+    try {
+      const { runs } = await api.runs();
+      const train = runs.filter((r) => r.kind === 'train').sort((a, b) => b.createdAt - a.createdAt);
+      if (chosen.length === 0) chosen = train.slice(0, 4).map((r) => r.id);
+      const toggle = (id: string, on: boolean) => {
+        chosen = on ? [...chosen, id] : chosen.filter((c) => c !== id);
+        setHashParams('curves', { runs: chosen.join(','), extra: [...extra].join(',') });
+        const run = runs.find((r) => r.id === id);
+        if (on && run && !data.has(id)) void load(run);
+        else redraw();
+      };
+      picker.replaceChildren(
+        'Runs: ',
+        ...train.map((r) =>
+          h('label', { class: 'chip' }, h('input', { type: 'checkbox', checked: chosen.includes(r.id), 'data-run': r.id, onchange: (e) => toggle(r.id, (e.target as HTMLInputElement).checked) }), ` ${r.id} `, h('span', { class: `badge status-${r.status}` }, r.status)),
+        ),
+      );
+      const unknown = chosen.filter((id) => !runs.some((r) => r.id === id));
+      status.textContent = unknown.length ? `unknown run(s): ${unknown.join(', ')}` : '';
+      await Promise.all(runs.filter((r) => chosen.includes(r.id)).map(load));
+    } catch (error) {
+      status.textContent = `cannot load curves: ${(error as Error).message}`;
+    }
+  })();
+
+  return () => {
+    for (const c of cleanups) c();
+    for (const chart of charts.values()) chart.dispose();
+  };
+}

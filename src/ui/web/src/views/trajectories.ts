@@ -1,0 +1,151 @@
+/**
+ * The trajectory viewer: pick a run, split, step and outcome; list the episodes; open one to see
+ * every turn: the environment's text, the action, reward, policy version, staleness, token count
+ * and the loss mask over the action tokens (trained tokens highlighted).
+ */
+import { api, type Episode, type RunSummary, type TurnView } from '../api';
+import { fmt, h, hashParams, outcomeBadge, setHashParams } from '../dom';
+
+const SPLITS = ['train', 'test', 'eval'];
+const OUTCOMES = ['', 'success', 'failure', 'truncated', 'error'];
+
+function select(testid: string, options: [string, string][], value: string, onChange: (v: string) => void): HTMLSelectElement {
+  const el = h('select', { 'data-testid': testid }, ...options.map(([v, label]) => h('option', { value: v, selected: v === value }, label)));
+  el.addEventListener('change', () => onChange(el.value));
+  return el;
+}
+
+function lossMask(turn: TurnView): HTMLElement {
+  return h(
+    'div',
+    { class: 'tokens', 'data-testid': 'loss-mask' },
+    ...turn.actionTokens.map((id, i) =>
+      h(
+        'span',
+        {
+          class: turn.lossMask[i] ? 'tok trained' : 'tok masked',
+          title: `token ${id} · logprob ${fmt(turn.logprobs[i] ?? null)} · loss mask ${turn.lossMask[i]}`,
+        },
+        turn.actionPieces ? JSON.stringify(turn.actionPieces[i]).slice(1, -1) || '∅' : String(id),
+      ),
+    ),
+  );
+}
+
+function turnCard(turn: TurnView): HTMLElement {
+  return h(
+    'section',
+    { class: 'turn', 'data-testid': 'turn', 'data-turn': turn.index, 'data-policy-version': turn.policyVersion },
+    h(
+      'div',
+      { class: 'turn-head' },
+      h('strong', {}, `turn ${turn.index + 1}`),
+      h('span', { class: 'kv' }, 'policy version ', h('b', { 'data-testid': 'policy-version' }, turn.policyVersion)),
+      h('span', { class: 'kv' }, 'staleness ', h('b', {}, turn.staleness === null ? '—' : turn.staleness)),
+      h('span', { class: 'kv' }, 'reward ', h('b', {}, fmt(turn.reward))),
+      h('span', { class: 'kv' }, 'tokens ', h('b', {}, `${turn.promptTokenCount} prompt + ${turn.actionTokens.length} action`)),
+      turn.invalid ? h('span', { class: 'badge outcome-error' }, 'invalid action') : null,
+    ),
+    h('div', { class: 'label' }, 'observation'),
+    h('pre', { class: 'obs' }, turn.observation),
+    h('div', { class: 'label' }, 'action'),
+    h('pre', { class: 'act' }, turn.action),
+    h('div', { class: 'label' }, 'action tokens (highlighted: loss mask 1, trained on)'),
+    lossMask(turn),
+  );
+}
+
+export function renderTrajectories(root: HTMLElement): () => void {
+  const p = hashParams();
+  const state = { run: p.get('run') ?? '', split: p.get('split') ?? 'train', step: p.get('step') ?? '', outcome: p.get('outcome') ?? '', episode: p.get('episode') ?? '' };
+  const controls = h('div', { class: 'controls' });
+  const list = h('div', { class: 'episodes' });
+  const detail = h('div', { class: 'detail', 'data-testid': 'episode-detail' });
+  const status = h('p', { class: 'muted' });
+  root.append(h('h1', {}, 'Trajectories'), controls, status, h('div', { class: 'split-pane' }, list, detail));
+  let runs: RunSummary[] = [];
+  const save = () => setHashParams('trajectories', state);
+
+  const showEpisode = async (episode: Episode) => {
+    state.episode = episode.id;
+    save();
+    for (const row of list.querySelectorAll('tr')) row.classList.toggle('current', row.getAttribute('data-episode') === episode.id);
+    detail.replaceChildren(h('p', { class: 'muted' }, 'loading…'));
+    const { turns } = await api.turns(state.run, episode.id, episode.step);
+    detail.replaceChildren(
+      h(
+        'div',
+        { class: 'episode-head' },
+        h('h2', {}, episode.id, ' ', outcomeBadge(episode.outcome)),
+        h('p', { class: 'muted' }, `task ${episode.taskId} · step ${episode.step} · ${episode.split} · reward ${fmt(episode.reward)} · ${episode.turns} turns of horizon ${episode.horizon} · policy versions ${episode.policyVersionMin ?? '—'}–${episode.policyVersionMax ?? '—'}`),
+        episode.error ? h('pre', { class: 'error' }, episode.error) : null,
+      ),
+      ...turns.map(turnCard),
+      h('div', { class: 'label' }, 'final observation'),
+      h('pre', { class: 'obs' }, episode.finalObservation),
+    );
+  };
+
+  const loadEpisodes = async () => {
+    if (!state.run) return;
+    const { steps } = await api.episodeSteps(state.run, state.split);
+    if (!steps.some((s) => String(s.step) === state.step)) state.step = steps.length ? String(steps[steps.length - 1]?.step) : '';
+    renderControls(steps.map((s) => [String(s.step), `step ${s.step} (${s.total}: ${s.success ?? 0} success)`]));
+    save();
+    if (state.step === '') {
+      list.replaceChildren(h('p', { class: 'muted' }, `no ${state.split} episodes in this run`));
+      detail.replaceChildren();
+      return;
+    }
+    const { episodes } = await api.episodes(state.run, { step: Number(state.step), split: state.split, outcome: state.outcome || undefined });
+    status.textContent = `${episodes.length} episode${episodes.length === 1 ? '' : 's'}`;
+    list.replaceChildren(
+      h(
+        'table',
+        { class: 'grid', 'data-testid': 'episode-table' },
+        h('thead', {}, h('tr', {}, h('th', {}, 'episode'), h('th', {}, 'task'), h('th', {}, 'outcome'), h('th', {}, 'reward'), h('th', {}, 'turns'), h('th', {}, 'versions'))),
+        h(
+          'tbody',
+          {},
+          ...episodes.map((e) =>
+            h(
+              'tr',
+              { 'data-testid': 'episode-row', 'data-episode': e.id, class: 'clickable', onclick: () => void showEpisode(e) },
+              h('td', {}, e.id),
+              h('td', {}, e.taskId),
+              h('td', {}, outcomeBadge(e.outcome)),
+              h('td', { class: 'num' }, fmt(e.reward)),
+              h('td', { class: 'num' }, `${e.turns}/${e.horizon}`),
+              h('td', { class: 'num' }, `${e.policyVersionMin ?? '—'}–${e.policyVersionMax ?? '—'}`),
+            ),
+          ),
+        ),
+      ),
+    );
+    const current = episodes.find((e) => e.id === state.episode) ?? episodes[0];
+    if (current) await showEpisode(current);
+    else detail.replaceChildren();
+  };
+
+  const renderControls = (steps: [string, string][]) => {
+    controls.replaceChildren(
+      h('label', {}, 'run ', select('pick-run', runs.map((r) => [r.id, r.id]), state.run, (v) => { state.run = v; state.episode = ''; void loadEpisodes(); })),
+      h('label', {}, 'split ', select('pick-split', SPLITS.map((s) => [s, s]), state.split, (v) => { state.split = v; state.episode = ''; void loadEpisodes(); })),
+      h('label', {}, 'step ', select('pick-step', steps, state.step, (v) => { state.step = v; state.episode = ''; void loadEpisodes(); })),
+      h('label', {}, 'outcome ', select('pick-outcome', OUTCOMES.map((o) => [o, o || 'any']), state.outcome, (v) => { state.outcome = v; state.episode = ''; void loadEpisodes(); })),
+    );
+  };
+
+  void (async () => {
+    try {
+      runs = (await api.runs()).runs.sort((a, b) => b.createdAt - a.createdAt);
+      if (!state.run) state.run = runs[0]?.id ?? '';
+      if (!p.get('split') && runs.find((r) => r.id === state.run)?.kind === 'eval') state.split = 'eval';
+      renderControls([]);
+      await loadEpisodes();
+    } catch (error) {
+      status.textContent = `cannot load trajectories: ${(error as Error).message}`;
+    }
+  })();
+  return () => {};
+}

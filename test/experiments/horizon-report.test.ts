@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { type RunCurves, type CurveMetric, CURVE_METRICS, aggregateCurve, markdownTable, summarizeVariants } from '../../src/experiments/horizon/report.js';
+import { deriveVariants, variantsOf } from '../../src/experiments/horizon/variants.js';
+import { InvalidConfigError } from '../../src/core/errors.js';
+
+function runOf(variant: string, seed: number, series: Partial<Record<CurveMetric, [number, number][]>>): RunCurves {
+  const curves = {} as Record<CurveMetric, Map<number, number>>;
+  for (const m of CURVE_METRICS) curves[m] = new Map(series[m] ?? []);
+  return { variant, seed, curves };
+}
+
+describe('horizon experiment variants', () => {
+  it('derives fixed short, fixed long, stepwise and adaptive from a stepwise base, all evaluated at the long horizon', () => {
+    const v = deriveVariants({ schedule: 'stepwise', horizons: [3, 6, 12], every: 8 }, 24);
+    expect(v.map((x) => x.name)).toEqual(['fixed-3', 'fixed-12', 'stepwise', 'adaptive']);
+    expect(v[0]?.horizon).toEqual({ schedule: 'fixed', horizon: 3, evalHorizon: 12 });
+    expect(v[2]?.horizon).toEqual({ schedule: 'stepwise', horizons: [3, 6, 12], every: 8, evalHorizon: 12 });
+    expect(v[3]?.horizon).toMatchObject({ schedule: 'adaptive', start: 3, step: 3, max: 12, patience: 4, evalHorizon: 12 });
+  });
+
+  it('derives a ladder from a linear base and refuses a fixed one, naming the field', () => {
+    const v = deriveVariants({ schedule: 'linear', start: 4, step: 4, every: 5, max: 10 }, 20);
+    expect(v[2]?.horizon).toEqual({ schedule: 'stepwise', horizons: [4, 8, 10], every: 5, evalHorizon: 10 });
+    expect(() => deriveVariants({ schedule: 'fixed', horizon: 5 }, 20)).toThrow(InvalidConfigError);
+    expect(() => deriveVariants({ schedule: 'fixed', horizon: 5 }, 20)).toThrow(/horizon\.schedule/);
+  });
+
+  it('takes explicit variants from the experiment section, with its evalHorizon', () => {
+    const v = variantsOf({ schedule: 'fixed', horizon: 5 }, { evalHorizon: 9, variants: { short: { schedule: 'fixed', horizon: 2 } } }, 10);
+    expect(v).toEqual([{ name: 'short', horizon: { evalHorizon: 9, schedule: 'fixed', horizon: 2 } }]);
+  });
+});
+
+describe('horizon experiment report', () => {
+  const runs = [
+    runOf('a', 1, { 'eval/successRate': [[0, 0.2], [5, 0.6], [10, 0.4]], 'rollout/meanTurns': [[1, 2], [2, 4]], 'horizon/current': [[1, 3], [2, 6]] }),
+    runOf('a', 2, { 'eval/successRate': [[0, 0.2], [5, 0.4], [10, 0.8]], 'rollout/meanTurns': [[1, 4], [2, 6]], 'horizon/current': [[1, 3], [2, 6]] }),
+    runOf('b', 1, { 'eval/successRate': [[0, 0.2]] }),
+  ];
+
+  it('aggregates mean and min/max over seeds per step', () => {
+    expect(aggregateCurve(runs.filter((r) => r.variant === 'a'), 'eval/successRate')).toEqual([
+      { x: 0, mean: 0.2, min: 0.2, max: 0.2, n: 2 },
+      { x: 5, mean: 0.5, min: 0.4, max: 0.6, n: 2 },
+      { x: 10, mean: 0.6000000000000001, min: 0.4, max: 0.8, n: 2 },
+    ]);
+  });
+
+  it('summarises final and peak held-out success and tail means, per seed', () => {
+    const [a, b] = summarizeVariants(['a', 'b'], runs, 2);
+    expect(a?.finalSuccess).toEqual([0.4, 0.8]);
+    expect(a?.peakSuccess).toEqual([0.6, 0.8]);
+    expect(a?.meanTurns).toEqual([3, 5]);
+    expect(a?.finalHorizon).toEqual([6, 6]);
+    // Only the untrained evaluation: no peak after training.
+    expect(b?.peakSuccess[0]).toBeNaN();
+    const table = markdownTable([a, b].filter((x) => x !== undefined), 2);
+    // a: final mean 0.6, sample sd sqrt(((0.4-0.6)^2 + (0.8-0.6)^2) / 1) = 0.283
+    expect(table).toContain('| a | 2 | 0.600 ± 0.283 | 0.700 ± 0.141 | 4.00 ± 1.41 |');
+    expect(table).toContain('| b | 1 | 0.200 ± 0.000 | — |');
+  });
+});

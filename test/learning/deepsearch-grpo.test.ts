@@ -1,0 +1,36 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseConfig, resolveConfig } from '../../src/core/config.js';
+import '../../src/envs/index.js';
+import { trainRun } from '../../src/runtime/train-run.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'turnwise-learning-deepsearch-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('GRPO on deep search, one-hop "capital of <country>" questions (fixed seed, small budget)', () => {
+  it('raises held-out success well above the untrained policy', async () => {
+    const config = resolveConfig(
+      parseConfig({
+        seed: 5,
+        run: { dir, name: 'learning' },
+        env: { name: 'deepsearch', settings: { templates: ['hops1/country_capital'], topK: 3, candidates: true, testRepeats: 4 } },
+        tokenizer: { vocabSize: 512, corpusEpisodes: 200 },
+        model: { maxContext: 256 },
+        context: { history: 0, includeInstruction: false },
+        sampling: { maxActionTokens: 24 },
+        algorithm: { tasksPerStep: 8, groupSize: 8, lr: 0.003 },
+        horizon: { schedule: 'fixed', horizon: 2 },
+        train: { steps: 8, evalEvery: 8, evalTasks: 100, checkpointEvery: 0 },
+      }),
+    );
+    const result = await trainRun({ config, runDir: join(dir, 'learning') });
+    expect(result.status).toBe('finished');
+    const [before, after] = result.evals;
+    expect(before?.step).toBe(0);
+    expect(after?.step).toBe(8);
+    console.log(`deepsearch hops1/country_capital held-out success: ${before!.successRate.toFixed(3)} -> ${after!.successRate.toFixed(3)}`);
+    expect(after!.successRate).toBeGreaterThanOrEqual(before!.successRate + 0.2);
+  });
+});
