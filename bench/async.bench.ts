@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- async [--steps 20] [--eval-every 10] [--eval-tasks 128] [--target 0.8] [--record]`:
+ * `npm run bench -- async [--steps 20] [--eval-every 10] [--eval-tasks 128] [--target 0.8] [--modes sync,async-2] [--record]`:
  * sync vs one-step-off vs async (η = 1, 2, 4) on BabyAI GoToRedBall, same seed, config and
  * hardware. Prints wall-clock to the fixed number of steps (training time, after the identical
  * setup: tokenizer and step-0 evaluation), the time to first reach the target held-out success,
@@ -23,12 +23,12 @@ interface Variant {
   readonly patch: Partial<TurnwiseConfigInput>;
 }
 
-const VARIANTS: readonly Variant[] = [
-  { label: 'sync', patch: { mode: 'sync' } },
-  { label: 'one-step-off', patch: { mode: 'one-step-off' } },
-  { label: 'async η=1', patch: { mode: 'async', async: { maxStaleness: 1, partialRollout: 'continue' } } },
-  { label: 'async η=2', patch: { mode: 'async', async: { maxStaleness: 2, partialRollout: 'continue' } } },
-  { label: 'async η=4', patch: { mode: 'async', async: { maxStaleness: 4, partialRollout: 'continue' } } },
+const VARIANTS: readonly (Variant & { readonly key: string })[] = [
+  { key: 'sync', label: 'sync', patch: { mode: 'sync' } },
+  { key: 'one-step-off', label: 'one-step-off', patch: { mode: 'one-step-off' } },
+  { key: 'async-1', label: 'async η=1', patch: { mode: 'async', async: { maxStaleness: 1, partialRollout: 'continue' } } },
+  { key: 'async-2', label: 'async η=2', patch: { mode: 'async', async: { maxStaleness: 2, partialRollout: 'continue' } } },
+  { key: 'async-4', label: 'async η=4', patch: { mode: 'async', async: { maxStaleness: 4, partialRollout: 'continue' } } },
 ];
 
 function arg(args: string[], name: string, fallback: number): number {
@@ -52,8 +52,12 @@ export async function main(args: string[]): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'turnwise-async-bench-'));
   const base = loadConfig('configs/babyai-grpo.yaml');
   const rows: Row[] = [];
+  const modesAt = args.indexOf('--modes');
+  const keys = modesAt >= 0 ? (args[modesAt + 1] ?? '').split(',') : VARIANTS.map((v) => v.key);
+  const unknown = keys.filter((k) => !VARIANTS.some((v) => v.key === k));
+  if (unknown.length > 0) throw new Error(`--modes: unknown ${unknown.join(', ')}; expected some of ${VARIANTS.map((v) => v.key).join(', ')}`);
   try {
-    for (const variant of VARIANTS) {
+    for (const variant of VARIANTS.filter((v) => keys.includes(v.key))) {
       const input = { ...(base as TurnwiseConfigInput), ...variant.patch, run: { dir, name: variant.label.replace(/[^a-z0-9]+/gi, '-') }, train: { ...base.train, steps, evalEvery, evalTasks, checkpointEvery: 0 } };
       const config = resolveConfig(parseConfig(input));
       let started = 0;
@@ -77,10 +81,10 @@ export async function main(args: string[]): Promise<void> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  const sync = rows[0] as Row;
+  const sync = rows.find((r) => r.label === 'sync') ?? (rows[0] as Row);
   const fmt = (x: number | null) => (x === null ? '—' : x.toFixed(1));
   const lines = [
-    `| mode | train s (${steps} steps) | speed-up vs sync | s to ${Math.round(target * 100)}% held-out | final held-out success | max staleness |`,
+    `| mode | train s (${steps} steps) | speed-up vs ${sync.label} | s to ${Math.round(target * 100)}% held-out | final held-out success | max staleness |`,
     '|---|---|---|---|---|---|',
     ...rows.map(
       (r) =>
@@ -90,7 +94,7 @@ export async function main(args: string[]): Promise<void> {
   const table = lines.join('\n');
   console.log(`\n${table}`);
   if (args.includes('--record')) {
-    const command = `npm run bench -- async --steps ${steps} --eval-every ${evalEvery} --eval-tasks ${evalTasks} --target ${target}`;
+    const command = `npm run bench -- async --steps ${steps} --eval-every ${evalEvery} --eval-tasks ${evalTasks} --target ${target}${modesAt >= 0 ? ` --modes ${keys.join(',')}` : ''}`;
     const machine = `${cpus().length} vCPU, load average ${loadavg()[0]?.toFixed(1)} at the end`;
     appendFileSync(
       'bench/RESULTS.md',

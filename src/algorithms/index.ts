@@ -44,3 +44,6 @@ export type { PolicyLossArrays } from './losses-reference.js';
 export { ppoClipLossReference, valueLossReference } from './losses-reference.js';
 export type { MaskedStats } from './stats.js';
 export { explainedVariance, maskedStats } from './stats.js';
+export type { OffPolicyCorrection, OffPolicyLossInput, OffPolicyTerms } from './off-policy.js';
+export { OFF_POLICY_CORRECTIONS, offPolicyLoss, validateCorrection } from './off-policy.js';
+export { offPolicyLossReference, truncatedImportanceWeights } from './off-policy-reference.js';

@@ -149,10 +149,13 @@ const worker = program
   .description('join a training run on NATS: serve act requests (sampler) and/or run episodes (episodes)')
   .requiredOption('--nats <url>', 'NATS server URL (comma-separated for a cluster)')
   .requiredOption('--run <id>', "the run's id (its run.name, as `turnwise train --nats` prints it)")
-  .requiredOption('--role <roles>', 'sampler, episodes, or both: sampler,episodes', parseRoles)
-  .option('--pool <n>', 'episodes in flight at most (default: the run\'s episodes per step)', positiveInt);
+  .requiredOption('--role <roles>', 'sampler, episodes, env, or several: sampler,episodes', parseRoles)
+  .option('--pool <n>', 'episodes in flight at most (default: the run\'s episodes per step)', positiveInt)
+  .option('--remote-env', 'episodes role: lease env sessions from `--role env` workers instead of running environments in-process')
+  .option('--env-capacity <n>', 'env role: env sessions served at once (default: the run\'s episodes per step)', positiveInt)
+  .option('--max-act-in-flight <n>', 'sampler role: act requests handled at once, more wait (default: 2 x runtime.samplerMaxBatch)', positiveInt);
 for (const [flags, help] of NATS_FLAG_HELP) worker.option(flags, help);
-worker.action(async (opts: NatsFlags & { run: string; role: WorkerRole[]; pool?: number }) => {
+worker.action(async (opts: NatsFlags & { run: string; role: WorkerRole[]; pool?: number; remoteEnv?: boolean; envCapacity?: number; maxActInFlight?: number }) => {
   await workerCommand(opts);
 });
 

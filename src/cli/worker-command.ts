@@ -69,7 +69,7 @@ export function parseRoles(value: string): WorkerRole[] {
  * Runs a worker until its run ends or Ctrl-C.
  * @example await workerCommand({ nats: 'nats://127.0.0.1:4222', run: 'babyai-grpo', role: ['episodes'] });
  */
-export async function workerCommand(opts: NatsFlags & { run: string; role: WorkerRole[]; pool?: number }): Promise<void> {
+export async function workerCommand(opts: NatsFlags & { run: string; role: WorkerRole[]; pool?: number; remoteEnv?: boolean; envCapacity?: number; maxActInFlight?: number }): Promise<void> {
   const stop = new AbortController();
   process.once('SIGINT', () => stop.abort());
   process.once('SIGTERM', () => stop.abort());
@@ -81,6 +81,9 @@ export async function workerCommand(opts: NatsFlags & { run: string; role: Worke
     log,
     signal: stop.signal,
     ...(opts.pool ? { poolSize: opts.pool } : {}),
+    ...(opts.remoteEnv ? { remoteEnv: true } : {}),
+    ...(opts.envCapacity ? { envCapacity: opts.envCapacity } : {}),
+    ...(opts.maxActInFlight ? { maxActInFlight: opts.maxActInFlight } : {}),
   });
   console.log(`worker ${process.pid}: ${result.reason === 'signal' ? 'stopped' : `run ${result.runStatus}`}; published ${result.published} trajectories`);
 }

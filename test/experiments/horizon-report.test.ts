@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type RunCurves, type CurveMetric, CURVE_METRICS, aggregateCurve, markdownTable, summarizeVariants } from '../../src/experiments/horizon/report.js';
+import { type CurveMetric, CURVE_METRICS, type RunCurves, aggregateCurve, markdownTable, smoothCurve, summarizeVariants } from '../../src/experiments/horizon/report.js';
 import { deriveVariants, variantsOf } from '../../src/experiments/horizon/variants.js';
 import { InvalidConfigError } from '../../src/core/errors.js';
 
@@ -58,5 +58,17 @@ describe('horizon experiment report', () => {
     // a: final mean 0.6, sample sd sqrt(((0.4-0.6)^2 + (0.8-0.6)^2) / 1) = 0.283
     expect(table).toContain('| a | 2 | 0.600 ± 0.283 | 0.700 ± 0.141 | 4.00 ± 1.41 |');
     expect(table).toContain('| b | 1 | 0.200 ± 0.000 | — |');
+  });
+});
+
+describe('smoothing', () => {
+  it('takes a trailing mean per run over the last k logged steps', () => {
+    expect([...smoothCurve(new Map([[1, 0], [2, 1], [3, 1], [5, 0]]), 3).entries()]).toEqual([
+      [1, 0],
+      [2, 0.5],
+      [3, 2 / 3],
+      [5, 2 / 3],
+    ]);
+    expect([...smoothCurve(new Map([[1, 0.25]]), 1).entries()]).toEqual([[1, 0.25]]);
   });
 });

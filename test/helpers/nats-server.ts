@@ -30,6 +30,8 @@ export interface NatsServerOptions {
   readonly token?: string;
   /** Largest message, bytes (server default 1 MiB). */
   readonly maxPayload?: number;
+  /** More server config text (e.g. an `authorization { users = [...] }` block), appended to the config file. */
+  readonly extraConfig?: string;
 }
 
 /** Asks the OS for a free loopback port. */
@@ -78,11 +80,12 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
   const storeDir = join(root, 'store');
   const port = await freePort();
   const args = ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir];
-  if (options.token !== undefined || options.maxPayload !== undefined) {
+  if (options.token !== undefined || options.maxPayload !== undefined || options.extraConfig !== undefined) {
     // Token and max_payload go in a config file: the token must not show in `ps`.
     const lines: string[] = [];
     if (options.token !== undefined) lines.push(`authorization { token: "${options.token}" }`);
     if (options.maxPayload !== undefined) lines.push(`max_payload: ${options.maxPayload}`);
+    if (options.extraConfig !== undefined) lines.push(options.extraConfig);
     const file = join(root, 'server.conf');
     writeFileSync(file, `${lines.join('\n')}\n`);
     args.push('-c', file);

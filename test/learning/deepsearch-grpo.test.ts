@@ -15,10 +15,13 @@ describe('GRPO on deep search, one-hop "capital of <country>" questions (fixed s
       parseConfig({
         seed: 5,
         run: { dir, name: 'learning' },
+        // 202 train / 25 test questions; each test question sampled 4 times per evaluation. Turn 1
+        // offers only <search>country</search>; turn 2 offers the first documents' capitals as
+        // <answer>s (the top one is right) and further <search>es, which the 2-turn horizon cuts off.
         env: { name: 'deepsearch', settings: { templates: ['hops1/country_capital'], topK: 3, candidates: true, testRepeats: 4 } },
         tokenizer: { vocabSize: 512, corpusEpisodes: 200 },
         model: { maxContext: 256 },
-        context: { history: 0, includeInstruction: false },
+        context: { history: 0, includeInstruction: false }, // turn 2 needs only the documents
         sampling: { maxActionTokens: 24 },
         algorithm: { tasksPerStep: 8, groupSize: 8, lr: 0.003 },
         horizon: { schedule: 'fixed', horizon: 2 },
@@ -31,6 +34,7 @@ describe('GRPO on deep search, one-hop "capital of <country>" questions (fixed s
     expect(before?.step).toBe(0);
     expect(after?.step).toBe(8);
     console.log(`deepsearch hops1/country_capital held-out success: ${before!.successRate.toFixed(3)} -> ${after!.successRate.toFixed(3)}`);
+    // Untrained: about 0.3-0.5 (it often searches again on turn 2); trained: about 0.9.
     expect(after!.successRate).toBeGreaterThanOrEqual(before!.successRate + 0.2);
   });
 });

@@ -133,7 +133,8 @@ const perEnvHorizonSchema = z
   .object({
     schedule: z.literal('per-env').describe('A schedule per environment name (multi-environment runs; a run uses its env.name entry).'),
     envs: z.record(z.string().min(1), singleHorizonSchema).describe('Environment name -> its schedule.'),
-    default: singleHorizonSchema.optional().describe('Schedule of environments not listed in envs.'),
+    // z.lazy keeps the docs table from listing every schedule's fields a second time under horizon.default.
+    default: z.lazy(() => singleHorizonSchema).optional().describe('Schedule of environments not listed in envs (same shape as one envs entry).'),
   })
   .strict();
 

@@ -5,15 +5,22 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { plotSeries, svgToPng } from '../../ui/plot.js';
-import { type CurveMetric, type RunCurves, aggregateCurve } from './report.js';
+import { type CurveMetric, type RunCurves, aggregateCurve, withSmoothed } from './report.js';
 
 /** The figures written: file stem, metric, title and y label. */
-export const FIGURES: readonly { readonly file: string; readonly metric: CurveMetric; readonly title: string; readonly yLabel: string }[] = [
+export const FIGURES: readonly {
+  readonly file: string;
+  readonly metric: CurveMetric;
+  readonly title: string;
+  readonly yLabel: string;
+  /** Trailing mean over this many steps per run before aggregating (rollout metrics are noisy). */
+  readonly smooth?: number;
+}[] = [
   { file: 'heldout-success', metric: 'eval/successRate', title: 'Held-out success (common eval horizon)', yLabel: 'success rate' },
-  { file: 'rollout-success', metric: 'rollout/successRate', title: 'Training rollout success (horizon in force)', yLabel: 'success rate' },
-  { file: 'mean-turns', metric: 'rollout/meanTurns', title: 'Mean turns per training episode', yLabel: 'turns' },
-  { file: 'truncation-rate', metric: 'rollout/truncationRate', title: 'Truncation rate (episodes cut at the horizon)', yLabel: 'share of episodes' },
-  { file: 'repeated-action-rate', metric: 'rollout/repeatedActionRate', title: 'Repeated-action rate within an episode', yLabel: 'share of turns' },
+  { file: 'rollout-success', metric: 'rollout/successRate', title: 'Training rollout success, horizon in force (3-step trailing mean)', yLabel: 'success rate', smooth: 3 },
+  { file: 'mean-turns', metric: 'rollout/meanTurns', title: 'Mean turns per training episode (3-step trailing mean)', yLabel: 'turns', smooth: 3 },
+  { file: 'truncation-rate', metric: 'rollout/truncationRate', title: 'Truncation rate: episodes cut at the horizon (3-step trailing mean)', yLabel: 'share of episodes', smooth: 3 },
+  { file: 'repeated-action-rate', metric: 'rollout/repeatedActionRate', title: 'Repeated-action rate within an episode (3-step trailing mean)', yLabel: 'share of turns', smooth: 3 },
   { file: 'horizon', metric: 'horizon/current', title: 'Horizon in force', yLabel: 'max turns' },
 ];
 
@@ -24,10 +31,8 @@ export const FIGURES: readonly { readonly file: string; readonly metric: CurveMe
 export function variantFigure(variants: readonly string[], runs: readonly RunCurves[], figure: (typeof FIGURES)[number]): string {
   const series = variants
     .map((variant) => {
-      const points = aggregateCurve(
-        runs.filter((r) => r.variant === variant),
-        figure.metric,
-      );
+      const own = runs.filter((r) => r.variant === variant).map((r) => (figure.smooth ? withSmoothed(r, figure.metric, figure.smooth) : r));
+      const points = aggregateCurve(own, figure.metric);
       return {
         label: variant,
         points: points.map((p) => ({ x: p.x, y: p.mean })),

@@ -43,6 +43,22 @@ export function readRunCurves(runDir: string, variant: string, seed: number): Ru
   }
 }
 
+/**
+ * Trailing mean over the last `k` logged steps of one curve (k = 1: unchanged). Rollout metrics of
+ * 32 episodes from 4 tasks swing with the task mix of each step; smoothing each run before the
+ * seed aggregate keeps the per-step pairing and makes trends readable.
+ * @example smoothCurve(new Map([[1, 0], [2, 1], [3, 1]]), 2) // Map { 1 => 0, 2 => 0.5, 3 => 1 }
+ */
+export function smoothCurve(curve: ReadonlyMap<number, number>, k: number): Map<number, number> {
+  const steps = [...curve.keys()].sort((a, b) => a - b);
+  return new Map(steps.map((step, i) => [step, mean(steps.slice(Math.max(0, i - k + 1), i + 1).map((s) => curve.get(s) as number))]));
+}
+
+/** A run with one metric's curve smoothed (see {@link smoothCurve}). */
+export function withSmoothed(run: RunCurves, metric: CurveMetric, k: number): RunCurves {
+  return { ...run, curves: { ...run.curves, [metric]: smoothCurve(run.curves[metric], k) } };
+}
+
 /** Per-step mean and min/max over seeds. */
 export interface AggregatePoint {
   readonly x: number;

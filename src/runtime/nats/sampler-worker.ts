@@ -15,6 +15,7 @@ import { TransformerModel } from '../../models/transformer.js';
 import { TransformerPolicy } from '../../models/transformer-policy.js';
 import { transformerConfigOf } from '../policy-stack.js';
 import { type Served, serveSampler } from '../wiring.js';
+import { limitInFlight } from './in-flight-limit.js';
 import type { NatsBus } from './nats-bus.js';
 import { actRunId, getBlob, type RunInfra, watchState, weightsName } from './run-infra.js';
 
@@ -23,6 +24,11 @@ export interface SamplerWorkerOptions {
   readonly infra: RunInfra;
   readonly config: ResolvedConfig;
   readonly tokenizer: BpeTokenizer;
+  /**
+   * Act requests handled at once by this worker (default: twice the sampler's batch, so a batch
+   * fills while the previous one runs); more wait in order, never dropped.
+   */
+  readonly maxInFlight?: number;
   readonly log: (line: string) => void;
   readonly clock?: Clock;
 }
@@ -56,6 +62,8 @@ export async function startSamplerWorker(options: SamplerWorkerOptions): Promise
     { input: { maxBatch: config.runtime.samplerMaxBatch, maxWaitMs: config.runtime.samplerMaxWaitMs, policyVersion: 0 }, clock },
   ).start();
 
+  // One limit for the whole worker, shared by the act subjects of every served version.
+  const limited = limitInFlight(bus, options.maxInFlight ?? 2 * config.runtime.samplerMaxBatch);
   let served: Served | null = null;
   let servedVersion = -1;
   let wanted = -1;
@@ -84,7 +92,7 @@ export async function startSamplerWorker(options: SamplerWorkerOptions): Promise
     await loaded;
     // Serve the new version before dropping the old one: no gap for episodes of either.
     const previous = served;
-    served = serveSampler(bus, actRunId(infra.runId, version), sampler);
+    served = serveSampler(limited, actRunId(infra.runId, version), sampler);
     servedVersion = version;
     previous?.close();
     log(`sampler: serving policy v${version}`);

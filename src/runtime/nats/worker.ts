@@ -9,14 +9,18 @@ import '../../envs/index.js';
 import { selectBackend } from '../../models/backend/select.js';
 import { BpeTokenizer } from '../../models/tokenizer/index.js';
 import type { NatsConnectOptions } from './connect.js';
+import { nuid } from '@nats-io/transport-node';
+import { getEnvironmentSpec } from '../../envs/registry.js';
+import { type EnvLeaseServer, startEnvLeaseServer } from './env-leases.js';
 import { type EpisodesWorker, startEpisodesWorker } from './episodes-worker.js';
 import { NatsBus } from './nats-bus.js';
 import { getBlob, openRunInfra, type RunInfra, watchState } from './run-infra.js';
+import { remoteEnvSpec } from './remote-env.js';
 import { type SamplerWorker, startSamplerWorker } from './sampler-worker.js';
 
 /** What a worker does. */
-export type WorkerRole = 'sampler' | 'episodes';
-export const WORKER_ROLES: readonly WorkerRole[] = ['sampler', 'episodes'];
+export type WorkerRole = 'sampler' | 'episodes' | 'env';
+export const WORKER_ROLES: readonly WorkerRole[] = ['sampler', 'episodes', 'env'];
 
 export interface WorkerOptions {
   readonly nats: NatsConnectOptions;
@@ -24,6 +28,17 @@ export interface WorkerOptions {
   readonly roles: readonly WorkerRole[];
   /** Episodes in flight at most (episodes role). */
   readonly poolSize?: number;
+  /**
+   * Episodes role: run environments on `env` workers (leased sessions over NATS) instead of in
+   * this process. Off by default: in-process env sessions need no env worker.
+   */
+  readonly remoteEnv?: boolean;
+  /** Sampler role: act requests handled at once (default: twice the sampler's batch); more wait. */
+  readonly maxActInFlight?: number;
+  /** Env role: sessions served at once (default: the run's episodes per step). */
+  readonly envCapacity?: number;
+  /** Env role: a lease not renewed for this long is reclaimed (default 10 s). */
+  readonly envLeaseMs?: number;
   readonly log?: (line: string) => void;
   readonly signal?: AbortSignal;
 }
@@ -57,16 +72,44 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerResult> {
   if (options.roles.length === 0) throw InvalidArgumentError.format('role', `expected one or more of ${WORKER_ROLES.join(', ')}`);
   const log = options.log ?? ((line: string) => console.error(line));
   const bus = await NatsBus.connect({ name: `turnwise-worker-${options.roles.join('+')}`, ...options.nats });
-  const started: (SamplerWorker | EpisodesWorker)[] = [];
+  const started: (SamplerWorker | EpisodesWorker | EnvLeaseServer)[] = [];
   let episodes: EpisodesWorker | null = null;
   try {
     const infra = await openRunInfra(bus.connection, options.runId);
     const { config, tokenizer } = await waitForManifest(infra, options.signal);
     if (options.roles.includes('sampler')) await selectBackend(config.model.backend);
     log(`worker: joined run '${options.runId}' as ${options.roles.join(' + ')}`);
-    if (options.roles.includes('sampler')) started.push(await startSamplerWorker({ bus, infra, config, tokenizer, log }));
+    if (options.roles.includes('sampler')) started.push(await startSamplerWorker({ bus, infra, config, tokenizer, log, ...(options.maxActInFlight ? { maxInFlight: options.maxActInFlight } : {}) }));
+    if (options.roles.includes('env')) {
+      const capacity = options.envCapacity ?? config.derived.episodesPerStep;
+      started.push(
+        startEnvLeaseServer({
+          bus,
+          runId: infra.runId,
+          spec: getEnvironmentSpec(config.env.name),
+          envSettings: config.env.settings as Record<string, unknown>,
+          capacity,
+          leaseMs: options.envLeaseMs ?? 10_000,
+          envTimeoutMs: config.runtime.envTimeoutMs,
+          // Unique across machines (pids are not) and one subject token.
+          workerId: `env${nuid.next()}`,
+          log,
+        }),
+      );
+      log(`worker: serving up to ${capacity} env sessions`);
+    }
     if (options.roles.includes('episodes')) {
-      episodes = await startEpisodesWorker({ bus, infra, config, tokenizer, log, ...(options.poolSize ? { poolSize: options.poolSize } : {}) });
+      const spec = options.remoteEnv
+        ? remoteEnvSpec(getEnvironmentSpec(config.env.name), {
+            bus,
+            runId: infra.runId,
+            holder: `episodes-${process.pid}`,
+            envTimeoutMs: config.runtime.envTimeoutMs,
+            leaseTimeoutMs: config.runtime.envTimeoutMs,
+          })
+        : undefined;
+      if (spec) log('worker: episodes use env sessions leased from env workers');
+      episodes = await startEpisodesWorker({ bus, infra, config, tokenizer, log, ...(options.poolSize ? { poolSize: options.poolSize } : {}), ...(spec ? { spec } : {}) });
       started.push(episodes);
     }
     let status: string | null = null;
