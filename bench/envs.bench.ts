@@ -1,6 +1,7 @@
 /**
  * `npm run bench -- envs [name...]`: steps/s of every registered environment with random valid
- * actions (picked from `availableActions`), in-process, one core. Episodes restart on done with the
+ * actions (picked from `availableActions`), in-process, one core — per CPU-second of this process
+ * (stable on a shared machine) and per wall-second. Episodes restart on done with the
  * next train task. Reference points from the issues (measured on this kind of machine): AgentGym's
  * BabyAI environment class 65–180 steps/s, Minigrid's raw grid 3,200–5,700; AgentGym's TextCraft
  * 40,000–290,000.
@@ -14,7 +15,7 @@ import { listEnvironments } from '../src/envs/registry.js';
 const SECONDS = 1.5;
 const TARGETS: Record<string, string> = { babyai: '>= 20,000 (issue #5)', textcraft: '>= 40,000 (issue #5)' };
 
-async function measure(name: string): Promise<{ steps: number; resets: number; perSec: number; note: string }> {
+async function measure(name: string): Promise<{ steps: number; resets: number; perSec: number; perCpuSec: number; note: string }> {
   const spec = listEnvironments().find((s) => s.name === name);
   if (!spec) throw new Error(`unknown environment ${name}`);
   const env = spec.create();
@@ -25,6 +26,7 @@ async function measure(name: string): Promise<{ steps: number; resets: number; p
   let steps = 0;
   let resets = 1;
   const start = performance.now();
+  const cpuStart = process.cpuUsage();
   while (performance.now() - start < SECONDS * 1000) {
     const actions = obs.availableActions;
     const action = actions && actions.length > 0 ? rng.pick(actions) : 'look';
@@ -38,20 +40,24 @@ async function measure(name: string): Promise<{ steps: number; resets: number; p
     }
   }
   const perSec = steps / ((performance.now() - start) / 1000);
+  // CPU time of this (single-threaded) loop: robust to other jobs on a shared machine.
+  const cpu = process.cpuUsage(cpuStart);
+  const perCpuSec = steps / ((cpu.user + cpu.system) / 1e6);
   await env.close();
-  return { steps, resets, perSec, note: TARGETS[name] ?? '' };
+  return { steps, resets, perSec, perCpuSec, note: TARGETS[name] ?? '' };
 }
 
 export async function main(args: string[]): Promise<void> {
   const names = args.length > 0 ? args : listEnvironments().map((s) => s.name).filter((n) => n !== 'agentgym');
-  console.log(`| environment | steps/s (random valid actions, ${SECONDS} s) | episodes started | target |`);
-  console.log('|---|---|---|---|');
+  console.log(`| environment | steps per CPU-second | steps per wall-second | episodes started | target |`);
+  console.log('|---|---|---|---|---|');
   for (const name of names) {
     try {
       const r = await measure(name);
-      console.log(`| ${name} | ${Math.round(r.perSec).toLocaleString('en-US')} | ${r.resets} | ${r.note} |`);
+      const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+      console.log(`| ${name} | ${fmt(r.perCpuSec)} | ${fmt(r.perSec)} | ${r.resets} | ${r.note} |`);
     } catch (err) {
-      console.log(`| ${name} | failed: ${(err as Error).message} | | |`);
+      console.log(`| ${name} | failed: ${(err as Error).message} | | | |`);
     }
   }
 }

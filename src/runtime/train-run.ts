@@ -104,6 +104,9 @@ export function trainPlans(config: ResolvedConfig, trainIndices: readonly number
  */
 export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult> {
   const { config } = options;
+  if (config.mode !== 'sync' && options.distributed) {
+    throw InvalidArgumentError.format('mode', `'${config.mode}' runs on the in-process bus only for now (issue 9); use mode 'sync' with a distributed rollout`);
+  }
   const clock = options.clock ?? systemClock;
   const emit = options.onEvent ?? (() => {});
   const backend = await selectBackend(config.model.backend);
@@ -118,6 +121,8 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
   const startStep = checkpoint?.step ?? 0;
   const stack = await buildPolicyStack(config, spec, checkpoint);
   const { tokenizer, trainer, policy, samplerModel, learnerModel } = stack;
+  // Checked before anything is written: a bad `state.async` fails the resume with the field named.
+  const restoredStaleness = restoreStaleness(checkpoint?.state.async, trainer.version, asyncSettingsOf(config).maxStaleness, runDir);
 
   const store = RunStore.open(runDir);
   const runId = config.run.name.replace(/[^A-Za-z0-9_-]/g, '_');
@@ -289,12 +294,11 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
     options.signal?.removeEventListener('abort', onAbort);
   } else {
     // one-step-off / async: the same effects, driven by the asynchronous loop (src/runtime/async/).
-    if (options.distributed) throw InvalidArgumentError.format('mode', `'${config.mode}' runs on the in-process bus only for now; use mode 'sync' with a distributed rollout`);
     output = await runAsyncTraining({
       config,
       effects: coordinatorEffects,
       startStep,
-      restored: restoreStaleness(checkpoint?.state.async, trainer.version, asyncSettingsOf(config).maxStaleness, runDir),
+      restored: restoredStaleness,
       plans: (step) => trainPlans(config, trainIndices, step),
       horizon: () => currentHorizon(horizon.getSnapshot()),
       runEpisode: async (step, stepHorizon, plan) => (await runner.run(step, stepHorizon, [plan]))[0] as Trajectory,

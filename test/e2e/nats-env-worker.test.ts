@@ -44,7 +44,7 @@ describe('env sessions served by an env worker process', () => {
     );
     // Fewer sessions than episodes per step: leases are released and granted again as episodes end.
     const env = spawnCli(workers, ['worker', '--nats', server.url, '--run', 'nats-env', '--role', 'env', '--env-capacity', '8']);
-    const episodes = spawnCli(workers, ['worker', '--nats', server.url, '--run', 'nats-env', '--role', 'sampler,episodes', '--remote-env', '--pool', '6']);
+    const episodes = spawnCli(workers, ['worker', '--nats', server.url, '--run', 'nats-env', '--role', 'sampler,episodes', '--remote-env', '--pool', '6', '--max-act-in-flight', '4']);
     const runDir = join(dir, 'nats-env');
     const result = await natsTrainRun({ config, runDir, nats: { servers: server.url } });
     expect(result.status).toBe('finished');
