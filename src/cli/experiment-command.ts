@@ -5,7 +5,6 @@
  */
 import type { Command } from 'commander';
 import { InvalidArgumentError as CommanderArgumentError } from 'commander';
-import { runHorizonExperiment } from '../experiments/horizon/index.js';
 
 function positiveInt(value: string): number {
   const n = Number(value);
@@ -34,6 +33,9 @@ export function registerExperimentCommand(program: Command): void {
         console.error('stopping: interrupting the running trainings (they checkpoint); re-run the same command to finish');
         stop.abort();
       });
+      // Loaded on use: the experiment pulls in ECharts and resvg, which `turnwise train` (and every
+      // child run the experiment spawns) should not pay for at start-up.
+      const { runHorizonExperiment } = await import('../experiments/horizon/index.js');
       const result = await runHorizonExperiment({
         configPath,
         outDir: opts.out,

@@ -37,7 +37,7 @@ export async function runHorizonExperiment(options: HorizonExperimentOptions): P
   const plan = planExperiment(options);
   const started = Date.now();
   options.log(
-    `${plan.variants.length} variants (${plan.variants.map((v) => v.name).join(', ')}) x ${plan.seeds.length} seeds (${plan.seeds.join(', ')}), ${plan.steps} steps each, ${options.parallel} in parallel -> ${plan.outDir}`,
+    `${plan.variants.length} variants (${plan.variants.map((v) => v.name).join(', ')}) x ${plan.seeds.length} seeds (${plan.seeds.join(', ')}), ${plan.steps} steps each, ${options.reportOnly ? 'report only' : `${options.parallel} in parallel`} -> ${plan.outDir}`,
   );
   const outcomes = options.reportOnly ? [] : await runPlan(plan, { parallel: options.parallel, log: options.log, ...(options.signal ? { signal: options.signal } : {}) });
   const runs: RunCurves[] = plan.runs.filter((r) => isCompleted(r.runDir)).map((r) => readRunCurves(r.runDir, r.variant, r.seed));
