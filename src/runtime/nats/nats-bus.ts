@@ -138,6 +138,9 @@ export class NatsBus implements Bus {
     // it routed back to us on this connection has been handed to our callbacks, before the PONG.
     for (;;) {
       if (!this.closed && !this.connection.isClosed()) await this.connection.flush().catch(() => undefined);
+      // The client may hand messages that arrived before the PONG to their callbacks a little
+      // later than it resolves the flush; one macrotask turn lets those callbacks run (and count).
+      await new Promise<void>((resolve) => setImmediate(resolve));
       if (this.pending === 0) return;
       await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     }
