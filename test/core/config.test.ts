@@ -224,11 +224,15 @@ describe('describeConfig', () => {
     expect(byPath.get('horizon.every')?.default).toBeUndefined();
     expect(byPath.get('env.settings')?.default).toEqual({ levels: ['GoToRedBall'] });
     // Fields outside the union options: seed, run 2, env 4, tokenizer 2, model 8, context 2,
-    // sampling 4, algorithm 24 (name + the fields every algorithm has), horizon.schedule, train 5, runtime 5.
-    expect(fields.filter((f) => f.when === undefined)).toHaveLength(1 + 2 + 4 + 2 + 8 + 2 + 4 + 24 + 1 + 5 + 5);
+    // sampling 4, algorithm 24 (name + the fields every algorithm has), horizon.schedule, train 5, runtime 5,
+    // mode 1, async 3, offPolicy 2.
+    expect(fields.filter((f) => f.when === undefined)).toHaveLength(1 + 2 + 4 + 2 + 8 + 2 + 4 + 24 + 1 + 5 + 5 + 1 + 3 + 2);
     expect(byPath.get('algorithm.name')).toMatchObject({ type: "'grpo' | 'rloo' | 'reinforce_pp' | 'reinforce' | 'ppo'", default: 'grpo' });
     expect(byPath.get('algorithm.critic.lr')).toMatchObject({ when: "name: 'ppo'" });
-    expect(fields.filter((f) => f.when !== undefined && !f.path.startsWith('algorithm.')).map((f) => f.path)).toEqual(['horizon.horizon', 'horizon.horizons', 'horizon.every']);
+    const horizonOptions = fields.filter((f) => f.when !== undefined && !f.path.startsWith('algorithm.'));
+    expect(horizonOptions.every((f) => f.path.startsWith('horizon.'))).toBe(true);
+    expect(horizonOptions.filter((f) => f.when === "schedule: 'stepwise'").map((f) => f.path)).toEqual(['horizon.horizons', 'horizon.every', 'horizon.evalHorizon']);
+    expect(horizonOptions.filter((f) => f.when === "schedule: 'linear'").map((f) => f.path)).toEqual(['horizon.start', 'horizon.step', 'horizon.every', 'horizon.max', 'horizon.evalHorizon']);
   });
 
   it('renders a Markdown table', () => {
