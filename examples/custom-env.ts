@@ -1,6 +1,6 @@
 /**
  * A custom environment in ~40 lines, registered and trained with GRPO on the in-process runtime.
- * Run: node --import tsx examples/custom-env.ts [steps]
+ * Run: node --import tsx examples/custom-env.ts [steps] [runsDir]
  *
  * "Door": the observation names a colour; the agent must open the door of that colour.
  */
@@ -42,7 +42,7 @@ registerEnvironment(spec);
 const steps = Number(process.argv[2] ?? 25);
 const config = resolveConfig(
   parseConfig({
-    run: { dir: 'runs', name: 'example-door' },
+    run: { dir: process.argv[3] ?? 'runs', name: 'example-door' },
     env: { name: 'door', settings: {} },
     tokenizer: { vocabSize: 300 },
     algorithm: { lr: 0.001, entropyCoef: 0.01 },
