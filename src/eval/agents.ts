@@ -34,6 +34,8 @@ export interface EvalAgent {
   readonly description: string;
   /** Token usage so far (remote policies). */
   usage(): UsageReport | null;
+  /** For checkpoint policies: the resolved folder, its completed steps and the tensor backend. */
+  readonly checkpoint?: { readonly dir: string; readonly step: number; readonly backend: string };
   close(): Promise<void>;
 }
 
@@ -104,6 +106,7 @@ async function openCheckpointAgent(policy: Extract<PolicySpec, { kind: 'checkpoi
     runner,
     description: `${checkpointDir} (step ${checkpoint.step}, ${policy.greedy ? 'greedy' : `T=${sampling.temperature}`}, ${describeBackend(backend)})`,
     usage: () => null,
+    checkpoint: { dir: checkpointDir, step: checkpoint.step, backend: describeBackend(backend) },
     async close() {
       await runner.close();
       served.close();

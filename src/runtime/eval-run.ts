@@ -1,25 +1,17 @@
 /**
  * Evaluates a saved policy: loads a checkpoint (and its run's config), serves it with a sampler
  * actor over an in-process bus, and runs the split's fixed evaluation episodes — the same code
- * path as the evaluations during training, so the numbers are comparable.
+ * path as the evaluations during training, so the numbers are comparable. The checkpoint agent
+ * itself is the one `turnwise eval` uses for comparisons (`src/eval/agents.ts`).
  */
-import { dirname } from 'node:path';
-import { createActor } from 'xstate';
-import { withSamplerEffects } from '../actors/sampler.js';
 import { systemClock } from '../core/clock.js';
-import { Rng } from '../core/rng.js';
 import type { Split } from '../core/types.js';
 // Registers every built-in environment, so callers need not import them themselves.
 import '../envs/index.js';
 import { getEnvironmentSpec } from '../envs/registry.js';
-import { describeBackend, selectBackend } from '../models/backend/select.js';
-import { loadCheckpoint, resolveCheckpointDir } from '../models/checkpoint.js';
+import { checkpointConfig, openAgent } from '../eval/agents.js';
+import { checkpointSpec } from '../eval/policy-spec.js';
 import { type EvaluationResult, evaluatePolicy } from './evaluate.js';
-import { MemoryBus } from './memory-bus.js';
-import { buildPolicyStack } from './policy-stack.js';
-import { RolloutRunner } from './rollout.js';
-import { loadRunConfig } from './run-folder.js';
-import { serveSampler } from './wiring.js';
 
 /** Options of {@link evalRun}. */
 export interface EvalRunOptions {
@@ -43,59 +35,23 @@ export interface EvalRunResult extends EvaluationResult {
  * @example const result = await evalRun('runs/babyai-grpo', { split: 'test' });
  */
 export async function evalRun(location: string, options: EvalRunOptions): Promise<EvalRunResult> {
-  const checkpointDir = await resolveCheckpointDir(location);
-  const runDir = dirname(dirname(checkpointDir));
-  const config = await loadRunConfig(runDir);
-  const backend = await selectBackend(config.model.backend);
-  const checkpoint = await loadCheckpoint(checkpointDir);
+  const { config } = await checkpointConfig(location);
   const spec = getEnvironmentSpec(config.env.name);
   const settings = config.env.settings as Record<string, unknown>;
-  const stack = await buildPolicyStack(config, spec, checkpoint);
-  const bus = new MemoryBus({ clock: systemClock });
-  const runId = 'eval';
-  const rng = Rng.fromSeed(config.seed).fork('eval-sampler');
-  const sampling = { temperature: config.sampling.temperature, topP: config.sampling.topP, maxNewTokens: config.sampling.maxActionTokens };
-  const sampler = createActor(
-    withSamplerEffects({
-      generate: (requests) =>
-        options.greedy ? stack.policy.greedyActions(requests, sampling.maxNewTokens) : stack.policy.sampleActions(requests, sampling, rng),
-      loadWeights: async () => {},
-    }),
-    { input: { maxBatch: config.runtime.samplerMaxBatch, maxWaitMs: config.runtime.samplerMaxWaitMs, policyVersion: stack.policy.version } },
-  ).start();
-  const served = serveSampler(bus, runId, sampler);
-  const runner = new RolloutRunner({
-    bus,
-    runId,
-    spec,
-    envSettings: settings,
-    poolSize: Math.max(config.derived.episodesPerStep, 16),
-    tokenizer: stack.tokenizer,
-    context: {
-      history: config.context.history,
-      includeInstruction: config.context.includeInstruction,
-      maxContextTokens: config.model.maxContext - config.sampling.maxActionTokens,
-    },
-    constrained: config.sampling.constrained,
-    envTimeoutMs: config.runtime.envTimeoutMs,
-    actTimeoutMs: config.runtime.requestTimeoutMs,
-    clock: systemClock,
-  });
+  const agent = await openAgent(checkpointSpec(location, options.greedy === true), { spec, envSettings: settings, clock: systemClock });
   try {
+    const checkpoint = agent.checkpoint;
+    if (!checkpoint) throw new Error('unreachable: a checkpoint agent always describes its checkpoint');
     const result = await evaluatePolicy({
       config,
       catalog: spec.catalog({ settings }),
-      runner,
+      runner: agent.runner,
       split: options.split,
       tasks: options.tasks ?? config.train.evalTasks,
       step: checkpoint.step,
     });
-    return { ...result, checkpointDir, step: checkpoint.step, backend: describeBackend(backend) };
+    return { ...result, checkpointDir: checkpoint.dir, step: checkpoint.step, backend: checkpoint.backend };
   } finally {
-    await runner.close();
-    served.close();
-    sampler.stop();
-    await bus.close();
-    stack.dispose();
+    await agent.close();
   }
 }
