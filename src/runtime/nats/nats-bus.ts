@@ -141,7 +141,14 @@ export class NatsBus implements Bus {
       // The client may hand messages that arrived before the PONG to their callbacks a little
       // later than it resolves the flush; one macrotask turn lets those callbacks run (and count).
       await new Promise<void>((resolve) => setImmediate(resolve));
-      if (this.pending === 0) return;
+      if (this.pending === 0) {
+        // Confirm with a second round trip: a message published by the last handler may still
+        // be on its way back from the server.
+        if (!this.closed && !this.connection.isClosed()) await this.connection.flush().catch(() => undefined);
+        await new Promise<void>((resolve) => setTimeout(resolve, 1));
+        if (this.pending === 0) return;
+        continue;
+      }
       await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     }
   }
