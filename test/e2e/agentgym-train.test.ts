@@ -55,7 +55,7 @@ describe('BabyAI served over HTTP by another process', () => {
       parseConfig({
         seed: 7,
         run: { dir, name: 'agentgym-e2e' },
-        env: { name: 'agentgym', settings: { type: 'babyai', url, levels: ['GoToRedBall'] } },
+        env: { name: 'agentgym', settings: { type: 'babyai', url, levels: ['GoToRedBall'], connections: 4, pipelining: 16 } }, // pipelined, as the bench's fast setting
         algorithm: { tasksPerStep: 8, groupSize: 8, lr: 0.001 },
         horizon: { schedule: 'fixed', horizon: 5 },
         train: { steps: 10, evalEvery: 10, evalTasks: 128, checkpointEvery: 0 },

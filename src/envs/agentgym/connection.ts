@@ -46,7 +46,7 @@ export interface ConnectionDeps {
  */
 export function acquireConnection(settings: AgentGymSettings, adapter: AgentGymAdapter, deps: ConnectionDeps = {}): Connection {
   const url = serverUrl(settings);
-  const key = JSON.stringify([url, adapter.type, settings.timeoutMs, settings.retries, settings.backoffMs, settings.maxBackoffMs, settings.connections, settings.extensions, deps.clock !== undefined]);
+  const key = JSON.stringify([url, adapter.type, settings.timeoutMs, settings.retries, settings.backoffMs, settings.maxBackoffMs, settings.connections, settings.pipelining, settings.extensions, deps.clock !== undefined]);
   const found = open.get(key);
   if (found && !deps.clock) {
     found.refs++;
@@ -61,6 +61,7 @@ export function acquireConnection(settings: AgentGymSettings, adapter: AgentGymA
     backoffBaseMs: settings.backoffMs,
     backoffMaxMs: settings.maxBackoffMs,
     connections: settings.connections,
+    pipelining: settings.pipelining,
     rng: Rng.fromSeed(deps.seed ?? 0).fork('agentgym-backoff', connectionCount++),
     monitor,
     ...(deps.clock ? { clock: deps.clock } : {}),

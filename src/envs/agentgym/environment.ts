@@ -140,7 +140,7 @@ export class AgentGymEnvironment implements Environment {
       // A pooled instance the server no longer knows (it restarted): forget it and lease another.
       if (lease.reused && mayRetry && error instanceof AgentGymServerError && this.lease === lease) {
         this.lease = null;
-        await this.connection.leases.release(lease, { healthy: false });
+        await this.connection.leases.release(lease, { healthy: false, error });
         return await this.resetOnce(index, false);
       }
       throw error;
@@ -177,7 +177,7 @@ export class AgentGymEnvironment implements Environment {
       if (error instanceof AgentGymServerError) throw error;
       const lease = this.lease;
       this.lease = null;
-      if (lease) await this.connection.leases.release(lease, { healthy: false });
+      if (lease) await this.connection.leases.release(lease, { healthy: false, error });
       throw error;
     }
   }
@@ -191,7 +191,7 @@ export class AgentGymEnvironment implements Environment {
       this.started = false;
       const lease = this.lease;
       this.lease = null;
-      if (lease) void this.connection.leases.release(lease, { healthy: false });
+      if (lease) void this.connection.leases.release(lease, { healthy: false, error: failure });
       throw failure;
     }
   }

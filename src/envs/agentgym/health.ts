@@ -2,13 +2,16 @@
  * Health of one AgentGym server as the client sees it: consecutive failed requests, reported once
  * the count reaches a threshold and again each time it doubles (3, 6, 12, ...), and once more when
  * the server recovers. Episodes that hit a failure end as `error` and their sessions are
- * recreated (see `src/runtime/rollout.ts`); this report is how a person learns that a server keeps
- * failing while the run goes on.
+ * recreated (see `src/runtime/rollout.ts`); each such server-side instance is reported too — the
+ * failed one (`session-failed`) and the fresh one that replaced it (`session-recreated`) — while
+ * the server is not already reported as failing (then the doubling `failing` reports stand for
+ * them). `trainRun` records every report as an `agentgym/health` event of the run, so they show in
+ * `turnwise ui`; with nobody subscribed they go to stderr.
  */
 
 /** One report about a server. */
 export interface AgentGymHealthReport {
-  readonly kind: 'failing' | 'recovered';
+  readonly kind: 'failing' | 'recovered' | 'session-failed' | 'session-recreated';
   /** Server base URL. */
   readonly url: string;
   /** Environment type served there (e.g. `sciworld`). */
@@ -19,6 +22,10 @@ export interface AgentGymHealthReport {
   readonly totalFailures: number;
   /** Message of the last failure. */
   readonly lastError: string;
+  /** Server-side instance id (session reports). */
+  readonly instanceId?: number;
+  /** The failed instance a `session-recreated` one replaces. */
+  readonly replaces?: number;
   /** One line for logs. */
   readonly message: string;
 }
@@ -27,13 +34,16 @@ type Listener = (report: AgentGymHealthReport) => void;
 const listeners = new Set<Listener>();
 
 /**
- * Subscribes to health reports of every AgentGym server this process talks to. While nobody is
- * subscribed, reports go to stderr as one line each.
- * @example const stop = onAgentGymHealthReport((r) => store.logEvent(step, 'agentgym/health', r.message));
+ * Subscribes to health reports of every AgentGym server this process talks to (or only of those
+ * whose URL starts with `filter.url`). While nobody is subscribed, reports go to stderr as one
+ * line each.
+ * @example const stop = onAgentGymHealthReport((r) => store.logEvent(step, 'agentgym/health', r.message, r), { url: 'http://127.0.0.1:36002' });
  */
-export function onAgentGymHealthReport(listener: Listener): () => void {
-  listeners.add(listener);
-  return () => listeners.delete(listener);
+export function onAgentGymHealthReport(listener: Listener, filter: { readonly url?: string } = {}): () => void {
+  const prefix = filter.url?.replace(/\/+$/, '');
+  const subscribed: Listener = prefix === undefined ? listener : (report) => report.url.startsWith(prefix) && listener(report);
+  listeners.add(subscribed);
+  return () => listeners.delete(subscribed);
 }
 
 function publish(report: AgentGymHealthReport): void {
@@ -43,6 +53,9 @@ function publish(report: AgentGymHealthReport): void {
   }
   for (const listener of listeners) listener(report);
 }
+
+// Failed instances remembered for pairing with their replacements (bounded: a dead server fails many).
+const MAX_PENDING_REPLACEMENTS = 1024;
 
 /**
  * Counts failures of one server and reports them.
@@ -55,6 +68,7 @@ export class ServerMonitor {
   private total = 0;
   private nextReportAt: number;
   private lastError = '';
+  private readonly failedInstances: number[] = [];
 
   constructor(
     readonly url: string,
@@ -112,5 +126,40 @@ export class ServerMonitor {
         message: `agentgym: ${this.type} server ${this.url} answers again (${this.total} failed requests so far)`,
       });
     }
+  }
+
+  /** Records a server-side instance given up after a failure (its episode ends as `error`). */
+  sessionFailed(instanceId: number, error: unknown): void {
+    this.failedInstances.push(instanceId);
+    if (this.failedInstances.length > MAX_PENDING_REPLACEMENTS) this.failedInstances.shift();
+    if (this.consecutive >= this.reportAfter) return; // the `failing` reports cover it
+    const lastError = error instanceof Error ? error.message : String(error);
+    publish({
+      kind: 'session-failed',
+      url: this.url,
+      type: this.type,
+      consecutiveFailures: this.consecutive,
+      totalFailures: this.total,
+      lastError,
+      instanceId,
+      message: `agentgym: ${this.type} instance ${instanceId} on ${this.url} failed (${lastError}); its episode ends as error and a fresh instance replaces it`,
+    });
+  }
+
+  /** Records a fresh server-side instance; reported when it replaces a failed one. */
+  sessionCreated(instanceId: number): void {
+    const replaces = this.failedInstances.shift();
+    if (replaces === undefined || this.consecutive >= this.reportAfter) return;
+    publish({
+      kind: 'session-recreated',
+      url: this.url,
+      type: this.type,
+      consecutiveFailures: this.consecutive,
+      totalFailures: this.total,
+      lastError: this.lastError,
+      instanceId,
+      replaces,
+      message: `agentgym: ${this.type} instance ${instanceId} on ${this.url} replaces failed instance ${replaces}`,
+    });
   }
 }

@@ -3,16 +3,26 @@
  *
  * Why undici: it is Node's own HTTP/1.1 engine (the one behind `fetch`), and its `Pool` keeps a
  * bounded set of keep-alive sockets per origin with no per-request allocation of an agent — the
- * cheapest way to send thousands of small JSON requests a second to one server.
+ * cheapest way to send thousands of small JSON requests a second to one server. Requests go
+ * through its low-level `dispatch` with a handler of ours (no response stream, no AbortSignal per
+ * request), which also tells us each time undici (re)writes a request onto a socket.
  *
- * Every request has a deadline (an AbortController armed on the injected clock). Retries use
- * exponential back-off with jitter from the injected Rng, and depend on whether repeating the
- * request is safe: `/reset`, GETs and `/close` are repeated after any connection failure, timeout
- * or 5xx; `/create` after a refused connection or a 5xx; `/step` — which changes the environment
- * and must not be applied twice — only when the connection was refused (nothing was sent) or the
- * server answered 503 (not processed; WebShop's own client retries exactly that).
+ * Every request has a deadline (a timer on the injected clock). Retries use exponential back-off
+ * with jitter from the injected Rng, and depend on whether repeating the request is safe:
+ * `/reset`, GETs and `/close` are repeated after any connection failure, timeout or 5xx;
+ * `/create` after a refused connection or a 5xx; `/step` — which changes the environment and must
+ * not be applied twice — only when the connection was refused (nothing was sent) or the server
+ * answered 503 (not processed; WebShop's own client retries exactly that).
+ *
+ * Pipelining (`pipelining` > 1) puts several requests on one socket before the first answer
+ * comes back: fewer sockets and system calls per request on both sides. Undici re-sends the
+ * requests behind a failed head of the pipeline by itself; for `/step` and `/create` such a
+ * re-send could apply an action twice, so this client refuses it (the request fails as a dropped
+ * connection, which its policy never repeats). The cost: when one pipelined request times out or
+ * its socket drops, the `/step`s behind it on that socket fail too. Against AgentGym's own
+ * (Python, one request at a time per connection) servers keep it at 1.
  */
-import { Pool } from 'undici';
+import { type Dispatcher, Pool } from 'undici';
 import { type Clock, systemClock } from '../../core/clock.js';
 import type { Rng } from '../../core/rng.js';
 import { backoffDelay } from './backoff.js';
@@ -36,6 +46,8 @@ export interface HttpClientOptions {
   readonly backoffMaxMs: number;
   /** Keep-alive sockets to the server. */
   readonly connections: number;
+  /** Requests in flight on one socket (HTTP/1.1 pipelining); 1 = none. Default 1. */
+  readonly pipelining?: number;
   readonly rng: Rng;
   readonly clock?: Clock;
   readonly monitor?: ServerMonitor;
@@ -73,6 +85,13 @@ const RETRY_KIND: Readonly<Record<RetryPolicy, (kind: TransportFailureKind, refu
   step: (kind, refused) => kind === 'connection' && refused,
 };
 
+/** Raised (inside undici) to stop it re-sending a non-repeatable request that was already written to a socket that then failed. */
+class PipelineResendRefused extends Error {
+  constructor() {
+    super('the socket failed after the request was sent; not re-sent, since the server may have applied it');
+  }
+}
+
 class AttemptFailure {
   constructor(
     readonly kind: TransportFailureKind,
@@ -99,6 +118,7 @@ export class AgentGymHttpClient {
   private readonly pool: Pool;
   private readonly prefix: string;
   private readonly clock: Clock;
+  private readonly headers: Readonly<Record<string, string>>;
   private closed = false;
 
   constructor(private readonly options: HttpClientOptions) {
@@ -106,7 +126,8 @@ export class AgentGymHttpClient {
     this.url = options.url.replace(/\/+$/, '');
     this.prefix = parsed.pathname.replace(/\/+$/, '');
     this.clock = options.clock ?? systemClock;
-    this.pool = new Pool(parsed.origin, { connections: options.connections, pipelining: 1, keepAliveTimeout: 30_000 });
+    this.pool = new Pool(parsed.origin, { connections: options.connections, pipelining: options.pipelining ?? 1, keepAliveTimeout: 30_000 });
+    this.headers = { 'content-type': 'application/json', accept: 'application/json', ...options.headers };
   }
 
   /** Sends `spec`, retrying as its policy allows; resolves to the parsed JSON answer. */
@@ -163,37 +184,83 @@ export class AgentGymHttpClient {
     await this.pool.close();
   }
 
-  private async attempt(spec: RequestSpec): Promise<{ status: number; text: string } | AttemptFailure> {
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = this.clock.setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, this.options.timeoutMs);
-    const onAbort = () => controller.abort();
-    spec.signal?.addEventListener('abort', onAbort);
-    try {
-      if (spec.signal?.aborted) return new AttemptFailure('aborted', 'aborted by the caller', false, undefined, undefined);
+  private attempt(spec: RequestSpec): Promise<{ status: number; text: string } | AttemptFailure> {
+    const { signal } = spec;
+    if (signal?.aborted) return Promise.resolve(new AttemptFailure('aborted', 'aborted by the caller', false, undefined, undefined));
+    return new Promise((resolve) => {
+      let settled = false;
+      let controller: Dispatcher.DispatchController | null = null;
+      let stopWith: Error | null = null;
+      let writes = 0;
+      let status = 0;
+      const chunks: Buffer[] = [];
+      const finish = (outcome: { status: number; text: string } | AttemptFailure): void => {
+        if (settled) return;
+        settled = true;
+        this.clock.clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        resolve(outcome);
+      };
+      // Stops the request now if undici has started it, or as soon as it does.
+      const stop = (reason: Error): void => {
+        stopWith = reason;
+        controller?.abort(reason);
+      };
+      const timer = this.clock.setTimeout(() => {
+        // Settled first: the abort makes undici report an error synchronously, which must not win.
+        finish(new AttemptFailure('timeout', `timed out after ${this.options.timeoutMs} ms`, false, undefined, undefined));
+        stop(new Error('deadline passed'));
+      }, this.options.timeoutMs);
+      const onAbort = (): void => {
+        finish(new AttemptFailure('aborted', 'aborted by the caller', false, undefined, undefined));
+        stop(new Error('aborted by the caller'));
+      };
+      signal?.addEventListener('abort', onAbort);
       const query = spec.query ? `?${new URLSearchParams(Object.entries(spec.query).map(([k, v]): [string, string] => [k, String(v)])).toString()}` : '';
-      const response = await this.pool.request({
-        method: spec.method,
-        path: `${spec.root ? '' : this.prefix}${spec.path}${query}`,
-        headers: { 'content-type': 'application/json', accept: 'application/json', ...this.options.headers },
-        ...(spec.body !== undefined ? { body: JSON.stringify(spec.body) } : {}),
-        signal: controller.signal,
-      });
-      const text = await response.body.text();
-      return { status: response.statusCode, text };
-    } catch (error) {
-      if (timedOut) return new AttemptFailure('timeout', `timed out after ${this.options.timeoutMs} ms`, false, undefined, error);
-      if (spec.signal?.aborted) return new AttemptFailure('aborted', 'aborted by the caller', false, undefined, error);
-      const code = (error as { code?: string }).code ?? '';
-      const message = error instanceof Error ? error.message : String(error);
-      return new AttemptFailure('connection', `connection failed (${code || 'error'}: ${message})`, code === 'ECONNREFUSED', undefined, error);
-    } finally {
-      this.clock.clearTimeout(timer);
-      spec.signal?.removeEventListener('abort', onAbort);
-    }
+      // Only requests that may be repeated travel in a pipeline behind others; `/step` may too, guarded below.
+      const pipelined = spec.retry !== 'create';
+      const handler: Dispatcher.DispatchHandler = {
+        // Throwing here makes undici drop the request before writing it, without touching the socket
+        // (`writeH1` catches it); `controller.abort` would also destroy the socket and everything on it.
+        onRequestStart: (c) => {
+          if (stopWith) throw stopWith;
+          // Undici re-sends what was behind a failed head of the pipeline; a /step or /create may already have been applied.
+          if (++writes > 1 && spec.retry !== 'idempotent') throw new PipelineResendRefused();
+          controller = c;
+        },
+        onResponseStart: (_c, statusCode) => {
+          status = statusCode;
+          chunks.length = 0; // a 1xx answer comes before the real one
+        },
+        onResponseData: (_c, chunk) => {
+          chunks.push(chunk);
+        },
+        onResponseEnd: () => {
+          const text = (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)).toString('utf8');
+          finish({ status, text: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text });
+        },
+        onResponseError: (_c, error) => {
+          const code = (error as { code?: string }).code ?? '';
+          const message = error instanceof PipelineResendRefused ? error.message : `${code || 'error'}: ${error.message}`;
+          finish(new AttemptFailure('connection', `connection failed (${message})`, code === 'ECONNREFUSED', undefined, error));
+        },
+      };
+      try {
+        this.pool.dispatch(
+          {
+            method: spec.method,
+            path: `${spec.root ? '' : this.prefix}${spec.path}${query}`,
+            headers: this.headers,
+            body: spec.body !== undefined ? JSON.stringify(spec.body) : null,
+            idempotent: pipelined,
+            blocking: !pipelined,
+          },
+          handler,
+        );
+      } catch (error) {
+        finish(new AttemptFailure('connection', `connection failed (${(error as Error).message})`, false, undefined, error));
+      }
+    });
   }
 
   private sleep(ms: number, signal?: AbortSignal): Promise<void> {

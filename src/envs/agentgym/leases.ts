@@ -71,6 +71,7 @@ export class InstanceLeases {
     const answer = await this.client.request({ method: 'POST', path: '/create', ...(body !== undefined ? { body } : {}), retry: 'create', ...(signal ? { signal } : {}) });
     const id = this.parse('/create', () => this.adapter.parseCreate(answer));
     this.leased.add(id);
+    this.monitor.sessionCreated(id);
     const state: AdapterState = {};
     try {
       if (this.adapter.afterCreate) {
@@ -87,9 +88,13 @@ export class InstanceLeases {
     return { id, state, reused: false };
   }
 
-  /** Ends a lease: closes the instance, pools it (no `/close`, healthy) or drops it. Never throws. */
-  async release(lease: Lease, options: { healthy: boolean }): Promise<void> {
+  /**
+   * Ends a lease: closes the instance, pools it (no `/close`, healthy) or drops it. Never throws.
+   * An unhealthy release with the `error` that ended it is reported as a failed session.
+   */
+  async release(lease: Lease, options: { healthy: boolean; error?: unknown }): Promise<void> {
     if (!this.leased.delete(lease.id)) return;
+    if (!options.healthy && options.error !== undefined) this.monitor.sessionFailed(lease.id, options.error);
     if (!this.adapter.hasClose) {
       if (options.healthy) this.idle.push({ ...lease, reused: true });
       return;

@@ -30,6 +30,15 @@ export const agentGymSettingsSchema = z
     backoffMs: z.number().positive().default(100).describe('Back-off before the first retry, in milliseconds (doubles each retry, with jitter).'),
     maxBackoffMs: z.number().positive().default(2_000).describe('Cap on the back-off, in milliseconds.'),
     connections: z.number().int().positive().default(64).describe('Keep-alive sockets to the server.'),
+    pipelining: z
+      .number()
+      .int()
+      .positive()
+      .max(256)
+      .default(1)
+      .describe(
+        'Requests in flight on one socket (HTTP/1.1 pipelining). 16 suits `turnwise env serve` (fewer sockets, ~2x the steps/s); keep 1 for AgentGym\'s Python servers, which answer one request at a time per connection. A /step is never re-sent after its socket failed.',
+      ),
     reportAfter: z.number().int().positive().default(3).describe('Report the server as failing after this many failed requests in a row (then at each doubling).'),
     trainIds: idsSchema.optional().describe('Task indices of the train split (default: known for babyai, searchqa and maze).'),
     testIds: idsSchema.optional().describe('Task indices of the test split (default: known for babyai, searchqa and maze).'),

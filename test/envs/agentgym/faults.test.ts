@@ -149,6 +149,43 @@ describe('AgentGym client failures', () => {
     await env.close();
   });
 
+  it('reports a failed session and the fresh instance that replaces it', async () => {
+    const reports: AgentGymHealthReport[] = [];
+    const stop = onAgentGymHealthReport((r) => reports.push(r));
+    const env = await babyaiEnv();
+    await env.reset(1);
+    const failed = env.instanceId;
+    server?.setFault((req, res) => {
+      if (req.url === '/step') {
+        res.socket?.destroy();
+        return true;
+      }
+      if (req.url === '/close') {
+        res.writeHead(200, { 'content-type': 'application/json' }).end('true');
+        return true;
+      }
+      if (req.url === '/create') {
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"id":7}');
+        return true;
+      }
+      if (req.url === '/reset') {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(babyai.exchanges[1]?.response));
+        return true;
+      }
+      return false;
+    });
+    await expect(env.step('turn left')).rejects.toBeInstanceOf(AgentGymTransportError);
+    expect(reports.map((r) => [r.kind, r.instanceId])).toEqual([['session-failed', failed]]);
+    expect(reports[0]?.message).toMatch(new RegExp(`instance ${failed} on ${server?.url} failed \\(.*\\); its episode ends as error`));
+    await env.reset(1); // a health check, then a fresh instance
+    expect(reports.map((r) => [r.kind, r.instanceId, r.replaces])).toEqual([
+      ['session-failed', failed, undefined],
+      ['session-recreated', 7, failed],
+    ]);
+    stop();
+    await env.close();
+  });
+
   it('gives a failed instance back and closes it, so none leaks when an episode dies', async () => {
     const env = await babyaiEnv();
     await env.reset(1);

@@ -1,11 +1,15 @@
 /**
- * Starts `createAgentGymApp` on a port with `@hono/node-server`.
+ * Starts `createAgentGymApp` on a port: a `node:http` server whose listener answers the protocol
+ * routes on the lean path (`./fast-listener.ts`) and hands everything else to the Hono app through
+ * `@hono/node-server`'s `getRequestListener`.
  */
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
+import { getRequestListener } from '@hono/node-server';
 import { type Clock, systemClock } from '../../../core/clock.js';
 import type { EnvironmentSpec } from '../../environment.js';
 import { type AgentGymApp, createAgentGymApp } from './app.js';
+import { createFastListener } from './fast-listener.js';
 import type { ProfileName } from './profiles.js';
 
 /** Options of {@link startAgentGymServer}. */
@@ -21,6 +25,8 @@ export interface ServeOptions {
   readonly maxBodyBytes?: number;
   readonly cors?: boolean;
   readonly clock?: Clock;
+  /** Answer the protocol routes on the lean `node:http` path (default true); false: everything through Hono. */
+  readonly fastPath?: boolean;
 }
 
 /** A running server. */
@@ -51,15 +57,20 @@ export async function startAgentGymServer(options: ServeOptions): Promise<Runnin
     cors: options.cors ?? false,
     clock: options.clock ?? systemClock,
   });
-  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const s = serve({ fetch: built.app.fetch, port: options.port, hostname: host }, () => resolve(s));
-    s.once('error', reject);
-  });
+  const viaHono = getRequestListener(built.app.fetch, { hostname: host });
+  const listener =
+    options.fastPath === false ? viaHono : createFastListener({ protocol: built.protocol, maxBodyBytes: options.maxBodyBytes ?? SERVE_DEFAULTS.maxBodyBytes, cors: options.cors ?? false, fallback: viaHono });
+  const server = createServer(listener);
   // Longer than clients' keep-alive (undici: 4 s after the server's hint), so a reused socket is never closed under a request.
-  if ('keepAliveTimeout' in server) {
-    server.keepAliveTimeout = 65_000;
-    server.headersTimeout = 66_000;
-  }
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
   const port = (server.address() as AddressInfo).port;
   return {
     ...built,
@@ -68,7 +79,7 @@ export async function startAgentGymServer(options: ServeOptions): Promise<Runnin
     stop: async () => {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
-        if ('closeAllConnections' in server) server.closeAllConnections();
+        server.closeAllConnections();
       });
       await built.close();
     },
