@@ -52,11 +52,28 @@ export function selectedLevelIndices(options?: EnvironmentOptions): number[] {
   return [...new Set(indices)].sort((a, b) => a - b);
 }
 
+/** The BabyAI catalog: splits, categories, and each item's default horizon. */
+export interface BabyAICatalog extends TaskCatalog {
+  /**
+   * Default horizon (turns) of a task's level (`levels/horizons.ts`); the run's horizon schedule
+   * still caps every episode. Undefined for an invalid index.
+   */
+  horizon(index: number): number | undefined;
+}
+
+/**
+ * Default horizon of task `index`'s level.
+ * @example babyaiHorizonOf(31) // 40 (KeyCorridorS6R3)
+ */
+export function babyaiHorizonOf(index: number): number {
+  return babyaiTaskOf(index).level.horizon;
+}
+
 /**
  * The task catalog of the selected levels: indices ordered by seed, then level.
  * @example createBabyAICatalog().indices('test').length // 1000 x implemented levels
  */
-export function createBabyAICatalog(options?: EnvironmentOptions): TaskCatalog {
+export function createBabyAICatalog(options?: EnvironmentOptions): BabyAICatalog {
   const levels = selectedLevelIndices(options);
   const cache = new Map<Split, readonly number[]>();
   const build = (first: number, count: number): number[] => {
@@ -77,6 +94,10 @@ export function createBabyAICatalog(options?: EnvironmentOptions): TaskCatalog {
     category(index: number): string | undefined {
       if (!Number.isInteger(index) || index < 0) return undefined;
       return babyaiTaskOf(index).level.category;
+    },
+    horizon(index: number): number | undefined {
+      if (!Number.isInteger(index) || index < 0) return undefined;
+      return babyaiHorizonOf(index);
     },
   };
 }

@@ -10,7 +10,7 @@ import type { Observation, StepResult } from '../../core/types.js';
 import type { Environment, EnvironmentOptions } from '../environment.js';
 import { parseAction } from '../parse-action.js';
 import { babyaiTaskOf } from './catalog.js';
-import { Act } from './constants.js';
+import { applyPlan } from './apply.js';
 import type { Instruction } from './instructions.js';
 import { generateLevel } from './levels/level.js';
 import { renderWorld } from './render.js';
@@ -109,10 +109,16 @@ export class BabyAIEnvironment implements Environment {
       return { observation: this.observation('The episode is over. Reset the environment to start a new one.'), reward: 0, done: true, success: false, info: { invalid: true, error: 'episode-over' } };
     }
     if (typeof actionText !== 'string') throw new EnvironmentError(NAME, `step: actionText must be a string, got ${typeof actionText}`);
-    const parsed = parseAction(actionText);
-    if (!parsed.ok) return this.reject(parsed.message, parsed.reason, null);
-    // The prompt spells it "pick up"; the action keys say "pickup" (as AgentGym's do).
-    const action = parsed.action.replace(/^pick up /, 'pickup ');
+    let action: string;
+    // Fast path: a listed action key is already in parsed form (lower-case words and digits,
+    // single spaces), so parsing would return it unchanged.
+    if (state.plans.has(actionText)) action = actionText;
+    else {
+      const parsed = parseAction(actionText);
+      if (!parsed.ok) return this.reject(parsed.message, parsed.reason, null);
+      // The prompt spells it "pick up"; the action keys say "pickup" (as AgentGym's do).
+      action = parsed.action.replace(/^pick up /, 'pickup ');
+    }
     if (action === CHECK_ACTIONS) {
       return { observation: this.observation(`You can take the following actions: ${[...state.plans.keys()].join(', ')}`), reward: 0, done: false, success: false, info: { invalid: false, action } };
     }
@@ -123,15 +129,7 @@ export class BabyAIEnvironment implements Environment {
       return this.reject(`The action "${action}" is not recognized. Say "check available actions" to list the valid ones.`, 'unrecognized', action);
     }
 
-    let status: 'success' | 'failure' | 'continue' = 'continue';
-    let primitives = 0;
-    for (const primitive of plan) {
-      const changed = world.step(primitive);
-      primitives++;
-      if (primitive === Act.drop && changed) instr.updateObjsPoss(world);
-      status = instr.verify(world, primitive);
-      if (status !== 'continue' || world.outOfSteps || !changed) break;
-    }
+    const { status, primitives } = applyPlan(world, instr, plan);
     const success = status === 'success';
     const truncated = !success && world.outOfSteps;
     this.done = success || status === 'failure' || truncated;

@@ -18,10 +18,12 @@ export const babyaiSpec: EnvironmentSpec = {
   corpus: (options, episodes, seed) => babyaiCorpus(options, episodes, seed),
 };
 
-export { babyaiTaskIndex, babyaiTaskOf, createBabyAICatalog, selectedLevelIndices, TEST_SEEDS, TRAIN_SEED_START, TRAIN_SEEDS } from './catalog.js';
+export type { BabyAICatalog } from './catalog.js';
+export { babyaiHorizonOf, babyaiTaskIndex, babyaiTaskOf, createBabyAICatalog, selectedLevelIndices, TEST_SEEDS, TRAIN_SEED_START, TRAIN_SEEDS } from './catalog.js';
 export { babyaiCorpus } from './corpus.js';
 export { BABYAI_INSTRUCTION, BabyAIEnvironment } from './env.js';
 export type { LevelCategory, LevelSpec } from './levels/level.js';
+export { AGENTGYM_BABYAI_HORIZON, LONG_LEVEL_HORIZONS, levelHorizon } from './levels/horizons.js';
 export { generateLevel } from './levels/level.js';
 export { AGENTGYM_RL_CATEGORIES, BABYAI_LEVELS, implementedLevelNames, levelIndexOf, NUM_BABYAI_LEVELS } from './levels/index.js';
 export type { BotView, Goal } from './bot/bot.js';
@@ -31,3 +33,5 @@ export { playBot } from './bot/play.js';
 export type { ParsedGoal } from './oracle.js';
 export { BabyAIOracle, extractGoal, parseGoal, targetAction } from './oracle.js';
 export { renderWorld } from './render.js';
+export type { SearchOptions, SearchResult } from './solver/search.js';
+export { searchTurns } from './solver/search.js';

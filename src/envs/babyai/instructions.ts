@@ -101,6 +101,33 @@ export interface Instruction {
    * `before` lists its first part first, `after` its second part first, `and` what is not done yet).
    */
   pending(): ActionInstr[];
+  /** The verifier's progress (statuses, last carried object, tracked positions), for search and undo. */
+  saveVerifier(): VerifierState;
+  /** Puts back progress taken by {@link Instruction.saveVerifier} on this same instruction. */
+  loadVerifier(state: VerifierState): void;
+}
+
+/**
+ * A verifier's progress, as plain data: a leaf keeps the object carried before the last step and
+ * the tracked positions of its descriptions; a combinator keeps both parts' statuses and states.
+ * Arrays are shared, never mutated: verifiers replace `objPoss` instead of editing it.
+ */
+export type VerifierState =
+  | { readonly pre: WorldObj | null; readonly poss: readonly (readonly [number, number][])[] }
+  | { readonly aStatus: VerifyStatus; readonly bStatus: VerifyStatus; readonly a: VerifierState; readonly b: VerifierState };
+
+/** Leaf-verifier progress from its descriptions' tracked positions. */
+function leafState(pre: WorldObj | null, descs: readonly ObjDesc[]): VerifierState {
+  return { pre, poss: descs.map((d) => d.objPoss) };
+}
+
+/** Writes tracked positions back into descriptions; returns the carried-before object. */
+function loadLeaf(state: VerifierState, descs: readonly ObjDesc[]): WorldObj | null {
+  if (!('poss' in state)) throw new TypeError('loadVerifier: state of a combined instruction given to a single action');
+  descs.forEach((d, k) => {
+    d.objPoss = state.poss[k] as [number, number][];
+  });
+  return state.pre;
 }
 
 /** A single-action instruction (a leaf of the instruction tree). */
@@ -131,6 +158,12 @@ export class GoToInstr implements Instruction {
   }
   pending(): ActionInstr[] {
     return [this];
+  }
+  saveVerifier(): VerifierState {
+    return leafState(null, [this.desc]);
+  }
+  loadVerifier(state: VerifierState): void {
+    loadLeaf(state, [this.desc]);
   }
 }
 
@@ -168,6 +201,12 @@ export class PickupInstr implements Instruction {
   pending(): ActionInstr[] {
     return [this];
   }
+  saveVerifier(): VerifierState {
+    return leafState(this.preCarrying, [this.desc]);
+  }
+  loadVerifier(state: VerifierState): void {
+    this.preCarrying = loadLeaf(state, [this.desc]);
+  }
 }
 
 /**
@@ -199,6 +238,12 @@ export class OpenInstr implements Instruction {
   }
   pending(): ActionInstr[] {
     return [this];
+  }
+  saveVerifier(): VerifierState {
+    return leafState(null, [this.desc]);
+  }
+  loadVerifier(state: VerifierState): void {
+    loadLeaf(state, [this.desc]);
   }
 }
 
@@ -256,5 +301,11 @@ export class PutNextInstr implements Instruction {
   }
   pending(): ActionInstr[] {
     return [this];
+  }
+  saveVerifier(): VerifierState {
+    return leafState(this.preCarrying, [this.descMove, this.descFixed]);
+  }
+  loadVerifier(state: VerifierState): void {
+    this.preCarrying = loadLeaf(state, [this.descMove, this.descFixed]);
   }
 }

@@ -11,7 +11,7 @@
  * never fail it.
  */
 import type { PrimitiveAction } from './constants.js';
-import type { ActionInstr, Instruction, VerifyStatus } from './instructions.js';
+import type { ActionInstr, Instruction, VerifierState, VerifyStatus } from './instructions.js';
 import type { GridWorld } from './world.js';
 
 /** Status of the second part on the step that completed the first: success counts, failure does not. */
@@ -42,6 +42,16 @@ abstract class Combined {
   updateObjsPoss(world: GridWorld): void {
     this.a.updateObjsPoss(world);
     this.b.updateObjsPoss(world);
+  }
+  saveVerifier(): VerifierState {
+    return { aStatus: this.aStatus, bStatus: this.bStatus, a: this.a.saveVerifier(), b: this.b.saveVerifier() };
+  }
+  loadVerifier(state: VerifierState): void {
+    if (!('aStatus' in state)) throw new TypeError('loadVerifier: state of a single action given to a combined instruction');
+    this.aStatus = state.aStatus;
+    this.bStatus = state.bStatus;
+    this.a.loadVerifier(state.a);
+    this.b.loadVerifier(state.b);
   }
   abstract surface(world: GridWorld): string;
   abstract verify(world: GridWorld, action: PrimitiveAction): VerifyStatus;

@@ -70,6 +70,32 @@ export class TextRenderer {
 
   /** Describes the world and plans every available action. */
   observe(world: GridWorld): TextState {
+    const { objects, barrier } = this.scan(world);
+    let description =
+      objects.length === 0
+        ? 'You see no objects.'
+        : `In front of you in this room, you can see several objects: ${objects.map((o) => `There is a ${o.name} ${o.number} ${where(o.ahead, o.right)}`).join(' ')}`;
+    description += ' The room has walls around you.';
+    if (barrier !== null) description += ` You are facing a ${barrier.kind} ${barrier.ahead} steps away.`;
+    description += world.carrying === null ? ' You are not carrying anything.' : ` You are carrying a ${world.carrying.color} ${world.carrying.type}.`;
+
+    this.planner.search(world, this.view);
+    const { plans, errors } = this.planActions(world, objects);
+    return { description, objects, plans, errors };
+  }
+
+  /**
+   * The available actions and their plans only (what {@link TextRenderer.observe} lists, without
+   * the description): for searches that never show text.
+   */
+  plans(world: GridWorld): ReadonlyMap<string, readonly PrimitiveAction[]> {
+    const { objects } = this.scan(world);
+    this.planner.search(world, this.view);
+    return this.planActions(world, objects).plans;
+  }
+
+  /** Visible objects, numbered per name nearest first, and the nearest wall or box straight ahead. */
+  private scan(world: GridWorld): { objects: SeenObject[]; barrier: { kind: string; ahead: number } | null } {
     const view = this.view;
     view.compute(world);
     const seen: (SeenObject & { dist: number })[] = [];
@@ -98,18 +124,7 @@ export class TextRenderer {
       counts.set(o.name, n);
       return { obj: o.obj, name: o.name, number: n, x: o.x, y: o.y, ahead: o.ahead, right: o.right };
     });
-
-    let description =
-      objects.length === 0
-        ? 'You see no objects.'
-        : `In front of you in this room, you can see several objects: ${objects.map((o) => `There is a ${o.name} ${o.number} ${where(o.ahead, o.right)}`).join(' ')}`;
-    description += ' The room has walls around you.';
-    if (barrier !== null) description += ` You are facing a ${barrier.kind} ${barrier.ahead} steps away.`;
-    description += world.carrying === null ? ' You are not carrying anything.' : ` You are carrying a ${world.carrying.color} ${world.carrying.type}.`;
-
-    this.planner.search(world, view);
-    const { plans, errors } = this.planActions(world, objects);
-    return { description, objects, plans, errors };
+    return { objects, barrier };
   }
 
   private planActions(world: GridWorld, objects: readonly SeenObject[]): { plans: Map<string, PrimitiveAction[]>; errors: Map<string, string> } {

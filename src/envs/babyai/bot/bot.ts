@@ -13,13 +13,14 @@
  * Re-planning each turn keeps it stateless: the same state always gives the same action.
  */
 import { Act, DIR_DX, DIR_DY } from '../constants.js';
-import type { ActionInstr } from '../instructions.js';
+import type { ActionInstr, Instruction } from '../instructions.js';
 import { GoToInstr, OpenInstr, PickupInstr } from '../instructions.js';
 import type { TextState } from '../text.js';
 import { CHECK_ACTIONS } from '../text.js';
 import type { GridWorld } from '../world.js';
 import type { WorldObj } from '../world-object.js';
 import { DistanceField, FAR } from './distance.js';
+import { LoopGuard } from './guard.js';
 import { dropCells, findRoute } from './obstacles.js';
 
 /** What the agent must reach: face one of `targets` (flat cell indices), then do `final`. */
@@ -30,12 +31,14 @@ export interface Goal {
   readonly hands: boolean;
   /** The targets are locked doors: a key of one of these colours must be in hand first. */
   readonly keyColors?: readonly string[];
+  /** The targets are keys for locked doors of these colours: those doors cannot be on the way to them. */
+  readonly forKeys?: readonly string[];
 }
 
 /** What the bot needs from the environment each turn (see `BabyAIEnvironment.trueState`). */
 export interface BotView {
   readonly world: GridWorld;
-  readonly instruction: { pending(): ActionInstr[] };
+  readonly instruction: Instruction;
   readonly text: TextState;
 }
 
@@ -54,15 +57,28 @@ export class BabyAIBot {
   /** Cells a put-down object must not take this turn (the way to, and the cells beside, a put-next target). */
   private keepClear = new Set<number>();
 
+  /** Hands over to a search when the heuristic is stuck or would loop. */
+  private readonly guard = new LoopGuard((view) => this.suggest(view));
+
   /** The next text action. */
   act(view: BotView): string {
+    return this.guard.choose(view) ?? 'turn left';
+  }
+
+  /** Times the bot fell back to searching (over all episodes it played). */
+  get searches(): number {
+    return this.guard.searches;
+  }
+
+  /** The heuristic's action for this state, or null when it sees no way forward. */
+  private suggest(view: BotView): string | null {
     const task = view.instruction.pending()[0];
     this.keepClear.clear();
-    if (task === undefined) return 'turn left';
+    if (task === undefined) return null;
     const goal = this.goalOf(view.world, task);
     // Whatever gets put down on the way must not land on the way to the task's own target.
     for (const c of findRoute(view.world, goal.targets)?.cells ?? []) this.keepClear.add(c);
-    return this.pursue(view, goal, 0) ?? 'turn left';
+    return this.pursue(view, goal, 0);
   }
 
   /** The goal of one action instruction in the current state. */
@@ -119,8 +135,8 @@ export class BabyAIBot {
       if (cell.type === 'key' && colors.includes(cell.color)) keys.push(c);
       if (cell.type === 'box' && cell.contains?.type === 'key' && colors.includes(cell.contains.color)) boxes.push(c);
     });
-    if (keys.length > 0 || boxes.length === 0) return { targets: keys, final: 'pickup', hands: true };
-    return { targets: boxes, final: 'toggle', hands: false };
+    if (keys.length > 0 || boxes.length === 0) return { targets: keys, final: 'pickup', hands: true, forKeys: colors };
+    return { targets: boxes, final: 'toggle', hands: false, forKeys: colors };
   }
 
   /** The text action that makes progress on `goal`, or null when none is found. */
@@ -146,7 +162,8 @@ export class BabyAIBot {
       if (here === 0) return this.finish(view, goal);
       return this.bestMove(view, goal, here);
     }
-    const route = findRoute(world, goal.targets);
+    // A key's way may not lead through the door it is fetched for (that would chase the same key again).
+    const route = findRoute(world, goal.targets, goal.forKeys);
     if (route === null || route.obstacle === null) return null;
     // The subgoal's own pursuit puts down what the hands hold (unless it is the key that opens its way).
     const { obj, cell } = route.obstacle;

@@ -21,10 +21,10 @@ export interface Route {
 
 /**
  * Cheapest route from the agent to a cell next to one of `targets` (flat indices), or null when
- * walls separate them.
+ * walls separate them. Locked doors of `wallColors` count as walls.
  * @example const route = findRoute(world, [ballIndex]); route?.obstacle?.obj.type // 'box' when a box blocks
  */
-export function findRoute(world: GridWorld, targets: readonly number[]): Route | null {
+export function findRoute(world: GridWorld, targets: readonly number[], wallColors?: readonly string[]): Route | null {
   const { grid } = world;
   const w = grid.width;
   const n = w * grid.height;
@@ -33,7 +33,10 @@ export function findRoute(world: GridWorld, targets: readonly number[]): Route |
     const cell = grid.cells[c] ?? null;
     if (cell === null) return 1;
     if (cell.type === 'wall') return -1;
-    if (cell.type === 'door') return cell.isLocked && cell.color !== key ? OBSTACLE : 1;
+    if (cell.type === 'door') {
+      if (!cell.isLocked || cell.color === key) return 1;
+      return wallColors?.includes(cell.color) === true ? -1 : OBSTACLE;
+    }
     return OBSTACLE;
   };
   const goal = new Uint8Array(n);

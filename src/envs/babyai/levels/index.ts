@@ -5,6 +5,7 @@
  */
 import type { LevelCategory, LevelGenerator, LevelSpec } from './level.js';
 import { goToDoor, goToImpUnlock, goToLocal, goToMaze, goToObj, goToObjDoor, goToRedBall, goToRedBallGrey, goToRedBallNoDists, goToRedBlueBall, goToSeq } from './goto.js';
+import { levelHorizon } from './horizons.js';
 import { levelGen } from './levelgen.js';
 import { open, openDoorLoc, openDoorsOrder, openRedBlueDoorsDebug, openRedDoor } from './open.js';
 import { actionObjDoor, findObj, keyCorridor, oneRoom } from './other.js';
@@ -14,7 +15,7 @@ import { blockedUnlockPickup, keyInBox, unlock, unlockLocal, unlockPickup, unloc
 
 function level(gymId: string, category: LevelCategory, generator: LevelGenerator): LevelSpec {
   const name = gymId.replace(/^BabyAI-/, '').replace(/-v\d+$/, '');
-  return { name, gymId, category, generator };
+  return { name, gymId, category, generator, horizon: levelHorizon(name) };
 }
 
 /**

@@ -54,6 +54,8 @@ export interface LevelSpec {
   readonly gymId: string;
   readonly category: LevelCategory;
   readonly generator: LevelGenerator;
+  /** Default horizon in turns (`levels/horizons.ts`): 20, or more where text actions need more. */
+  readonly horizon: number;
 }
 
 /** Attempts before generation gives up (no level comes near it: see the bot benchmark). */

@@ -5,11 +5,13 @@ import type { DescribableType } from '../constants.js';
 import { ObjDesc, PickupInstr } from '../instructions.js';
 import { RejectSampling } from '../room-grid.js';
 import type { LevelGenerator } from './level.js';
+import { someReachable } from './validate.js';
 import { levelGen } from './levelgen.js';
 
 /**
  * PickupDist: one 7x7 room with 5 distinct objects; pick up one named by type, colour or both.
- * `debug` (PickupDistDebug) fails the episode when a wrong object is picked up.
+ * `debug` (PickupDistDebug) fails the episode when a wrong object is picked up, so its seeds whose
+ * every target is walled in by other objects are regenerated (Minigrid keeps them; no policy wins them).
  * @example generateLevel(pickupDist(true), 'PickupDistDebug', 0).mission // e.g. 'pick up a red object'
  */
 export function pickupDist(debug: boolean): LevelGenerator {
@@ -25,7 +27,12 @@ export function pickupDist(debug: boolean): LevelGenerator {
       const selectBy = b.randElem(['type', 'color', 'both'] as const);
       if (selectBy === 'color') type = null;
       else if (selectBy === 'type') color = null;
-      return new PickupInstr(new ObjDesc(type, color), debug);
+      const desc = new ObjDesc(type, color);
+      // Debug levels fail on touching a wrong object, so a target walled in by others is unwinnable:
+      // regenerate (only such seeds change; see the bot benchmark).
+      desc.findMatching(b.world);
+      if (debug && !someReachable(b.world, desc.objSet)) throw new RejectSampling('every target is walled in by other objects');
+      return new PickupInstr(desc, debug);
     },
   };
 }

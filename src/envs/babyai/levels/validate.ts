@@ -4,12 +4,15 @@
  * unblocking no instruction may name a key that opens a locked door.
  */
 import type { Color } from '../constants.js';
+import { DIR_DX, DIR_DY } from '../constants.js';
 import type { Instruction } from '../instructions.js';
 import type { ObjDesc } from '../instructions.js';
 import { GoToInstr, OpenInstr, PickupInstr, PutNextInstr } from '../instructions.js';
 import type { LevelBuilder } from '../room-grid.js';
 import { RejectSampling } from '../room-grid.js';
 import { AfterInstr, AndInstr, BeforeInstr } from '../sequence.js';
+import type { GridWorld } from '../world.js';
+import type { WorldObj } from '../world-object.js';
 
 /**
  * Throws {@link RejectSampling} when `instr` is not acceptable for the level being built.
@@ -43,4 +46,32 @@ function check(b: LevelBuilder, instr: Instruction, unblocking: boolean, lockedC
       throw new RejectSampling('cannot do anything with/to a key that can be used to open a door');
     }
   }
+}
+
+/**
+ * Whether the agent can face one of `objs` without moving anything: some cell next to one of them
+ * is reachable from the agent over empty floor and open or closed doors (BabyAI
+ * `check_objs_reachable`, for a subset of the objects).
+ * @example someReachable(builder.world, instruction.desc.objSet) // false when walled in by other objects
+ */
+export function someReachable(world: GridWorld, objs: readonly WorldObj[]): boolean {
+  const grid = world.grid;
+  const w = grid.width;
+  const seen = new Uint8Array(w * grid.height);
+  const targets = new Set(objs);
+  const stack: number[] = [world.agentX, world.agentY];
+  while (stack.length > 0) {
+    const y = stack.pop() as number;
+    const x = stack.pop() as number;
+    if (!grid.inBounds(x, y) || seen[y * w + x] === 1) continue;
+    seen[y * w + x] = 1;
+    for (let dir = 0; dir < 4; dir++) {
+      const nx = x + (DIR_DX[dir] as number);
+      const ny = y + (DIR_DY[dir] as number);
+      const cell = grid.get(nx, ny);
+      if (cell !== null && targets.has(cell)) return true;
+      if (cell === null || cell.type === 'door') stack.push(nx, ny);
+    }
+  }
+  return false;
 }
