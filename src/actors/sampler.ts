@@ -17,6 +17,10 @@
  * `ACT_DONE {requestId, result}` or `ACT_FAILED {requestId, error}`. Events rather than callbacks
  * keep the messages plain data, so the same contract holds across a bus (see `serveSampler` in
  * `src/runtime/wiring.ts`). `PAUSE`/`RESUME` are first-class backpressure events.
+ *
+ * Per-episode caches: the policy may keep an episode's KV cache between turns (requests carry
+ * `episodeId`); `RELEASE` (sent when episodes end) frees them at once, in any state, through the
+ * `release` effect. Without it the policy's LRU bound still caps their memory.
  */
 import { type ActorRefFrom, assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
 import { TurnwiseError } from '../core/errors.js';
@@ -29,7 +33,9 @@ export type SamplerAccepts =
   | { readonly type: 'LOAD_WEIGHTS'; readonly version: number; readonly weights: unknown }
   /** Stop starting batches (queue keeps filling); the batch in flight finishes. */
   | { readonly type: 'PAUSE' }
-  | { readonly type: 'RESUME' };
+  | { readonly type: 'RESUME' }
+  /** These episodes ended: free what the policy keeps for them (KV caches). */
+  | { readonly type: 'RELEASE'; readonly episodeIds: readonly string[] };
 
 /** Events the sampler emits. */
 export type SamplerEmits =
@@ -45,6 +51,8 @@ export interface SamplerEffects {
   generate(requests: readonly ActRequest[], signal: AbortSignal): Promise<ActResult[]>;
   /** Installs new weights in the policy. */
   loadWeights(version: number, weights: unknown, signal: AbortSignal): Promise<void>;
+  /** Frees what the policy keeps for ended episodes (e.g. `policy.releaseEpisodes`); optional. */
+  release?(episodeIds: readonly string[]): void;
 }
 
 export interface SamplerInput {
@@ -142,6 +150,8 @@ export const samplerMachine = setup({
       pending: context.pending.slice(context.maxBatch),
     })),
     takeWeights: assign(({ context }) => ({ loading: context.nextWeights, nextWeights: null })),
+    // Placeholder: withSamplerEffects binds it to `effects.release`.
+    release: () => {},
   },
 }).createMachine({
   id: 'sampler',
@@ -164,6 +174,8 @@ export const samplerMachine = setup({
     LOAD_WEIGHTS: { actions: 'storeWeights' },
     PAUSE: { actions: assign({ paused: true }) },
     RESUME: { actions: assign({ paused: false }) },
+    // Any state: freeing caches never waits for a batch (the ended episodes have nothing in flight).
+    RELEASE: { actions: 'release' },
   },
   states: {
     idle: {
@@ -308,6 +320,11 @@ export function withSamplerEffects(effects: SamplerEffects) {
     actors: {
       generate: fromPromise<ActResult[], { requests: readonly ActRequest[] }>(({ input, signal }) => effects.generate(input.requests, signal)),
       loadWeights: fromPromise<void, WeightsUpdate>(({ input, signal }) => effects.loadWeights(input.version, input.weights, signal)),
+    },
+    actions: {
+      release: ({ event }) => {
+        if (event.type === 'RELEASE') effects.release?.(event.episodeIds);
+      },
     },
   });
 }

@@ -15,6 +15,7 @@ import { serveCommand } from './serve-command.js';
 import { envServeCommand } from './env-serve.js';
 import { TrainProgress } from './progress.js';
 import { registerExperimentCommand } from './experiment-command.js';
+import { registerSimulateCommand } from './simulate-command.js';
 import { plotCommand } from './plot-command.js';
 import { uiCommand } from './ui-command.js';
 import { NATS_FLAG_HELP, type NatsFlags, natsOptionsOf, parseRoles, workerCommand } from './worker-command.js';
@@ -220,6 +221,7 @@ program
   });
 
 registerExperimentCommand(program);
+registerSimulateCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof TurnwiseError) {

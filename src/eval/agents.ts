@@ -81,6 +81,7 @@ async function openCheckpointAgent(policy: Extract<PolicySpec, { kind: 'checkpoi
       generate: (requests) =>
         policy.greedy ? stack.policy.greedyActions(requests, sampling.maxNewTokens) : stack.policy.sampleActions(requests, sampling, rng),
       loadWeights: async () => {},
+      release: (episodeIds) => stack.policy.releaseEpisodes(episodeIds),
     }),
     { input: { maxBatch: config.runtime.samplerMaxBatch, maxWaitMs: config.runtime.samplerMaxWaitMs, policyVersion: stack.policy.version }, clock },
   ).start();

@@ -156,6 +156,50 @@ export class KvCache {
     this.rowCount = rows.length;
   }
 
+  /** Bytes held by the key/value buffers (what a cache budget counts). */
+  get byteSize(): number {
+    return 2 * this.shape.nLayers * this.rowCount * this.shape.nHeads * this.cap * this.shape.headDim * 4;
+  }
+
+  /**
+   * A one-row copy of `row` holding only its real (unmasked) slots, in order: no padding, capacity
+   * = length. Keys keep their RoPE positions, so the copy extends exactly like the original row
+   * (what an episode keeps between turns).
+   * @example const kept = batchCache.extractRow(3); kept.length // real tokens of row 3
+   */
+  extractRow(row: number): KvCache {
+    if (!Number.isInteger(row) || row < 0 || row >= this.rowCount) throw InvalidArgumentError.format('row', `row ${row} outside [0, ${this.rowCount})`);
+    // Runs of consecutive real slots ([start, length]): a row has few (left pad, chunk pads), so
+    // each run is one copy per layer and head rather than one per slot.
+    const runs: Array<[number, number]> = [];
+    let real = 0;
+    for (let j = 0; j < this.timeLength; j++) {
+      if (this.mask[row * this.cap + j] !== 1) continue;
+      const last = runs[runs.length - 1];
+      if (last !== undefined && last[0] + last[1] === j) last[1]++;
+      else runs.push([j, 1]);
+      real++;
+    }
+    const out = new KvCache(this.shape, 1, Math.max(1, real));
+    const { nHeads: h, headDim: hd } = this.shape;
+    for (let l = 0; l < this.shape.nLayers; l++) {
+      for (let head = 0; head < h; head++) {
+        const block = (row * h + head) * this.cap;
+        let to = head * out.cap * hd;
+        for (const [start, length] of runs) {
+          const from = (block + start) * hd;
+          out.keys[l].set(this.keys[l].subarray(from, from + length * hd), to);
+          out.values[l].set(this.values[l].subarray(from, from + length * hd), to);
+          to += length * hd;
+        }
+      }
+    }
+    out.mask.fill(1, 0, real);
+    out.next[0] = this.next[row];
+    out.timeLength = real;
+    return out;
+  }
+
   /**
    * Stacks caches into one (rows in argument order). Shorter ones are left-padded along time with
    * masked zero keys, so every row's newest token sits in the last used slot.

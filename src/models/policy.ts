@@ -21,6 +21,14 @@ export interface ActRequest {
    * which other requests shared its batch (dynamic batching stays deterministic).
    */
   readonly seed?: number;
+  /**
+   * Key of the episode this request belongs to (e.g. the trajectory id). When present, a policy
+   * that caches may keep this episode's keys/values after the turn and, next turn, prefill only
+   * the tokens the context gained. Results never depend on it (caching changes speed only).
+   */
+  readonly episodeId?: string;
+  /** True when the episode will not act again (its last turn): nothing is kept for it. */
+  readonly lastTurn?: boolean;
 }
 
 /** What the policy produced for one request. */
@@ -54,4 +62,6 @@ export interface Policy {
   sampleActions(requests: readonly ActRequest[], options: SamplingOptions, rng: Rng): Promise<ActResult[]>;
   /** Deterministic argmax decoding for evaluation. */
   greedyActions(requests: readonly ActRequest[], maxNewTokens: number): Promise<ActResult[]>;
+  /** Frees whatever the policy keeps for these episodes (they ended); optional, ids it never saw are ignored. */
+  releaseEpisodes?(episodeIds: readonly string[]): void;
 }

@@ -13,14 +13,14 @@
 import type { EstimatorState } from '../algorithms/advantage-input.js';
 import { clipByGlobalNorm } from '../algorithms/grad-clip.js';
 import { KlController } from '../algorithms/kl.js';
-import { ppoClipLoss, valueLoss } from '../algorithms/losses.js';
-import { offPolicyLoss } from '../algorithms/off-policy.js';
 import { explainedVariance, maskedStats } from '../algorithms/stats.js';
 import { type Clock, systemClock } from '../core/clock.js';
-import { InvalidArgumentError, TurnwiseError } from '../core/errors.js';
+import { InvalidArgumentError } from '../core/errors.js';
 import type { Trajectory } from '../core/types.js';
 import { tf } from './backend/tf.js';
 import type { Critic } from './critic.js';
+import type { GradientPool } from './data-parallel/gradient-pool.js';
+import { type AccumulatedGradients, accumulateGradients, gradientOptionsOf, STATS, type StatName } from './grad-accumulate.js';
 import { learningRateAt, type LrSchedule } from './lr-schedule.js';
 import { AdamW, type NamedArray } from './optimizer.js';
 import type { TrainBatch } from './train-batch.js';
@@ -81,11 +81,13 @@ export interface TrainerConfig {
   readonly initialVersion?: number;
   /** Time source for throughput (default wall clock). */
   readonly clock?: Pick<Clock, 'now'>;
+  /**
+   * Data-parallel gradient workers (`train.dataParallel` > 1): each mini-batch is dealt into one
+   * shard per worker and the gradients are added; null/absent computes them in this thread.
+   * The trainer does not own the pool (close it after the trainer is done).
+   */
+  readonly gradientPool?: GradientPool | null;
 }
-
-/** Loss metric ← stats vector index, in the order the accumulation stacks them. */
-const STATS = ['loss/total', 'loss/policy', 'loss/klRef', 'loss/entropy', 'loss/clipFrac', 'loss/dualClipFrac', 'loss/approxKl', 'loss/value', 'loss/valueClipFrac', 'offpolicy/isWeight', 'offpolicy/truncFrac'] as const;
-type StatName = (typeof STATS)[number];
 
 /**
  * PPO: Schulman et al. 2017, arXiv:1707.06347 (with GRPO arXiv:2402.03300, RLOO arXiv:2402.14740, REINFORCE++ arXiv:2501.03262 advantages).
@@ -115,6 +117,7 @@ export class PolicyTrainer {
   private readonly clock: Pick<Clock, 'now'>;
   /** [N] proximal log-probs per micro-batch (decoupled PPO): the weights before this step's first update. */
   private readonly proximal = new WeakMap<MicroBatch, Float32Array>();
+  private readonly pool: GradientPool | null;
 
   constructor(config: TrainerConfig) {
     if (!(config.lr > 0)) throw InvalidArgumentError.format('lr', `expected > 0, got ${config.lr}`);
@@ -132,6 +135,7 @@ export class PolicyTrainer {
     learningRateAt(0, { lr: config.lr, ...this.schedule }); // validates the schedule now, not at step 1
     this.version = config.initialVersion ?? 0;
     this.clock = config.clock ?? systemClock;
+    this.pool = config.gradientPool ?? null;
     const adam = { beta1: config.beta1 ?? 0.9, beta2: config.beta2 ?? 0.99, epsilon: config.epsilon ?? 1e-8, weightDecay: config.weightDecay ?? 0 };
     this.optimizer = new AdamW({ lr: config.lr, ...adam, prefix: 'adam' });
     this.criticOptimizer = this.critic === null ? null : new AdamW({ lr: criticLr, ...adam, prefix: 'critic/adam' });
@@ -153,7 +157,7 @@ export class PolicyTrainer {
     this.optimizer.setLearningRate(lr);
     this.criticOptimizer?.setLearningRate(criticLr);
     const klCoef = this.klCoefFor(o);
-    const prepared = await prepareStep(this.models, trajectories, o, klCoef, this.estimatorState);
+    const prepared = await prepareStep(this.models, trajectories, o, klCoef, this.estimatorState, this.shards);
     if (o.offPolicy.kind === 'decoupled') await this.recomputeProximal(prepared.chunks, o.temperature);
     const warmingUp = this.critic !== null && this.version < o.criticWarmupSteps;
 
@@ -164,7 +168,7 @@ export class PolicyTrainer {
     let tokens = 0;
     for (let epoch = 0; epoch < o.epochs; epoch++) {
       for (const chunk of prepared.chunks) {
-        const { actorGrads, criticGrads, stats } = this.accumulate(chunk, o, klCoef, warmingUp);
+        const { actorGrads, criticGrads, stats } = await this.gradients(chunk, o, klCoef, warmingUp);
         if (!warmingUp) gradNorm += this.applyClipped(this.optimizer, this.policy.trainableVariables(), actorGrads, o.gradClip);
         if (this.critic !== null && this.criticOptimizer !== null) {
           criticGradNorm += this.applyClipped(this.criticOptimizer, this.critic.trainableVariables(), criticGrads, o.gradClip);
@@ -231,13 +235,13 @@ export class PolicyTrainer {
     const o: TrainStepOptions = { ...DEFAULT_TRAIN_STEP_OPTIONS, ...options, miniBatches: 1 };
     checkTrainStepOptions(o, this.reference !== null, this.critic !== null);
     const klCoef = this.klCoefFor(o);
-    const prepared = await prepareStep(this.models, trajectories, o, klCoef, this.estimatorState);
+    const prepared = await prepareStep(this.models, trajectories, o, klCoef, this.estimatorState, this.shards);
     if (o.offPolicy.kind === 'decoupled') await this.recomputeProximal(prepared.chunks, o.temperature);
     const chunk = prepared.chunks[0];
     if (chunk === undefined) {
       return { gradients: this.policy.trainableVariables().map((v) => new Float32Array(v.size)), norm: 0, tokenCount: 0 };
     }
-    const { actorGrads, criticGrads } = this.accumulate(chunk, o, klCoef, false);
+    const { actorGrads, criticGrads } = await this.gradients(chunk, o, klCoef, false);
     const { clipped, norm } = clipByGlobalNorm(actorGrads, Number.POSITIVE_INFINITY); // for the norm only
     const gradients = await Promise.all(actorGrads.map(async (g) => ((await g.data()) as Float32Array).slice()));
     tf.dispose([...actorGrads, ...criticGrads, ...clipped]);
@@ -277,6 +281,11 @@ export class PolicyTrainer {
   dispose(): void {
     this.optimizer.dispose();
     this.criticOptimizer?.dispose();
+  }
+
+  /** Shards per mini-batch: one per gradient worker, 1 without data parallelism. */
+  private get shards(): number {
+    return this.pool?.size ?? 1;
   }
 
   /** Models read by the data preparation (`prepareStep`). */
@@ -339,79 +348,12 @@ export class PolicyTrainer {
     };
   }
 
-  /**
-   * Sum over micro-batches of the gradients of the weighted losses: actor gradients (empty while
-   * the critic warms up) and critic gradients (empty without a critic), plus the summed stats.
-   */
-  private accumulate(
-    chunk: readonly MicroBatch[],
-    o: TrainStepOptions,
-    klCoef: number,
-    warmingUp: boolean,
-  ): { actorGrads: tf.Tensor[]; criticGrads: tf.Tensor[]; stats: number[] } {
-    if (chunk.length === 0 || chunk[0].tokenCount === 0) throw new TurnwiseError('accumulate: no trained tokens in this mini-batch');
-    const actorVars = warmingUp ? [] : this.policy.trainableVariables();
-    const critic = this.critic;
-    const vars = [...actorVars, ...(critic?.trainableVariables() ?? [])];
-    let acc: tf.Tensor[] | null = null;
-    let statsAcc: tf.Tensor1D | null = null;
-    for (const micro of chunk) {
-      const held: { stats?: tf.Tensor1D } = {};
-      const grads = tf.tidy(() => {
-        const { grads: named } = tf.variableGrads(() => {
-          const out =
-            critic?.usesPolicyHidden === true
-              ? (this.policy.forwardTrainWithHidden as NonNullable<TrainableModel['forwardTrainWithHidden']>)(micro.batch, o.temperature)
-              : { ...this.policy.forwardTrain(micro.batch, o.temperature), hidden: null };
-          const lossInput = {
-            logprobs: out.logprobs,
-            entropy: out.entropy,
-            oldLogprobs: tf.tensor1d(micro.oldLogprobs),
-            advantages: tf.tensor1d(micro.advantages),
-            lossMask: tf.tensor1d(micro.lossMask),
-            refLogprobs: micro.refLogprobs === null ? null : tf.tensor1d(micro.refLogprobs),
-            weights: tf.tensor1d(micro.weights),
-          };
-          const lossOptions = { clipRatio: o.clipRatio, klCoef, entropyCoef: o.entropyCoef, tokenCount: micro.tokenCount, dualClip: o.dualClip, klEstimator: o.klEstimator };
-          const prox = this.proximal.get(micro);
-          const terms =
-            o.offPolicy.kind === 'none'
-              ? { ...ppoClipLoss(lossInput, lossOptions), isWeight: tf.scalar(0), truncFrac: tf.scalar(0) }
-              : offPolicyLoss({ ...lossInput, proxLogprobs: prox === undefined ? null : tf.tensor1d(prox) }, lossOptions, o.offPolicy);
-          let total: tf.Scalar = warmingUp ? tf.scalar(0) : terms.total;
-          let value = { loss: tf.scalar(0), clipFrac: tf.scalar(0) };
-          if (critic !== null && micro.oldValues !== null) {
-            value = valueLoss(
-              {
-                values: critic.values(micro.batch, out.hidden),
-                oldValues: tf.tensor1d(micro.oldValues),
-                returns: tf.tensor1d(micro.returns),
-                weights: tf.tensor1d(micro.weights),
-                tokenWeights: tf.tensor1d(micro.tokenWeights),
-              },
-              { valueClip: o.valueClip },
-            );
-            total = tf.add(total, tf.mul(value.loss, critic.usesPolicyHidden ? o.valueCoef : 1)) as tf.Scalar;
-          }
-          const stats = [terms.total, terms.policy, terms.klRef, terms.entropy, terms.clipFrac, terms.dualClipFrac, terms.approxKl, value.loss, value.clipFrac, terms.isWeight, terms.truncFrac];
-          held.stats = tf.keep(tf.stack(stats) as tf.Tensor1D);
-          return total;
-        }, vars);
-        return vars.map((v) => named[v.name] ?? tf.zerosLike(v));
-      });
-      const stats = held.stats as tf.Tensor1D;
-      const nextAcc: tf.Tensor[] = acc === null ? grads : acc.map((a, i) => tf.add(a, grads[i]));
-      const nextStats: tf.Tensor1D = statsAcc === null ? stats : tf.add(statsAcc, stats);
-      if (acc !== null) tf.dispose([...acc, ...grads]);
-      if (statsAcc !== null) tf.dispose([statsAcc, stats]);
-      acc = nextAcc;
-      statsAcc = nextStats;
-    }
-    const finalStats = statsAcc as tf.Tensor1D | null;
-    const stats = finalStats === null ? [] : Array.from(finalStats.dataSync());
-    finalStats?.dispose();
-    const all = acc ?? [];
-    return { actorGrads: all.slice(0, actorVars.length), criticGrads: all.slice(actorVars.length), stats };
+  /** Summed gradients of one mini-batch: on the gradient workers when data-parallel, else here. */
+  private async gradients(chunk: readonly MicroBatch[], o: TrainStepOptions, klCoef: number, warmingUp: boolean): Promise<AccumulatedGradients> {
+    const options = gradientOptionsOf(o, klCoef, warmingUp);
+    const proximalOf = (micro: MicroBatch): Float32Array | undefined => this.proximal.get(micro);
+    if (this.pool !== null) return this.pool.accumulate(chunk, options, proximalOf);
+    return accumulateGradients({ policy: this.policy, critic: this.critic }, chunk, options, proximalOf);
   }
 }
 

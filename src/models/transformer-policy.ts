@@ -5,11 +5,18 @@
  * then merged into one cache) and a decode loop. Forced tokens (a single allowed id) are appended
  * without the model — logprob 0, lossMask 0 — and the model runs only while some request still has
  * a real choice. Sampling happens on the CPU from the logits read back, with uniforms from `rng`.
+ *
+ * Across turns: a request with an `episodeId` leaves its row of the cache (the keys/values of its
+ * context and of the action tokens fed back) in an {@link EpisodeCacheStore}. When the episode's
+ * next context starts with exactly those ids and the weights are unchanged, its prefill feeds only
+ * the new tokens on top of them; rows of different cached lengths share a batch, left-padded and
+ * masked (`KvCache.merge`). Results are the same as without caching, within float rounding.
  */
 import { InvalidArgumentError } from '../core/errors.js';
 import { Rng } from '../core/rng.js';
 import type { DecodeConstraint } from '../core/types.js';
 import { ActionTrie, type TrieNode } from './action-trie.js';
+import { type CacheHit, type EpisodeCacheCounters, EpisodeCacheStore } from './episode-caches.js';
 import { KvCache } from './kv-cache.js';
 import type { ActRequest, ActResult, Policy, SamplingOptions } from './policy.js';
 import type { TransformerModel } from './transformer.js';
@@ -23,10 +30,25 @@ export interface TransformerPolicyOptions {
   readonly padTokenId?: number;
   /** Initial weights version. Default 0. */
   readonly version?: number;
-  /** A new prefill bucket starts when a context is shorter than this fraction of the bucket's longest. Default 0.75. */
+  /**
+   * A new prefill bucket starts when a row's new tokens or cached + new span fall below this
+   * fraction of the bucket's. Default 0.75, or 0.9 when some row extends a cached prefix.
+   */
   readonly bucketRatio?: number;
-  /** Buckets smaller than this are not split off (each bucket costs a forward pass). Default 8. */
+  /** Buckets smaller than this are not split off (each bucket costs a forward pass). Default 8, or 1 when some row extends a cached prefix. */
   readonly minBucketRows?: number;
+  /** Keep per-episode KV caches across turns (requests with an `episodeId`). Default true. */
+  readonly reuseCaches?: boolean;
+  /** Bytes of per-episode caches kept, least recently used evicted beyond (~1 KiB per cached token on the default model). Default 128 MiB. */
+  readonly cacheMaxBytes?: number;
+  /** Episodes whose caches are kept, least recently used evicted beyond. Default 16384. */
+  readonly cacheMaxEpisodes?: number;
+  /**
+   * Most attention scores (rows x heads x new tokens x key slots, floats) one prefill call may
+   * hold; larger batches are split into more calls so long contexts cannot exhaust the wasm heap.
+   * Default 24 Mi (96 MB).
+   */
+  readonly maxPrefillScores?: number;
 }
 
 /** Counters of the last decode call (for metrics and tests). */
@@ -43,6 +65,16 @@ export interface DecodeStats {
   sampledTokens: number;
   /** Tokens appended because they were the only allowed id. */
   forcedTokens: number;
+  /** Requests whose prefill started from their episode's cached prefix. */
+  cacheHits: number;
+  /** Context tokens not fed again thanks to those cached prefixes. */
+  reusedTokens: number;
+}
+
+/** A cache and the request index of each of its rows. */
+interface CachePart {
+  readonly cache: KvCache;
+  readonly owners: number[];
 }
 
 /** Decoding state of one request. */
@@ -57,6 +89,8 @@ interface RequestState {
   /** Tokens not yet fed to the model (the context, then the last sampled + forced ones). */
   pending: number[];
   done: boolean;
+  /** The episode's cached prefix this turn started from, if any. */
+  hit: CacheHit | null;
 }
 
 /** Chooses a token for request `requestIndex` from its logits row and allowed candidates. */
@@ -76,6 +110,9 @@ export class TransformerPolicy implements Policy {
   private currentVersion: number;
   private stats: DecodeStats = emptyStats();
   private readonly vocab: Int32Array;
+  private readonly caches: EpisodeCacheStore;
+  /** The weights' identity: tfjs variables get a new dataId on every assign (load, optimizer step). */
+  private weights: { ids: readonly object[]; stamp: object } = { ids: [], stamp: {} };
 
   constructor(
     readonly model: TransformerModel,
@@ -87,6 +124,7 @@ export class TransformerPolicy implements Policy {
     }
     this.currentVersion = options.version ?? 0;
     this.vocab = Int32Array.from({ length: v }, (_, i) => i);
+    this.caches = new EpisodeCacheStore({ maxBytes: options.cacheMaxBytes ?? 128 * 2 ** 20, maxEntries: options.cacheMaxEpisodes ?? 16_384 });
   }
 
   /** Weights version stamped on every result. */
@@ -98,6 +136,17 @@ export class TransformerPolicy implements Policy {
   setVersion(version: number): void {
     if (!Number.isInteger(version) || version < 0) throw InvalidArgumentError.format('version', `expected an integer >= 0, got ${version}`);
     this.currentVersion = version;
+    this.caches.clear(); // new weights: every cached key/value is stale
+  }
+
+  /** Frees the cached keys/values of episodes that ended (ids never seen are ignored). */
+  releaseEpisodes(episodeIds: readonly string[]): void {
+    this.caches.release(episodeIds);
+  }
+
+  /** Per-episode cache counters and size (for metrics and the bench). */
+  get cacheStats(): Readonly<EpisodeCacheCounters> & { readonly episodes: number; readonly bytes: number } {
+    return { ...this.caches.counters, episodes: this.caches.size, bytes: this.caches.byteSize };
   }
 
   /** Counters of the last `sampleActions`/`greedyActions` call. */
@@ -124,26 +173,40 @@ export class TransformerPolicy implements Policy {
   private async decode(requests: readonly ActRequest[], maxNewTokens: number, pick: Picker): Promise<ActResult[]> {
     if (!Number.isInteger(maxNewTokens) || maxNewTokens < 1) throw InvalidArgumentError.format('maxNewTokens', `expected an integer >= 1, got ${maxNewTokens}`);
     const version = this.currentVersion;
+    const stamp = this.weightsStamp();
     const stats = emptyStats(); // local: overlapping calls must not mix their counters
     const states = requests.map((r, i) => this.initState(r, i, maxNewTokens));
-    let cache: KvCache | null = null;
-    let rowOwner: number[] = []; // request index of each cache row
+    // The caches rows live in: one per prefill bucket, merged into one for the decode steps (only
+    // the rows still deciding are merged, so finished rows are never copied again).
+    let parts: CachePart[] | null = null;
+    let rowOwner: number[] = []; // request index of each row, parts in order
     for (;;) {
       for (const s of states) if (!s.done) stats.forcedTokens += this.absorbForced(s, maxNewTokens);
       const active = states.flatMap((s, i) => (s.done ? [] : [i]));
+      // Rows about to be dropped: keep each episode's row for its next turn.
+      for (const part of parts ?? []) {
+        part.owners.forEach((owner, row) => {
+          if (states[owner].done) this.keepRow(part.cache, row, requests[owner], states[owner], stamp);
+        });
+      }
       if (active.length === 0) break;
       let logits: Float32Array;
-      if (cache === null) {
-        const prefill = await this.prefill(active, states, maxNewTokens, stats);
-        cache = prefill.cache;
-        rowOwner = prefill.rowOwner;
+      if (parts === null) {
+        const prefill = await this.prefill(active, states, requests, stamp, stats);
+        parts = prefill.parts;
         logits = prefill.logits;
       } else {
-        const keep = rowOwner.flatMap((owner, row) => (states[owner].done ? [] : [row]));
-        cache.selectRows(Int32Array.from(keep));
-        rowOwner = keep.map((row) => rowOwner[row]);
-        logits = await this.step(cache, rowOwner.map((i) => states[i].pending), stats);
+        const kept: CachePart[] = parts.flatMap((part) => {
+          const keep = part.owners.flatMap((owner, row) => (states[owner].done ? [] : [row]));
+          if (keep.length === 0) return [];
+          part.cache.selectRows(Int32Array.from(keep));
+          return [{ cache: part.cache, owners: keep.map((row) => part.owners[row]) }];
+        });
+        const cache: KvCache = kept.length === 1 ? kept[0].cache : KvCache.merge(kept.map((p) => p.cache), maxNewTokens);
+        parts = [{ cache, owners: kept.flatMap((p) => p.owners) }];
+        logits = await this.step(cache, parts[0].owners.map((i) => states[i].pending), stats);
       }
+      rowOwner = parts.flatMap((p) => p.owners);
       for (const s of rowOwner.map((i) => states[i])) s.pending = [];
       const v = this.model.config.vocabSize;
       rowOwner.forEach((i, row) => {
@@ -154,8 +217,31 @@ export class TransformerPolicy implements Policy {
         stats.sampledTokens++;
       });
     }
+    // Last turns keep nothing (a request decided without the model may still hold an older entry).
+    this.caches.release(requests.flatMap((r) => (r.lastTurn === true && r.episodeId !== undefined ? [r.episodeId] : [])));
     this.stats = stats;
     return states.map((s) => toResult(s, version));
+  }
+
+  /** Stores `row` of `cache` as the episode's prefix: its context plus the action tokens fed back. */
+  private keepRow(cache: KvCache, row: number, request: ActRequest, s: RequestState, stamp: object): void {
+    if (this.options.reuseCaches === false || request.episodeId === undefined || request.lastTurn === true) return;
+    const fedActions = s.tokens.length - s.pending.length; // the last pending ones were never fed
+    const fed = new Int32Array(request.contextTokens.length + fedActions);
+    fed.set(request.contextTokens);
+    for (let j = 0; j < fedActions; j++) fed[request.contextTokens.length + j] = s.tokens[j];
+    this.caches.put(request.episodeId, cache.extractRow(row), fed, stamp);
+  }
+
+  /** An object that stays the same while no weight was reassigned; a change drops every episode cache. */
+  private weightsStamp(): object {
+    const ids = this.model.trainableVariables().map((v) => v.dataId);
+    const same = ids.length === this.weights.ids.length && ids.every((id, i) => id === this.weights.ids[i]);
+    if (!same) {
+      this.weights = { ids, stamp: {} };
+      this.caches.clear();
+    }
+    return this.weights.stamp;
   }
 
   private initState(request: ActRequest, index: number, maxNewTokens: number): RequestState {
@@ -178,7 +264,7 @@ export class TransformerPolicy implements Policy {
     if (context.length + longest - 1 > this.model.config.maxContext) {
       throw InvalidArgumentError.format(field, `${context.length} tokens + ${longest} new exceed maxContext ${this.model.config.maxContext}`);
     }
-    return { trie, node: 0, tokens: [], logprobs: [], lossMask: [], allowedOffsets: [0], allowedIds: [], pending: [...context], done: false };
+    return { trie, node: 0, tokens: [], logprobs: [], lossMask: [], allowedOffsets: [0], allowedIds: [], pending: [...context], done: false, hit: null };
   }
 
   /**
@@ -213,33 +299,67 @@ export class TransformerPolicy implements Policy {
   }
 
   /**
-   * Prefills the pending tokens of `active` requests in length buckets, then merges the bucket
-   * caches into one. Returns the merged cache, its row owners and the [rows, V] next-token logits.
+   * Prefills the pending tokens of `active` requests in length buckets (each extending its rows'
+   * cached prefixes, if any). Returns the bucket caches with their row owners and the [rows, V]
+   * next-token logits in the same row order.
    */
   private async prefill(
     active: number[],
     states: RequestState[],
-    maxNewTokens: number,
+    requests: readonly ActRequest[],
+    stamp: object,
     stats: DecodeStats,
-  ): Promise<{ cache: KvCache; rowOwner: number[]; logits: Float32Array }> {
-    const ratio = this.options.bucketRatio ?? 0.75;
-    const minRows = this.options.minBucketRows ?? 8;
-    const sorted = [...active].sort((a, b) => states[b].pending.length - states[a].pending.length || a - b);
-    const buckets: number[][] = [];
+  ): Promise<{ parts: CachePart[]; logits: Float32Array }> {
+    if (this.options.reuseCaches !== false) {
+      for (const i of active) {
+        const { episodeId, contextTokens } = requests[i];
+        const s = states[i];
+        s.hit = episodeId === undefined ? null : this.caches.lookup(episodeId, contextTokens, stamp);
+        if (s.hit === null) continue;
+        s.pending = s.pending.slice(s.hit.reused); // pending = context (+ forced), so the cached ids lead it
+        stats.cacheHits++;
+        stats.reusedTokens += s.hit.reused;
+      }
+    }
+    // Rows extending cached prefixes have ragged attention spans (tens to hundreds of slots); on
+    // wasm every (row, head) attention product costs the same whatever the batch, so padding is
+    // pure loss and tight buckets win (bench/scale/sampling.ts: 50-66 turns/s at 0.9/1 vs 21-34 at
+    // 0.75/8 on 64 full-history BabyAI episodes). Fresh prefills keep the looser default.
+    const anyHit = active.some((i) => states[i].hit !== null);
+    const ratio = this.options.bucketRatio ?? (anyHit ? 0.9 : 0.75);
+    const minRows = this.options.minBucketRows ?? (anyHit ? 1 : 8);
+    // Buckets bound two kinds of padding: new tokens (width: every projection) and cached + new
+    // slots (span: attention keys). Sorted by span, a row opens a new bucket when it would leave
+    // either below `ratio` of the bucket's (measured faster on wasm than one padded batch).
+    const pending = (i: number) => states[i].pending.length;
+    const span = (i: number) => (states[i].hit?.reused ?? 0) + pending(i);
+    const sorted = [...active].sort((a, b) => span(b) - span(a) || pending(b) - pending(a) || a - b);
+    const buckets: { rows: number[]; width: number; span: number }[] = [];
+    // Attention scores of one prefill call are [rows, heads, width, span] floats: capped, so that 64
+    // long contexts do not exhaust the wasm heap (a 64 x 4 x 800 x 800 call needs > 1 GB).
+    const heads = this.model.config.nHeads;
+    const maxScores = this.options.maxPrefillScores ?? 24 * 2 ** 20;
+    const tooBig = (rows: number, width: number, slots: number) => rows * heads * width * slots > maxScores;
     sorted.forEach((i, k) => {
       const bucket = buckets[buckets.length - 1];
-      const len = states[i].pending.length;
-      const split =
-        bucket === undefined ||
-        (len < ratio * states[bucket[0]].pending.length && bucket.length >= minRows && sorted.length - k >= minRows);
-      if (split) buckets.push([i]);
-      else bucket.push(i);
+      const len = pending(i);
+      const ragged = bucket !== undefined && (span(i) < ratio * bucket.span || len < ratio * bucket.width || bucket.width < ratio * len);
+      const full = bucket !== undefined && tooBig(bucket.rows.length + 1, Math.max(bucket.width, len), bucket.span + Math.max(bucket.width, len));
+      if (bucket === undefined || full || (ragged && bucket.rows.length >= minRows && sorted.length - k >= minRows)) {
+        buckets.push({ rows: [i], width: len, span: span(i) });
+      } else {
+        bucket.rows.push(i);
+        bucket.width = Math.max(bucket.width, len);
+      }
     });
     const caches: KvCache[] = [];
     const parts: Float32Array[] = [];
-    for (const bucket of buckets) {
-      const width = states[bucket[0]].pending.length;
-      const cache = this.model.createCache(bucket.length, width + (buckets.length === 1 ? maxNewTokens : 0));
+    for (const { rows: bucket, width } of buckets) {
+      const extra = width + 8; // decode steps grow it (reserve) or merge it with room
+      // Cached prefixes of different lengths are left-padded and masked into one cache (merge copies them).
+      const cache = bucket.some((i) => states[i].hit !== null)
+        ? KvCache.merge(bucket.map((i) => states[i].hit?.cache ?? this.model.createCache(1, 1)), extra)
+        : this.model.createCache(bucket.length, extra);
       caches.push(cache);
       parts.push(await this.step(cache, bucket.map((i) => states[i].pending), stats));
       stats.prefillBuckets++;
@@ -251,8 +371,7 @@ export class TransformerPolicy implements Policy {
       logits.set(part, offset);
       offset += part.length;
     }
-    const cache = caches.length === 1 ? caches[0] : KvCache.merge(caches, maxNewTokens);
-    return { cache, rowOwner: buckets.flat(), logits };
+    return { parts: caches.map((cache, k) => ({ cache, owners: buckets[k].rows })), logits };
   }
 
   /** Feeds each row's pending tokens (left-padded to a common length) and reads back the logits. */
@@ -279,7 +398,7 @@ export class TransformerPolicy implements Policy {
 }
 
 function emptyStats(): DecodeStats {
-  return { modelCalls: 0, prefillBuckets: 0, paddedTokens: 0, realTokens: 0, sampledTokens: 0, forcedTokens: 0 };
+  return { modelCalls: 0, prefillBuckets: 0, paddedTokens: 0, realTokens: 0, sampledTokens: 0, forcedTokens: 0, cacheHits: 0, reusedTokens: 0 };
 }
 
 function toResult(s: RequestState, policyVersion: number): ActResult {

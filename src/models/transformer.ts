@@ -13,6 +13,8 @@ import { CheckpointError, InvalidArgumentError } from '../core/errors.js';
 import type { Rng } from '../core/rng.js';
 import { tf } from './backend/tf.js';
 import { KvCache } from './kv-cache.js';
+import { cpuAttention, useCpuAttention } from './transformer/cpu-attention.js';
+import { type InferenceWeights, packedExtend } from './transformer/inference.js';
 import type { TrainBatch } from './train-batch.js';
 import { type HfLlamaConfig, headDim, type TransformerConfig, toHfConfig, validateTransformerConfig } from './transformer/config.js';
 import {
@@ -78,6 +80,8 @@ export class TransformerModel {
   private readonly rotate: tf.Tensor2D; // [headDim, headDim]
   private disposed = false;
   private embedCache: { dataId: object; data: Float32Array } | null = null;
+  /** Per layer: the fused `[d, 3d]` q/k/v weight of the packed inference path and the dataIds it was built from. */
+  private qkvCache: Array<{ ids: readonly object[]; fused: tf.Tensor2D } | undefined> = [];
 
   /** Builds a model with N(0, 0.02) weights drawn from `rng` (deterministic for a seed). */
   constructor(config: TransformerConfig, rng: Rng) {
@@ -182,7 +186,8 @@ export class TransformerModel {
       const mask = tf.tensor4d(maskValues, [b, 1, t, t]);
       const rope = this.ropeFor(positions, b, t);
       const hidden = this.decoder(batch.inputIds, b, t, rope, (_, q, k, val) => attend(q, k, val, mask)); // [B*T, d]
-      const selected = tf.gather(hidden, tf.tensor1d(batch.targetPositions, 'int32')); // [N, d]
+      // Every position a target, in order (dense targets): the rows are `hidden` itself; skip the slow wasm Gather.
+      const selected = everyPosition(batch) ? hidden : tf.gather(hidden, tf.tensor1d(batch.targetPositions, 'int32')); // [N, d]
       const normed = this.finalNorm(selected); // [N, d]
       let logits = tf.div(this.project(normed), temperature); // [N, V]
       if (constraint !== null) logits = tf.add(logits, tf.tensor2d(constraint, [n, v]));
@@ -257,15 +262,24 @@ export class TransformerModel {
     const positions = positionsFromMask(mask, rows, seqLen, cache.nextPositions);
     // Prefill attends over the fresh keys only; decode steps over every cache slot (unused ones masked).
     const keySlots = prefill ? seqLen : slots;
-    const maskValues = attentionMask(cache.keyMask, past, mask, rows, seqLen, keySlots, slots);
     let maskTensor: tf.Tensor4D | null = null; // created inside the tidy below, shared by the layers
     const maskT = () => {
-      maskTensor ??= tf.tensor4d(maskValues, [rows, 1, seqLen, keySlots]);
+      maskTensor ??= tf.tensor4d(attentionMask(cache.keyMask, past, mask, rows, seqLen, keySlots, slots), [rows, 1, seqLen, keySlots]);
       return maskTensor;
     };
+    // Small decode steps (a few new tokens over a cache, few rows) attend in JS over the cache
+    // buffers: no cache upload and five fewer kernel dispatches per layer (transformer/cpu-attention.ts).
+    const cpu = !prefill && useCpuAttention(rows, nHeads, seqLen, slots, hd);
+    const pastMask = cpu ? cache.keyMask : null; // read before advance() below marks the new slots
     const attention: AttentionFn = (layer, query, key, value) => {
       cache.write(layer, key.dataSync(), value.dataSync(), seqLen);
       if (prefill) return attend(query, key, value, maskT());
+      if (pastMask !== null) {
+        const buffers = cache.layerBuffers(layer);
+        const shape = { rows, heads: nHeads, queries: seqLen, headDim: hd, past, capacity: slots };
+        const context = cpuAttention(query.dataSync() as Float32Array, buffers.key, buffers.value, pastMask, mask, shape);
+        return tf.tensor4d(context, [rows, nHeads, seqLen, hd]);
+      }
       // Decode: upload the whole cache buffer (a memcpy) rather than tf.concat (slow on wasm).
       const buffers = cache.layerBuffers(layer);
       const fullKey = tf.tensor4d(buffers.key, [rows, nHeads, slots, hd]);
@@ -282,9 +296,51 @@ export class TransformerModel {
     return logits;
   }
 
+  /**
+   * Packed ("varlen") extend: appends `tokens[r]` (ragged, no padding) to the one-row cache
+   * `caches[r]` of each row — empty caches (prefill) and cached ones of any lengths may share a
+   * call — and returns the next-token logits after each row's last new token, `[rows, vocab]`
+   * (raw). Same results as {@link extend} row by row, within float rounding, with one kernel
+   * dispatch per op for the whole batch (transformer/inference.ts). The caller disposes the logits.
+   * @example
+   * const caches = [model.createCache(1, 16), model.createCache(1, 16)];
+   * const logits = model.extendPacked(caches, [Int32Array.from([7, 8, 9]), Int32Array.from([4])]); // [2, V]
+   */
+  extendPacked(caches: readonly KvCache[], tokens: readonly Int32Array[]): tf.Tensor2D {
+    this.checkAlive();
+    return packedExtend(this.inferenceWeights(), caches, tokens);
+  }
+
+  /** The weights view {@link extendPacked} reads (transformer/inference.ts). */
+  private inferenceWeights(): InferenceWeights {
+    return {
+      config: this.config,
+      rope: this.rope,
+      embed: (ids) => this.embed(ids),
+      weight1d: (name) => this.weight1d(name),
+      weight2d: (name) => this.weight2d(name),
+      fusedQkv: (layer) => this.fusedQkv(layer),
+      head: (hidden) => this.head(hidden),
+    };
+  }
+
+  /** `[d, 3d]` = concat(q, k, v) of a layer, rebuilt when any of them was reassigned (new dataId). */
+  private fusedQkv(layer: number): tf.Tensor2D {
+    const p = `model.layers.${layer}.self_attn`;
+    const parts = [this.weight2d(`${p}.q_proj.weight`), this.weight2d(`${p}.k_proj.weight`), this.weight2d(`${p}.v_proj.weight`)];
+    const cached = this.qkvCache[layer];
+    if (cached !== undefined && cached.ids.every((id, i) => id === parts[i].dataId)) return cached.fused;
+    cached?.fused.dispose();
+    const fused = tf.keep(tf.concat(parts, 1));
+    this.qkvCache[layer] = { ids: parts.map((w) => w.dataId), fused };
+    return fused;
+  }
+
   /** Frees every variable and constant; the model is unusable afterwards. */
   dispose(): void {
     if (this.disposed) return;
+    for (const entry of this.qkvCache) entry?.fused.dispose();
+    this.qkvCache = [];
     for (const v of this.vars.values()) v.dispose();
     this.vars.clear();
     this.rotate.dispose();
@@ -416,6 +472,14 @@ function validateTrainBatch(batch: TrainBatch, config: TransformerConfig): void 
     for (let i = 0; i < n; i++) if (off[i + 1] < off[i]) throw InvalidArgumentError.format('batch.allowedOffsets', `decreasing at ${i}`);
     for (const id of ids) if (id < 0 || id >= v) throw InvalidArgumentError.format('batch.allowedIds', `id ${id} outside [0, ${v})`);
   }
+}
+
+/** True when the targets are exactly positions 0..B·T-1 in order (training forward, issue #10). */
+function everyPosition(batch: TrainBatch): boolean {
+  const p = batch.targetPositions;
+  if (p.length !== batch.batchSize * batch.seqLen) return false;
+  for (let i = 0; i < p.length; i++) if (p[i] !== i) return false;
+  return true;
 }
 
 /** [N, V] additive constraint mask from the CSR (null when no target is constrained). */

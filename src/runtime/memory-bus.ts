@@ -89,7 +89,15 @@ export class MemoryBus implements Bus {
   private readonly clock: Clock;
   private readonly encodes: boolean;
   private readonly onHandlerError: (error: unknown, context: MessageContext) => void;
-  private entries: Entry[] = [];
+  /** Live subscriptions in subscription order (a Map: O(1) unsubscribe with thousands of sessions). */
+  private entries = new Map<number, Entry>();
+  /**
+   * Wildcard-free patterns indexed by subject, so a route lookup scans only the wildcard entries:
+   * with one subject per env session, a linear scan made every cache miss O(subscriptions), and
+   * 10,000 sessions (30,000 subjects) overflow the route cache, so every request missed.
+   */
+  private readonly exact = new Map<string, Entry[]>();
+  private wild: Entry[] = [];
   private nextId = 1;
   /** Concrete subject -> matching plain entries and queue groups; cleared on (un)subscribe. */
   private readonly routes = new Map<string, { plain: Entry[]; groups: Entry[][] }>();
@@ -131,14 +139,26 @@ export class MemoryBus implements Bus {
       groupKey: queue === undefined ? null : `${subject}\u0000${queue}`,
       active: true,
     };
-    this.entries.push(entry);
+    this.entries.set(entry.id, entry);
+    if (subject.includes('*') || subject.includes('>')) this.wild.push(entry);
+    else {
+      const list = this.exact.get(subject);
+      if (list === undefined) this.exact.set(subject, [entry]);
+      else list.push(entry);
+    }
     this.routes.clear();
     return {
       subject,
       unsubscribe: () => {
         if (!entry.active) return;
         entry.active = false;
-        this.entries = this.entries.filter((e) => e !== entry);
+        this.entries.delete(entry.id);
+        const list = this.exact.get(entry.pattern);
+        if (list !== undefined) {
+          const rest = list.filter((e) => e !== entry);
+          if (rest.length === 0) this.exact.delete(entry.pattern);
+          else this.exact.set(entry.pattern, rest);
+        } else this.wild = this.wild.filter((e) => e !== entry);
         this.routes.clear();
       },
     };
@@ -186,8 +206,10 @@ export class MemoryBus implements Bus {
     if (this.closing === null) {
       this.closing = this.drain().then(() => {
         this.closed = true;
-        for (const entry of this.entries) entry.active = false;
-        this.entries = [];
+        for (const entry of this.entries.values()) entry.active = false;
+        this.entries.clear();
+        this.exact.clear();
+        this.wild = [];
         this.routes.clear();
       });
     }
@@ -196,7 +218,7 @@ export class MemoryBus implements Bus {
 
   /** Number of live subscriptions (for tests and diagnostics). */
   get subscriptionCount(): number {
-    return this.entries.length;
+    return this.entries.size;
   }
 
   private assertOpen(operation: string, subject: string): void {
@@ -209,8 +231,11 @@ export class MemoryBus implements Bus {
     if (route === undefined) {
       const plain: Entry[] = [];
       const groups = new Map<string, Entry[]>();
-      for (const entry of this.entries) {
-        if (!entry.match(subject)) continue;
+      const exact = this.exact.get(subject) ?? [];
+      const wild = this.wild.filter((entry) => entry.match(subject));
+      // Subscription order, as a single list scan would give.
+      const matching = wild.length === 0 ? exact : exact.length === 0 ? wild : [...exact, ...wild].sort((a, b) => a.id - b.id);
+      for (const entry of matching) {
         if (entry.groupKey === null) plain.push(entry);
         else {
           const members = groups.get(entry.groupKey);

@@ -13,6 +13,7 @@ import type { CheckpointContent, NamedTensors } from '../models/checkpoint.js';
 import { BpeTokenizer, trainBpe } from '../models/tokenizer/index.js';
 import type { Tokenizer } from '../models/tokenizer.js';
 import { Critic } from '../models/critic.js';
+import { GradientPool, type ReplicaSpec } from '../models/data-parallel/gradient-pool.js';
 import { PolicyTrainer, type TrainerState } from '../models/trainer.js';
 import { TransformerModel, type TransformerConfig } from '../models/transformer.js';
 import { fromHfConfig } from '../models/transformer/config.js';
@@ -30,7 +31,12 @@ export interface PolicyStack {
   readonly trainer: PolicyTrainer;
   /** The critic (ppo), or null. */
   readonly critic: Critic | null;
+  /** The learner's gradient workers when `train.dataParallel` > 1, else null. */
+  readonly gradientPool: GradientPool | null;
+  /** Frees the models; stops the gradient workers without waiting (use {@link close} to wait). */
   dispose(): void;
+  /** {@link dispose}, then waits until every gradient worker thread has exited. */
+  close(): Promise<void>;
 }
 
 /** Trains the run's tokenizer on text from random episodes of the environment. */
@@ -89,15 +95,37 @@ export async function buildPolicyStack(
   // The critic: a value head on the learner's trunk, or a separate small model (its weights resume from the trainer state).
   const criticConfig = criticConfigOf(config.algorithm);
   let critic: Critic | null = null;
-  if (criticConfig?.trunk === 'shared') critic = new Critic({ trunk: 'shared', dModel: shape.dModel });
-  else if (criticConfig?.trunk === 'separate') {
+  let criticSpec: ReplicaSpec['critic'] = null;
+  if (criticConfig?.trunk === 'shared') {
+    critic = new Critic({ trunk: 'shared', dModel: shape.dModel });
+    criticSpec = { trunk: 'shared', dModel: shape.dModel };
+  } else if (criticConfig?.trunk === 'separate') {
     const { dModel, nLayers, nHeads, ffnHidden } = criticConfig;
-    const model = new TransformerModel({ ...shape, dModel, nLayers, nHeads, ffnHidden }, root.fork('critic'));
+    const criticShape = { ...shape, dModel, nLayers, nHeads, ffnHidden };
+    const model = new TransformerModel(criticShape, root.fork('critic'));
     critic = new Critic({ trunk: 'separate', model, dModel });
+    criticSpec = { trunk: 'separate', dModel, model: criticShape };
   }
-  const trainer = new PolicyTrainer({ policy: learnerModel, reference, critic, initialVersion: version, ...trainerSettingsOf(config) });
+  // Data parallelism: the workers hold replicas; the optimizer (and so checkpoints) stay here.
+  // The pool starts its threads on the first training step, so eval and serve never start any.
+  const workers = config.train.dataParallel;
+  const gradientPool = workers > 1 ? new GradientPool({ workers, spec: { policy: shape, critic: criticSpec }, policy: learnerModel, critic }) : null;
+  const trainer = new PolicyTrainer({ policy: learnerModel, reference, critic, initialVersion: version, gradientPool, ...trainerSettingsOf(config) });
   if (checkpoint) await trainer.setState(trainerStateOf(checkpoint.optimizer, version));
   const policy = new TransformerPolicy(samplerModel, { endTokenId: tokenizer.specialId('end'), version });
+  let closing: Promise<void> | null = null;
+  let disposed = false;
+  const dispose = (): void => {
+    closing ??= gradientPool?.close() ?? Promise.resolve();
+    closing.catch(() => {}); // awaited by close(); a failed shutdown must not become an unhandled rejection
+    if (disposed) return;
+    disposed = true;
+    trainer.dispose();
+    critic?.dispose();
+    learnerModel.dispose();
+    samplerModel.dispose();
+    reference?.dispose();
+  };
   return {
     tokenizer,
     learnerModel,
@@ -105,12 +133,11 @@ export async function buildPolicyStack(
     policy,
     trainer,
     critic,
-    dispose() {
-      trainer.dispose();
-      critic?.dispose();
-      learnerModel.dispose();
-      samplerModel.dispose();
-      reference?.dispose();
+    gradientPool,
+    dispose,
+    async close() {
+      dispose();
+      await closing;
     },
   };
 }

@@ -8,7 +8,8 @@
  */
 import { createActor, toPromise } from 'xstate';
 import { withEnvSessionEffects } from '../actors/env-session.js';
-import { withEpisodeEffects } from '../actors/episode.js';
+import { episodeLogic } from '../actors/episode.js';
+import { turnSeed } from '../actors/episode-rules.js';
 import type { Clock } from '../core/clock.js';
 import type { Trajectory } from '../core/types.js';
 import type { EnvironmentSpec } from '../envs/environment.js';
@@ -18,6 +19,7 @@ import type { EpisodeActRequest, EpisodeActResult } from '../actors/episode.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import { TEXT_POLICY_VERSION, type TextPolicy } from '../policies/text-policy.js';
 import type { Bus } from './bus.js';
+import { createEnvPool, type EnvPool } from './env-pool/index.js';
 import { remoteEpisodeEffects, type Served, serveEnvSession } from './wiring.js';
 
 /** One episode to run. */
@@ -38,6 +40,8 @@ export interface RolloutOptions {
   readonly envSettings: Readonly<Record<string, unknown>>;
   /** Environment instances (and so episodes in flight). */
   readonly poolSize: number;
+  /** Worker threads for the environment instances (`env.workers`); 0 or absent: in-process. */
+  readonly envWorkers?: number;
   /** Builds token contexts for the samplers; required unless `textPolicy` is given. */
   readonly tokenizer?: Tokenizer;
   /** Context layout of token contexts; required unless `textPolicy` is given. */
@@ -52,14 +56,6 @@ export interface RolloutOptions {
    * turns keep empty token fields and policy version {@link TEXT_POLICY_VERSION}.
    */
   readonly textPolicy?: TextPolicy;
-}
-
-/** Mixes a per-episode seed and a turn index into a 31-bit per-turn seed (splitmix-style). */
-function turnSeed(seed: number, turn: number): number {
-  let x = (seed ^ Math.imul(turn + 1, 0x9e3779b1)) >>> 0;
-  x = Math.imul(x ^ (x >>> 16), 0x85ebca6b) >>> 0;
-  x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35) >>> 0;
-  return (x ^ (x >>> 16)) & 0x7fffffff;
 }
 
 interface Session {
@@ -79,6 +75,7 @@ interface Session {
 export class RolloutRunner {
   private readonly free: Session[] = [];
   private readonly instruction: string;
+  private readonly envPool: EnvPool;
   private nextSessionId = 0;
 
   constructor(private readonly options: RolloutOptions) {
@@ -88,17 +85,18 @@ export class RolloutRunner {
     const probe = options.spec.create({ settings: options.envSettings });
     this.instruction = probe.instruction();
     void probe.close();
+    this.envPool = createEnvPool(options.spec, options.envSettings, options.envWorkers ?? 0);
     for (let i = 0; i < options.poolSize; i++) this.free.push(this.openSession());
   }
 
   private openSession(): Session {
-    const { bus, runId, spec, envSettings, envTimeoutMs, clock } = this.options;
+    const { bus, runId, spec, envTimeoutMs, clock } = this.options;
     const id = `env-${this.nextSessionId++}`;
-    const env = spec.create({ settings: envSettings });
+    const env = this.envPool.open();
     const logic = withEnvSessionEffects({
-      resetEnv: async (taskIndex) => env.reset(taskIndex),
-      stepEnv: async (actionText) => env.step(actionText),
-      closeEnv: async () => env.close(),
+      resetEnv: (taskIndex) => env.reset(taskIndex),
+      stepEnv: (actionText) => env.step(actionText),
+      closeEnv: () => env.close(),
     });
     const actor = createActor(logic, { input: { envName: spec.name, envTimeoutMs }, clock }).start();
     const served = serveEnvSession(bus, runId, id, actor);
@@ -116,26 +114,52 @@ export class RolloutRunner {
   /** Runs every plan (at most `poolSize` at a time) and returns trajectories in plan order. */
   async run(step: number, horizon: number, plans: readonly EpisodePlan[]): Promise<Trajectory[]> {
     const results: Trajectory[] = new Array(plans.length);
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      for (;;) {
-        const index = next++;
-        if (index >= plans.length) return;
-        const session = this.free.pop();
-        if (!session) throw new Error('rollout pool exhausted'); // unreachable: one worker per session
-        const trajectory = await this.runEpisode(session, step, horizon, plans[index] as EpisodePlan);
+    await this.runStream(
+      step,
+      horizon,
+      (index) => plans[index] ?? null,
+      (index, trajectory) => {
         results[index] = trajectory;
+      },
+    );
+    return results;
+  }
+
+  /**
+   * Runs episodes while `nextPlan` gives plans (called with 0, 1, 2, …; null stops), at most
+   * `poolSize` at a time, handing each trajectory to `onTrajectory` as it ends instead of keeping
+   * it (long simulations hold only the live episodes).
+   * @example await runner.runStream(0, 20, (i) => (i < 1000 ? planOf(i) : null), (i, t) => count(t));
+   */
+  async runStream(
+    step: number,
+    horizon: number,
+    nextPlan: (index: number) => EpisodePlan | null,
+    onTrajectory: (index: number, trajectory: Trajectory) => void,
+  ): Promise<void> {
+    let next = 0;
+    let exhausted = false;
+    const lane = async (): Promise<void> => {
+      while (!exhausted) {
+        const index = next++;
+        const plan = nextPlan(index);
+        if (plan === null) {
+          exhausted = true;
+          return;
+        }
+        const session = this.free.pop();
+        if (!session) throw new Error('rollout pool exhausted'); // unreachable: one lane per session
+        const trajectory = await this.runEpisode(session, step, horizon, plan);
         if (trajectory.outcome === 'error') {
           void session.stop().catch(() => undefined);
           this.free.push(this.openSession());
         } else {
           this.free.push(session);
         }
+        onTrajectory(index, trajectory);
       }
     };
-    const workers = Math.min(this.free.length, plans.length);
-    await Promise.all(Array.from({ length: workers }, worker));
-    return results;
+    await Promise.all(Array.from({ length: this.free.length }, lane));
   }
 
   private async runEpisode(session: Session, step: number, horizon: number, plan: EpisodePlan): Promise<Trajectory> {
@@ -149,8 +173,9 @@ export class RolloutRunner {
     const remote = remoteEpisodeEffects(bus, runId, session.id, codec, { envTimeoutMs, actTimeoutMs });
     const { textPolicy } = this.options;
     const effects = textPolicy ? { ...remote, act: textAct(textPolicy, plan) } : remote;
-    const actor = createActor(withEpisodeEffects(effects), {
+    const actor = createActor(episodeLogic, {
       input: {
+        effects,
         taskId: plan.taskId,
         taskIndex: plan.taskIndex,
         groupId: plan.groupId,
@@ -174,6 +199,12 @@ export class RolloutRunner {
   async close(): Promise<void> {
     // Awaited so that remote environments give their server-side instances back before the run ends.
     await Promise.allSettled(this.free.splice(0).map((session) => session.stop()));
+    await this.envPool.close();
+  }
+
+  /** Where the environment instances run (`in-process` or `N worker threads`). */
+  get envPlacement(): string {
+    return this.envPool.description;
   }
 }
 

@@ -23,6 +23,7 @@ import type { Trajectory } from '../core/types.js';
 // Registers every built-in environment, so callers need not import them themselves.
 import '../envs/index.js';
 import { getEnvironmentSpec } from '../envs/registry.js';
+import { onAgentGymHealthReport } from '../envs/agentgym/health.js';
 import { describeBackend, selectBackend } from '../models/backend/select.js';
 import { loadCheckpoint, type NamedTensors, resolveCheckpointDir, saveCheckpoint } from '../models/checkpoint.js';
 import { RunStore } from '../store/run-store.js';
@@ -152,6 +153,7 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
         samplerModel.loadNamedWeights(weights as NamedTensors);
         policy.setVersion(version);
       },
+      release: (episodeIds) => policy.releaseEpisodes(episodeIds),
     }),
     { input: { maxBatch: config.runtime.samplerMaxBatch, maxWaitMs: config.runtime.samplerMaxWaitMs, policyVersion: policy.version, ...samplerTimeouts(config) }, clock },
   ).start();
@@ -191,12 +193,23 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
   });
   cleanups.push(() => stageSub.unsubscribe(), () => horizon.stop());
 
+  // Remote AgentGym servers' health (failing/recovered, failed and recreated sessions) -> run events, shown by `turnwise ui`.
+  let healthStep = startStep;
+  if (config.env.name === 'agentgym' && typeof settings.url === 'string') {
+    const stopHealth = onAgentGymHealthReport((r) => {
+      store.logEvent(healthStep, 'agentgym/health', r.message, r);
+      emit({ type: 'info', message: r.message });
+    }, { url: settings.url });
+    cleanups.push(stopHealth);
+  }
+
   const runner = new RolloutRunner({
     bus,
     runId,
     spec,
     envSettings: settings,
     poolSize: config.derived.episodesPerStep,
+    envWorkers: config.env.workers,
     tokenizer,
     context: {
       history: config.context.history,
@@ -274,6 +287,7 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
       },
       stepCompleted: async (step, metrics) => {
         pending.delete(step);
+        healthStep = step + 1;
         store.logMetrics(step + 1, metrics);
         horizon.send({ type: 'STEP_COMPLETED', step, metrics });
         emit({ type: 'step', step: step + 1, metrics });
@@ -324,7 +338,7 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
   for (const cleanup of cleanups.reverse()) cleanup();
   await bus.close();
   store.close();
-  stack.dispose();
+  await stack.close(); // frees the models and waits for the gradient workers (train.dataParallel) to exit
   return { runDir, runId, status: output.status, completedSteps: output.completedSteps, error: output.error, evals };
 }
 

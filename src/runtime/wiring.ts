@@ -42,6 +42,8 @@ function token(property: string, value: string): string {
 export const subjects = {
   /** Request/reply: episode → sampler, one act request (queue group `samplers`). */
   act: (runId: string) => `turnwise.${token('runId', runId)}.sampler.act`,
+  /** Publish: episode runner → every sampler, `{ episodeIds }` that ended (frees their KV caches). */
+  samplerRelease: (runId: string) => `turnwise.${token('runId', runId)}.sampler.release`,
   /** Publish: coordinator/lead → every sampler, `PAUSE` / `RESUME` (backpressure). */
   samplerControl: (runId: string) => `turnwise.${token('runId', runId)}.sampler.control`,
   /** Publish: learner → every sampler, `{ version, weights }`. */
@@ -83,6 +85,8 @@ export const messageFlow: readonly MessageFlow[] = [
   { from: 'episode', to: 'env-session', subject: 'envReset', kind: 'request', message: '{ taskIndex } → Observation' },
   // Each episode asks the samplers (queue group: one answers) for the next action.
   { from: 'episode', to: 'sampler', subject: 'act', kind: 'request', message: 'ActRequest → ActResult' },
+  // Ended episodes are announced so that samplers free their per-episode KV caches.
+  { from: 'episode', to: 'sampler', subject: 'samplerRelease', kind: 'publish', message: '{ episodeIds }' },
   // Each episode sends the action text to its env session.
   { from: 'episode', to: 'env-session', subject: 'envStep', kind: 'request', message: '{ actionText } → StepResult' },
   // Each finished episode publishes its Trajectory for the run store and the viewer.
@@ -146,8 +150,16 @@ function parseActRequest(subject: string, payload: unknown): ActRequest {
   }
   const seed = payload.seed;
   if (seed !== undefined && !Number.isInteger(seed)) throw new InvalidMessageError(subject, "'seed' must be an integer when present");
+  const { episodeId, lastTurn } = payload;
+  if (episodeId !== undefined && typeof episodeId !== 'string') throw new InvalidMessageError(subject, "'episodeId' must be a string when present");
+  if (lastTurn !== undefined && typeof lastTurn !== 'boolean') throw new InvalidMessageError(subject, "'lastTurn' must be a boolean when present");
   const request: ActRequest = { contextTokens: payload.contextTokens, actionChoices: (choices ?? null) as readonly Int32Array[] | null };
-  return seed === undefined ? request : { ...request, seed: seed as number };
+  return {
+    ...request,
+    ...(seed === undefined ? {} : { seed: seed as number }),
+    ...(episodeId === undefined ? {} : { episodeId }),
+    ...(lastTurn === undefined ? {} : { lastTurn }),
+  };
 }
 
 function parseActResult(subject: string, reply: unknown): ActResult {
@@ -205,6 +217,13 @@ export function serveSampler(bus: Bus, runId: string, sampler: ActorPort<Sampler
       if (!isObject(payload) || typeof payload.version !== 'number') throw new InvalidMessageError(subjects.weights(runId), 'expected { version: number, weights }');
       sampler.send({ type: 'LOAD_WEIGHTS', version: payload.version, weights: payload.weights });
     }),
+    bus.subscribe(subjects.samplerRelease(runId), (payload) => {
+      const ids = isObject(payload) ? payload.episodeIds : undefined;
+      if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) {
+        throw new InvalidMessageError(subjects.samplerRelease(runId), 'expected { episodeIds: string[] }');
+      }
+      sampler.send({ type: 'RELEASE', episodeIds: ids as string[] });
+    }),
     bus.subscribe(subjects.samplerControl(runId), (payload) => {
       const type = isObject(payload) ? payload.type : undefined;
       if (type !== 'PAUSE' && type !== 'RESUME') throw new InvalidMessageError(subjects.samplerControl(runId), `expected { type: 'PAUSE' | 'RESUME' }, got ${JSON.stringify(type)}`);
@@ -236,6 +255,14 @@ export function remoteAct(bus: Bus, runId: string, timeoutMs: number): (request:
  */
 export function announceWeights(bus: Bus, runId: string, version: number, weights: unknown): void {
   bus.publish(subjects.weights(runId), { version, weights });
+}
+
+/**
+ * Episodes ended: every sampler frees what it keeps for them (per-episode KV caches).
+ * @example releaseEpisodes(bus, 'run1', ['step3/babyai_12/0']);
+ */
+export function releaseEpisodes(bus: Bus, runId: string, episodeIds: readonly string[]): void {
+  bus.publish(subjects.samplerRelease(runId), { episodeIds });
 }
 
 /**

@@ -21,7 +21,7 @@ describe('parseConfig', () => {
     expect(config).toEqual({
       seed: 1,
       run: { dir: 'runs', name: 'babyai-grpo' },
-      env: { name: 'babyai', settings: { levels: ['GoToRedBall'] }, trainSplit: 'train', testSplit: 'test' },
+      env: { name: 'babyai', settings: { levels: ['GoToRedBall'] }, trainSplit: 'train', testSplit: 'test', workers: 0 },
       tokenizer: { vocabSize: 512, corpusEpisodes: 400 },
       model: { dModel: 64, nLayers: 2, nHeads: 4, ffnHidden: 172, maxContext: 256, ropeTheta: 10000, tieEmbeddings: false, backend: 'auto' },
       context: { history: 0, includeInstruction: false },
@@ -54,7 +54,7 @@ describe('parseConfig', () => {
         klHorizon: 10000,
       },
       horizon: { schedule: 'fixed', horizon: 5 },
-      train: { steps: 60, evalEvery: 10, evalTasks: 256, checkpointEvery: 10, logEvery: 1 },
+      train: { steps: 60, evalEvery: 10, evalTasks: 256, checkpointEvery: 10, logEvery: 1, dataParallel: 1 },
       runtime: { bus: 'memory', samplerMaxBatch: 128, samplerMaxWaitMs: 2, requestTimeoutMs: 60000, envTimeoutMs: 30000 },
       mode: 'sync',
       async: { maxStaleness: 1, partialRollout: 'continue', weightSyncTimeoutMs: 120000 },
@@ -223,10 +223,10 @@ describe('describeConfig', () => {
     expect(byPath.get('horizon.horizons')).toMatchObject({ type: 'integer > 0[]', when: "schedule: 'stepwise'" });
     expect(byPath.get('horizon.every')?.default).toBeUndefined();
     expect(byPath.get('env.settings')?.default).toEqual({ levels: ['GoToRedBall'] });
-    // Fields outside the union options: seed, run 2, env 4, tokenizer 2, model 8, context 2,
-    // sampling 4, algorithm 24 (name + the fields every algorithm has), horizon.schedule, train 5, runtime 5,
+    // Fields outside the union options: seed, run 2, env 5, tokenizer 2, model 8, context 2,
+    // sampling 4, algorithm 24 (name + the fields every algorithm has), horizon.schedule, train 6, runtime 5,
     // mode 1, async 3, offPolicy 2.
-    expect(fields.filter((f) => f.when === undefined)).toHaveLength(1 + 2 + 4 + 2 + 8 + 2 + 4 + 24 + 1 + 5 + 5 + 1 + 3 + 2);
+    expect(fields.filter((f) => f.when === undefined)).toHaveLength(1 + 2 + 5 + 2 + 8 + 2 + 4 + 24 + 1 + 6 + 5 + 1 + 3 + 2);
     expect(byPath.get('algorithm.name')).toMatchObject({ type: "'grpo' | 'rloo' | 'reinforce_pp' | 'reinforce' | 'ppo'", default: 'grpo' });
     expect(byPath.get('algorithm.critic.lr')).toMatchObject({ when: "name: 'ppo'" });
     const horizonOptions = fields.filter((f) => f.when !== undefined && !f.path.startsWith('algorithm.'));

@@ -25,6 +25,9 @@ const envSchema = z
       .describe('Environment-specific settings, passed to the environment factory as they are.'),
     trainSplit: z.string().min(1).default('train').describe('Task split used for training rollouts.'),
     testSplit: z.string().min(1).default('test').describe('Task split used for evaluation.'),
+    workers: nonNegInt()
+      .default(0)
+      .describe('Worker threads (piscina) that run the environment instances, batched per event-loop turn; 0 runs them in-process (best for light environments). Built-in environments only.'),
   })
   .strict();
 
@@ -150,6 +153,11 @@ const trainSchema = z
     evalTasks: posInt().default(256).describe('Test tasks per evaluation.'),
     checkpointEvery: nonNegInt().default(10).describe('Save a checkpoint every N steps (0 = only at the end).'),
     logEvery: posInt().default(1).describe('Write metrics every N steps.'),
+    dataParallel: posInt()
+      .default(1)
+      .describe(
+        'Learner gradient workers (threads, each with its own tfjs backend): each mini-batch is split into this many shards whose gradients are added exactly before one optimizer step. 1 = compute in the learner thread; about the CPU core count is fastest.',
+      ),
   })
   .strict();
 

@@ -1,25 +1,28 @@
 /**
- * Installs the two project shims the tfjs wasm backend needs for training (platform-notes §1.4):
- * a JS `UnsortedSegmentSum` kernel (gradient of `tf.gather`) and the `BatchMatMul` rerouting onto
- * XNNPACK. Both are kernel-registry changes, so they work whether or not the wasm backend has been
+ * Installs the project shims the tfjs wasm backend needs for training (platform-notes §1.4):
+ * a JS `UnsortedSegmentSum` kernel (gradient of `tf.gather`), the `BatchMatMul` rerouting onto
+ * XNNPACK, and a zero-copy `Identity` (`src/models/backend/wasm-identity.ts`). Both are kernel-registry changes, so they work whether or not the wasm backend has been
  * initialised yet.
  */
 import '@tensorflow/tfjs-backend-wasm';
 import { installWasmBatchMatMulShim } from './wasm-batch-matmul.js';
+import { installWasmIdentityShim } from './wasm-identity.js';
 import { registerWasmUnsortedSegmentSum } from './wasm-unsorted-segment-sum.js';
 
 /** Which shims this call installed (false: already there). */
 export interface WasmShimsInstalled {
   readonly unsortedSegmentSum: boolean;
   readonly batchMatMul: boolean;
+  /** Zero-copy `Identity` (issue #10: tfjs clones every saved input for backprop). */
+  readonly identity: boolean;
 }
 
 /**
- * Installs both wasm shims. Idempotent: a second call installs nothing and reports `false`s.
+ * Installs the wasm shims. Idempotent: a second call installs nothing and reports `false`s.
  * @example
  * installWasmShims();
  * await tf.setBackend('wasm');
  */
 export function installWasmShims(): WasmShimsInstalled {
-  return { unsortedSegmentSum: registerWasmUnsortedSegmentSum(), batchMatMul: installWasmBatchMatMulShim() };
+  return { unsortedSegmentSum: registerWasmUnsortedSegmentSum(), batchMatMul: installWasmBatchMatMulShim(), identity: installWasmIdentityShim() };
 }

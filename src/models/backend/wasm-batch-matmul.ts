@@ -68,6 +68,79 @@ function product(dims: readonly number[]): number {
   return p;
 }
 
+/**
+ * Transposes of un-batched `a` operands, keyed by the source's dataId. Why: in backprop every
+ * weight gradient is `x^T · dy`, and one activation feeds several projections (q, k and v share
+ * their normed input; gate and up share theirs), so the same `x^T` was materialised 2-3 times per
+ * layer with the (slow, ~10 ns per element) wasm Transpose kernel. Tensors are immutable and a
+ * dataId object is never reused while held here, so a hit is always current (the [k, m] view is
+ * part of the key: a reshape shares its source's dataId). A copy lives exactly as long as its
+ * source: the backend's `disposeData` is wrapped to free it when the source's data is freed.
+ */
+const transposeCache = new Map<object, { readonly k: number; readonly m: number; readonly transposed: tf.TensorInfo }>();
+const TRANSPOSE_CACHE_MAX = 8;
+
+/** How many transposes the cache has saved since start-up (tests and benchmarks). */
+let transposeCacheHits = 0;
+
+/**
+ * Transposes of `a` operands the shim reused instead of recomputing.
+ * @example const before = batchMatMulTransposeCacheHits(); // ... backprop ... > before
+ */
+export function batchMatMulTransposeCacheHits(): number {
+  return transposeCacheHits;
+}
+
+/** Internal map of the wasm backend (pinned tfjs 4.22.0, see the file comment). */
+function liveIds(backend: BackendWasm): { has(id: object): boolean } {
+  return (backend as unknown as { dataIdMap: { has(id: object): boolean } }).dataIdMap;
+}
+
+/** Frees one cached transpose (if its backend still holds it). */
+function dropCached(backend: BackendWasm, source: object): void {
+  const entry = transposeCache.get(source);
+  if (entry === undefined) return;
+  transposeCache.delete(source);
+  if (liveIds(backend).has(entry.transposed.dataId)) backend.disposeData(entry.transposed.dataId, true);
+}
+
+const wrappedBackends = new WeakSet<object>();
+
+/** Makes `backend.disposeData` free a source's cached transpose together with the source. */
+function tieToSources(backend: BackendWasm): void {
+  if (wrappedBackends.has(backend)) return;
+  wrappedBackends.add(backend);
+  const original = backend.disposeData.bind(backend);
+  backend.disposeData = (dataId: object, force?: boolean): boolean => {
+    const freed = original(dataId, force);
+    if (transposeCache.has(dataId) && !liveIds(backend).has(dataId)) dropCached(backend, dataId);
+    return freed;
+  };
+}
+
+/** Keeps the cache under its cap (oldest first) and drops entries of sources no longer held. */
+function pruneTransposeCache(backend: BackendWasm): void {
+  const live = liveIds(backend);
+  for (const source of [...transposeCache.keys()]) {
+    if (!live.has(source) || transposeCache.size >= TRANSPOSE_CACHE_MAX) dropCached(backend, source);
+  }
+}
+
+/** `a` [1, k, m] transposed to [1, m, k], from the cache when this source was transposed before. */
+function cachedTransposeA(backend: BackendWasm, a: tf.TensorInfo, k: number, m: number): tf.TensorInfo {
+  const hit = transposeCache.get(a.dataId);
+  if (hit !== undefined && hit.k === k && hit.m === m) {
+    transposeCacheHits++;
+    return hit.transposed;
+  }
+  tieToSources(backend);
+  pruneTransposeCache(backend);
+  dropCached(backend, a.dataId); // the same data seen before as another [k, m]: replace it
+  const transposed = transpose3d(backend, a, [1, k, m]);
+  transposeCache.set(a.dataId, { k, m, transposed });
+  return transposed;
+}
+
 function transpose3d(backend: BackendWasm, x: tf.TensorInfo, shape: [number, number, number]): tf.TensorInfo {
   const view: tf.TensorInfo = { dataId: x.dataId, shape, dtype: x.dtype };
   return transposeKernel!({ inputs: { x: view }, backend, attrs: { perm: [0, 2, 1] } });
@@ -100,7 +173,9 @@ function batchMatMulShim(args: KernelArgs): tf.TensorInfo {
   const temps: tf.TensorInfo[] = [];
   // [batchA, M, K] and [batchB, K, N], materialised only when transposed.
   let aN: tf.TensorInfo = { dataId: a.dataId, shape: [batchA, m, k], dtype: 'float32' };
-  if (transposeA) {
+  if (transposeA && batchA === 1) {
+    aN = cachedTransposeA(backend, a, k, m); // owned by the cache, not a temp
+  } else if (transposeA) {
     aN = transpose3d(backend, a, [batchA, k, m]);
     temps.push(aN);
   }

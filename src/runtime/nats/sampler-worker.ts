@@ -58,6 +58,7 @@ export async function startSamplerWorker(options: SamplerWorkerOptions): Promise
         model.loadNamedWeights(weights as NamedTensors);
         policy.setVersion(version);
       },
+      release: (episodeIds) => policy.releaseEpisodes(episodeIds),
     }),
     { input: { maxBatch: config.runtime.samplerMaxBatch, maxWaitMs: config.runtime.samplerMaxWaitMs, policyVersion: 0 }, clock },
   ).start();

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { selectBackend } from '../../../src/models/backend/select.js';
 import { tf } from '../../../src/models/backend/tf.js';
 import {
+  batchMatMulTransposeCacheHits,
   reroutedBatchMatMulCalls,
   SHIM_MIN_MACS_PER_ITEM,
   setBatchMatMulShimEnabled,
@@ -171,6 +172,28 @@ describe('wasm BatchMatMul rerouting', () => {
       for (let r = 0; r < m; r++)
         for (let j = 0; j < n; j++) diff = Math.max(diff, Math.abs(got[(i * m + r) * n + j] - (i + 1) * aData[(i * m + r) * k + (j % k)]));
     expect(diff).toBe(0);
+  });
+
+  it('reuses the transpose of an input shared by several weight gradients, and not of a reshaped view', async () => {
+    // y = x·Wq + x·Wk + x·Wv: backprop forms x^T·dy three times for the same x.
+    const x = randomArray(96 * 40, 11);
+    const ws = [12, 13, 14].map((seed) => randomArray(40 * 48, seed));
+    const run = () =>
+      tf.tidy(() => {
+        const xt = tf.tensor2d(x, [96, 40]);
+        const f = (a: tf.Tensor, b: tf.Tensor, c: tf.Tensor) => tf.addN([a, b, c].map((w) => tf.matMul(xt, w as tf.Tensor2D))).square().sum() as tf.Scalar;
+        const grads = tf.grads(f)(ws.map((w) => tf.tensor2d(w, [40, 48])));
+        // The same data as another [k, m] view: must not hit the [96, 40] entry.
+        const view = tf.matMul(tf.reshape(xt, [80, 48]), tf.tensor2d(randomArray(80 * 40, 15), [80, 40]), true, false);
+        return [...grads, view].map((g) => Array.from(g.dataSync()));
+      });
+    const want = await onBackend('cpu', run);
+    const hits = batchMatMulTransposeCacheHits();
+    const got = await onBackend('wasm', run);
+    expect(batchMatMulTransposeCacheHits() - hits).toBe(2); // 3 weight gradients, 1 transpose
+    got.forEach((g, i) => {
+      expect(maxRelDiff(g, want[i])).toBeLessThan(1e-5);
+    });
   });
 
   it('keeps the documented threshold', () => {

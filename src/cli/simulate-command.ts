@@ -1,0 +1,106 @@
+/**
+ * `turnwise simulate <config> --agents N [--policy scripted|random|checkpoint:<dir>] [--turns T | --seconds S]`:
+ * N concurrent episodes of the config's environment (see `src/runtime/simulate/simulate.ts`),
+ * printing turns/s, resident memory per live episode, event-loop lag and outcome counts.
+ */
+import type { Command } from 'commander';
+import { systemClock } from '../core/clock.js';
+import { loadConfig, resolveConfig } from '../core/config.js';
+import { InvalidArgumentError } from '../core/errors.js';
+import { getEnvironmentSpec } from '../envs/registry.js';
+import { type SimBudget, type SimPolicy, type SimulateReport, simulate } from '../runtime/simulate/simulate.js';
+
+/** The raw flags, as commander hands them over (strings, validated here so errors name the flag). */
+export interface SimulateFlags {
+  readonly agents?: string;
+  readonly policy?: string;
+  readonly turns?: string;
+  readonly seconds?: string;
+  readonly envWorkers?: string;
+  readonly horizon?: string;
+  readonly json?: boolean;
+}
+
+function integerFlag(flag: string, value: string, min: number): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isInteger(n) || n < min) throw InvalidArgumentError.format(flag, `expected an integer >= ${min}, got '${value}'`);
+  return n;
+}
+
+/**
+ * Validates the flags.
+ * @example parseSimulateFlags({ agents: '200', policy: 'random', turns: '5000' })
+ */
+export function parseSimulateFlags(flags: SimulateFlags): { agents: number; policy: SimPolicy; budget: SimBudget; envWorkers?: number; horizon?: number } {
+  if (flags.agents === undefined) throw InvalidArgumentError.format('--agents', 'required: the number of concurrent episodes');
+  const agents = integerFlag('--agents', flags.agents, 1);
+  const policyText = flags.policy ?? 'scripted';
+  let policy: SimPolicy;
+  if (policyText === 'scripted' || policyText === 'random') policy = { kind: policyText };
+  else if (policyText.startsWith('checkpoint:') && policyText.length > 'checkpoint:'.length) policy = { kind: 'checkpoint', location: policyText.slice('checkpoint:'.length) };
+  else throw InvalidArgumentError.format('--policy', `expected scripted, random or checkpoint:<run or checkpoint folder>, got '${policyText}'`);
+  if (flags.turns !== undefined && flags.seconds !== undefined) throw InvalidArgumentError.format('--turns', 'give --turns or --seconds, not both');
+  let budget: SimBudget;
+  if (flags.seconds !== undefined) {
+    const seconds = Number(flags.seconds);
+    if (flags.seconds.trim() === '' || !(seconds > 0) || !Number.isFinite(seconds)) throw InvalidArgumentError.format('--seconds', `expected a positive number, got '${flags.seconds}'`);
+    budget = { seconds };
+  } else budget = { turns: flags.turns === undefined ? 10 * agents : integerFlag('--turns', flags.turns, 1) };
+  return {
+    agents,
+    policy,
+    budget,
+    ...(flags.envWorkers !== undefined ? { envWorkers: integerFlag('--env-workers', flags.envWorkers, 0) } : {}),
+    ...(flags.horizon !== undefined ? { horizon: integerFlag('--horizon', flags.horizon, 1) } : {}),
+  };
+}
+
+const MiB = 1024 * 1024;
+
+/**
+ * The report as printed lines.
+ * @example for (const line of formatSimulateReport(report)) console.log(line);
+ */
+export function formatSimulateReport(r: SimulateReport): string[] {
+  const o = r.outcomes;
+  return [
+    `agents ${r.agents} | policy ${r.policy} | envs ${r.envPlacement} | horizon ${r.horizon}`,
+    `episodes finished ${r.episodes} | turns ${r.turns} in ${r.seconds.toFixed(2)} s | ${Math.round(r.turnsPerSecond).toLocaleString('en-US')} turns/s`,
+    `outcomes: success ${o.success}, failure ${o.failure}, truncated ${o.truncated}, error ${o.error}`,
+    `resident memory: ${(r.memory.baselineBytes / MiB).toFixed(0)} MiB before, ${(r.memory.peakBytes / MiB).toFixed(0)} MiB peak, ${(r.memory.perEpisodeBytes / 1024).toFixed(1)} KiB per live episode`,
+    `event-loop lag: p50 ${r.eventLoopLagMs.p50.toFixed(1)} ms, p99 ${r.eventLoopLagMs.p99.toFixed(1)} ms, max ${r.eventLoopLagMs.max.toFixed(1)} ms`,
+  ];
+}
+
+/**
+ * Adds `turnwise simulate` to the program.
+ * @example registerSimulateCommand(program);
+ */
+export function registerSimulateCommand(program: Command): void {
+  program
+    .command('simulate')
+    .description('run N concurrent episodes with a scripted, random or trained policy; report turns/s, memory per live episode, event-loop lag')
+    .argument('<config>', 'YAML config (its env section picks the environment, its horizon the episode length)')
+    .option('--agents <n>', 'concurrent episodes (required)')
+    .option('--policy <policy>', 'scripted | random | checkpoint:<run or checkpoint folder>', 'scripted')
+    .option('--turns <n>', 'stop starting episodes after this many turns (default 10 x agents)')
+    .option('--seconds <s>', 'stop starting episodes after this many seconds')
+    .option('--env-workers <n>', 'environment worker threads (default: env.workers of the config; 0 = in-process)')
+    .option('--horizon <n>', 'turns per episode at most (default: the config horizon)')
+    .option('--json', 'print the report as JSON')
+    .action(async (configPath: string, flags: SimulateFlags) => {
+      const parsed = parseSimulateFlags(flags);
+      const config = resolveConfig(loadConfig(configPath));
+      const spec = getEnvironmentSpec(config.env.name);
+      const report = await simulate({
+        config,
+        spec,
+        ...parsed,
+        clock: systemClock,
+        onProgress: flags.json ? undefined : (p) => process.stderr.write(`  ${p.seconds.toFixed(1)} s: ${p.turns} turns, ${p.episodes} episodes\n`),
+        progressMs: 2000,
+      });
+      if (flags.json) console.log(JSON.stringify(report, null, 2));
+      else for (const line of formatSimulateReport(report)) console.log(line);
+    });
+}

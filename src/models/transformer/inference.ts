@@ -1,0 +1,103 @@
+/**
+ * The packed ("varlen") inference forward: every row's new tokens in one `[sumNew, d]` matrix, so
+ * each per-token op (embedding, RMSNorm, the fused q/k/v projection, o-projection, SwiGLU MLP)
+ * is ONE kernel dispatch for the whole batch, with no padding; only attention follows the row
+ * structure, in JS over each row's own one-row KV cache (transformer/packed-attention.ts).
+ *
+ * Why (issue #10 part F): the padded path (`TransformerModel.extend`) pays ~100 kernels per call,
+ * pads ragged rows (so the sampler split a B = 64 batch into many tight buckets, each paying those
+ * kernels again) and spends most of a large call in per-(row, head) attention kernels, a
+ * transposed key copy, a padded mask and softmax. Per layer this path runs 20 kernels: RMSNorm
+ * (6), q/k/v as one matMul with a concatenated weight, o-projection + residual (2), RMSNorm (6),
+ * SwiGLU (6, gate and up kept apart since wasm Slice copies its whole input), residual (1) —
+ * and no transposes (the projection output is already `[token, head, headDim]`).
+ */
+import { InvalidArgumentError } from '../../core/errors.js';
+import { tf } from '../backend/tf.js';
+import type { KvCache } from '../kv-cache.js';
+import type { TransformerConfig } from './config.js';
+import { rmsNorm, swiGlu } from './layers.js';
+import { packedAttention, ropePackedInPlace, writePackedKv } from './packed-attention.js';
+
+/** What the packed forward reads from a model (its weights stay private to it). */
+export interface InferenceWeights {
+  readonly config: TransformerConfig;
+  /** RoPE cos/sin tables `[maxContext, headDim]`. */
+  readonly rope: { readonly cos: Float32Array; readonly sin: Float32Array };
+  /** Token embeddings `[n, d]`. */
+  embed(ids: Int32Array): tf.Tensor2D;
+  weight1d(name: string): tf.Tensor1D;
+  weight2d(name: string): tf.Tensor2D;
+  /** `[d, 3 * d]`: the layer's q, k and v projections side by side (kept by the model). */
+  fusedQkv(layer: number): tf.Tensor2D;
+  /** Final norm + LM head: `[n, d] -> [n, vocab]`. */
+  head(hidden: tf.Tensor2D): tf.Tensor2D;
+}
+
+/**
+ * Appends `tokens[r]` to the one-row cache `caches[r]` for every row r (a prefill when that cache
+ * is empty; rows may mix empty and cached caches of any lengths) and returns the next-token
+ * logits after each row's last new token, `[rows, vocab]` (raw). The caller disposes the logits.
+ * @example
+ * const logits = packedExtend(weights, [model.createCache(1, 16), cached], [prompt, observation]); // [2, V]
+ */
+export function packedExtend(weights: InferenceWeights, caches: readonly KvCache[], tokens: readonly Int32Array[]): tf.Tensor2D {
+  const { config } = weights;
+  const { nLayers, nHeads, dModel, vocabSize, maxContext, rmsNormEps: eps } = config;
+  const hd = dModel / nHeads;
+  if (caches.length !== tokens.length) throw InvalidArgumentError.format('tokens', `expected ${caches.length} rows (one per cache), got ${tokens.length}`);
+  if (caches.length === 0) throw InvalidArgumentError.format('caches', 'expected at least one row');
+  const offsets = new Int32Array(caches.length + 1);
+  caches.forEach((cache, r) => {
+    const { shape } = cache;
+    if (cache.rows !== 1) throw InvalidArgumentError.format(`caches[${r}]`, `expected a one-row cache, got ${cache.rows} rows`);
+    if (shape.nLayers !== nLayers || shape.nHeads !== nHeads || shape.headDim !== hd) {
+      throw InvalidArgumentError.format(`caches[${r}]`, `shape ${JSON.stringify(shape)} does not match the model`);
+    }
+    const ids = tokens[r];
+    if (ids.length === 0) throw InvalidArgumentError.format(`tokens[${r}]`, 'expected at least one new token');
+    for (const id of ids) if (id < 0 || id >= vocabSize) throw InvalidArgumentError.format(`tokens[${r}]`, `id ${id} outside [0, ${vocabSize})`);
+    const last = cache.nextPositions[0] + ids.length - 1;
+    if (last >= maxContext) throw InvalidArgumentError.format(`tokens[${r}]`, `position ${last} exceeds maxContext ${maxContext}`);
+    offsets[r + 1] = offsets[r] + ids.length;
+  });
+  const n = offsets[caches.length];
+  const ids = new Int32Array(n); // [n] packed
+  const positions = new Int32Array(n);
+  const pastLength = new Int32Array(caches.length);
+  caches.forEach((cache, r) => {
+    ids.set(tokens[r], offsets[r]);
+    for (let j = 0; j < tokens[r].length; j++) positions[offsets[r] + j] = cache.nextPositions[0] + j;
+    pastLength[r] = cache.length;
+    cache.reserve(tokens[r].length);
+  });
+  const shape = { heads: nHeads, headDim: hd, offsets };
+  const logits = tf.tidy(() => {
+    let x = weights.embed(ids); // [n, d]
+    for (let layer = 0; layer < nLayers; layer++) {
+      const p = `model.layers.${layer}`;
+      const h = rmsNorm(x, weights.weight1d(`${p}.input_layernorm.weight`), eps);
+      // A copy (wasm readSync copies; on cpu the array backs a tensor nothing else reads).
+      const qkv = tf.matMul(h, weights.fusedQkv(layer)).dataSync() as Float32Array; // [n, 3d]
+      ropePackedInPlace(qkv, positions, weights.rope, nHeads, hd);
+      const context = packedAttention(qkv, caches, pastLength, layer, shape); // [n, d]
+      writePackedKv(caches, layer, qkv, shape);
+      x = tf.add(x, tf.matMul(tf.tensor2d(context, [n, dModel]), weights.weight2d(`${p}.self_attn.o_proj.weight`)));
+      const h2 = rmsNorm(x, weights.weight1d(`${p}.post_attention_layernorm.weight`), eps);
+      const mlp = swiGlu(
+        h2,
+        weights.weight2d(`${p}.mlp.gate_proj.weight`),
+        weights.weight2d(`${p}.mlp.up_proj.weight`),
+        weights.weight2d(`${p}.mlp.down_proj.weight`),
+      );
+      x = tf.add(x, mlp);
+    }
+    if (n === caches.length) return weights.head(x); // one new token per row: every row is a last one
+    const last = Int32Array.from({ length: caches.length }, (_, r) => offsets[r + 1] - 1);
+    return weights.head(tf.gather(x, tf.tensor1d(last, 'int32'))); // [rows, V]
+  });
+  caches.forEach((cache, r) => {
+    cache.advance(new Uint8Array(tokens[r].length).fill(1), tokens[r].length);
+  });
+  return logits;
+}

@@ -1,0 +1,165 @@
+/**
+ * RoPE and causal multi-head attention in plain JS over a *packed* ("varlen") batch: the new
+ * tokens of every row laid end to end, `[sumNew, ...]`, with no padding, each row attending over
+ * its own one-row KV cache plus its own new tokens.
+ *
+ * Why: on the wasm backend, attention through tfjs runs one XNNPACK call per (row, head) (the
+ * BatchMatMul shim) plus a transposed key copy, an additive mask of `[rows, 1, new, slots]` and a
+ * softmax over padded scores — measured 250 of 460 ms of a 64-row, 90-token call over 150
+ * cached slots (bench/RESULTS.md, issue 10 part F). Here a row costs exactly its real
+ * (query, key) pairs, ragged rows need no padding or bucketing, the caches are read in place,
+ * and the q/k/v projections never need a head transpose: the fused projection's output
+ * `[sumNew, 3 * d]` is already `[token, (q|k|v), head, headDim]`.
+ *
+ * Same semantics as `applyRope` + `attend` + `attentionMask`: query `i` of a row sees every real
+ * cached slot of that row (`keyMask` 1) and new keys `j <= i`.
+ */
+import { InvalidArgumentError } from '../../core/errors.js';
+import type { KvCache } from '../kv-cache.js';
+
+/** Sizes of a packed call. */
+export interface PackedShape {
+  readonly heads: number;
+  readonly headDim: number;
+  /** [rows + 1] start of each row's new tokens in the packed order; the last entry is sumNew. */
+  readonly offsets: Int32Array;
+}
+
+/**
+ * Applies RoPE in place to the q and k parts of a fused projection `[n, 3 * d]` (HF layout:
+ * `x * cos + rotate_half(x) * sin`, `rotate_half(x) = cat(-x[half:], x[:half])`).
+ * @example ropePackedInPlace(qkv, positions, ropeTable(1024, 16, 1e4), 4, 16) // qkv: [n, 3 * 64]
+ */
+export function ropePackedInPlace(
+  qkv: Float32Array,
+  positions: Int32Array,
+  table: { readonly cos: Float32Array; readonly sin: Float32Array },
+  heads: number,
+  headDim: number,
+): void {
+  const d = heads * headDim;
+  const half = headDim / 2;
+  const n = positions.length;
+  if (qkv.length !== n * 3 * d) throw InvalidArgumentError.format('qkv', `expected ${n * 3 * d} values ([${n}, ${3 * d}]), got ${qkv.length}`);
+  const { cos, sin } = table;
+  for (let t = 0; t < n; t++) {
+    const angle = positions[t] * headDim;
+    // q (heads 0..H-1) and k (heads H..2H-1) are contiguous: 2H head vectors per token.
+    for (let hv = 0; hv < 2 * heads; hv++) {
+      const base = t * 3 * d + hv * headDim;
+      for (let i = 0; i < half; i++) {
+        const a = qkv[base + i];
+        const b = qkv[base + i + half];
+        qkv[base + i] = a * cos[angle + i] - b * sin[angle + i];
+        qkv[base + i + half] = b * cos[angle + i + half] + a * sin[angle + i + half];
+      }
+    }
+  }
+}
+
+/**
+ * Writes the new keys and values of one layer (the k and v parts of the roped `[n, 3 * d]`
+ * projection) into each row's cache, at slots `[length, length + new)`. Call for every layer,
+ * then `advance` each cache.
+ * @example writePackedKv(caches, 0, qkv, shape)
+ */
+export function writePackedKv(caches: readonly KvCache[], layer: number, qkv: Float32Array, shape: PackedShape): void {
+  const { heads: h, headDim: hd, offsets } = shape;
+  const d = h * hd;
+  caches.forEach((cache, r) => {
+    const start = offsets[r];
+    const added = offsets[r + 1] - start;
+    const key = new Float32Array(h * added * hd); // [1, heads, added, headDim]
+    const value = new Float32Array(h * added * hd);
+    for (let head = 0; head < h; head++) {
+      for (let j = 0; j < added; j++) {
+        const from = (start + j) * 3 * d + head * hd;
+        const to = (head * added + j) * hd;
+        key.set(qkv.subarray(from + d, from + d + hd), to);
+        value.set(qkv.subarray(from + 2 * d, from + 2 * d + hd), to);
+      }
+    }
+    cache.write(layer, key, value, added);
+  });
+}
+
+/**
+ * `softmax(q·kᵀ/√hd + mask)·v` for every new token of the given rows, heads merged, written into
+ * `out` (the context `[sumNew, d]`, the o-projection's input). Keys/values of cached slots come
+ * from each row's cache (`[0, pastLength[r])`, as before this call's writes), new ones from `qkv`.
+ * Plain JS costs ~100 ns per (query, key, head) here, ~8x XNNPACK's rate: worth it only for small
+ * work (decode steps), where it saves the kernel dispatches and uploads.
+ * @example packedAttention(qkv, caches, pastLength, 0, shape, [0, 1], ctx); // ctx: [n, d]
+ */
+export function packedAttention(
+  qkv: Float32Array,
+  caches: readonly KvCache[],
+  pastLength: Int32Array,
+  layer: number,
+  shape: PackedShape,
+  rows: readonly number[],
+  out: Float32Array,
+): void {
+  const { heads: h, headDim: hd, offsets } = shape;
+  const d = h * hd;
+  const scale = 1 / Math.sqrt(hd);
+  let maxKeys = 1;
+  for (const r of rows) maxKeys = Math.max(maxKeys, pastLength[r] + offsets[r + 1] - offsets[r]);
+  const scores = new Float64Array(maxKeys);
+  const q = new Float64Array(hd);
+  const acc = new Float64Array(hd);
+  for (const r of rows) {
+    const cache = caches[r];
+    if (cache.rows !== 1) throw InvalidArgumentError.format('caches', `expected one-row caches, row ${r} has ${cache.rows}`);
+    const past = pastLength[r];
+    const cap = cache.capacity;
+    const keyMask = cache.keyMask;
+    const { key: kc, value: vc } = cache.layerBuffers(layer);
+    const start = offsets[r];
+    const added = offsets[r + 1] - start;
+    for (let head = 0; head < h; head++) {
+      const block = head * cap * hd; // this head's [capacity, headDim] block of the row's cache
+      for (let i = 0; i < added; i++) {
+        const qOff = (start + i) * 3 * d + head * hd;
+        for (let e = 0; e < hd; e++) q[e] = qkv[qOff + e] * scale;
+        let max = Number.NEGATIVE_INFINITY;
+        for (let j = 0; j < past; j++) {
+          if (keyMask[j] !== 1) {
+            scores[j] = Number.NEGATIVE_INFINITY;
+            continue;
+          }
+          const kOff = block + j * hd;
+          let dot = 0;
+          for (let e = 0; e < hd; e++) dot += q[e] * kc[kOff + e];
+          scores[j] = dot;
+          if (dot > max) max = dot;
+        }
+        for (let j = 0; j <= i; j++) {
+          const kOff = (start + j) * 3 * d + d + head * hd;
+          let dot = 0;
+          for (let e = 0; e < hd; e++) dot += q[e] * qkv[kOff + e];
+          scores[past + j] = dot;
+          if (dot > max) max = dot;
+        }
+        let sum = 0;
+        acc.fill(0);
+        for (let j = 0; j < past; j++) {
+          if (keyMask[j] !== 1) continue;
+          const w = Math.exp(scores[j] - max);
+          sum += w;
+          const vOff = block + j * hd;
+          for (let e = 0; e < hd; e++) acc[e] += w * vc[vOff + e];
+        }
+        for (let j = 0; j <= i; j++) {
+          const w = Math.exp(scores[past + j] - max);
+          sum += w;
+          const vOff = (start + j) * 3 * d + 2 * d + head * hd;
+          for (let e = 0; e < hd; e++) acc[e] += w * qkv[vOff + e];
+        }
+        const inv = 1 / sum;
+        const oOff = (start + i) * d + head * hd;
+        for (let e = 0; e < hd; e++) out[oOff + e] = acc[e] * inv;
+      }
+    }
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * `turnwise simulate`: N concurrent episodes — each an episode actor (its xstate machine) with an
+ * env-session actor on the bus — played by a scripted, random or trained policy, back to back over
+ * the training split until a turn or time budget is spent. It measures what a user scaling the
+ * runtime needs: turns per second, resident memory per live episode, event-loop lag, and what the
+ * episodes did (outcome counts).
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { Clock } from '../../core/clock.js';
+import type { ResolvedConfig } from '../../core/config.js';
+import { InvalidArgumentError } from '../../core/errors.js';
+import { Rng } from '../../core/rng.js';
+import type { Outcome, Split, Trajectory } from '../../core/types.js';
+import type { EnvironmentSpec } from '../../envs/environment.js';
+import type { TextPolicy } from '../../policies/text-policy.js';
+import { MemoryBus } from '../memory-bus.js';
+import { type EpisodePlan, RolloutRunner } from '../rollout.js';
+import { openCheckpointRunner } from './checkpoint-runner.js';
+import { randomPolicy, scriptedPolicy } from './sim-policies.js';
+
+/** Which policy plays. */
+export type SimPolicy = { readonly kind: 'scripted' } | { readonly kind: 'random' } | { readonly kind: 'checkpoint'; readonly location: string };
+
+/** When to stop starting episodes (episodes in flight then finish). */
+export type SimBudget = { readonly turns: number } | { readonly seconds: number };
+
+/** Options of {@link simulate}. */
+export interface SimulateOptions {
+  readonly config: ResolvedConfig;
+  readonly spec: EnvironmentSpec;
+  /** Concurrent episodes. */
+  readonly agents: number;
+  readonly policy: SimPolicy;
+  readonly budget: SimBudget;
+  /** Horizon of each episode (default: the config's largest). */
+  readonly horizon?: number;
+  /** Environment worker threads (default `config.env.workers`; 0 = in-process). */
+  readonly envWorkers?: number;
+  readonly clock: Clock;
+  /** Called about every `progressMs` with the counts so far. */
+  readonly onProgress?: (progress: SimProgress) => void;
+  readonly progressMs?: number;
+}
+
+/** Counts while running. */
+export interface SimProgress {
+  readonly seconds: number;
+  readonly turns: number;
+  readonly episodes: number;
+}
+
+/** What a simulation measured. */
+export interface SimulateReport {
+  readonly agents: number;
+  readonly policy: string;
+  readonly envPlacement: string;
+  readonly horizon: number;
+  readonly episodes: number;
+  /** Agent turns of every finished episode (the sum of their turn counts). */
+  readonly turns: number;
+  readonly seconds: number;
+  readonly turnsPerSecond: number;
+  readonly outcomes: Readonly<Record<Outcome, number>>;
+  /** Resident memory: before the sessions were opened, the peak while running, and (peak - baseline) / agents. */
+  readonly memory: { readonly baselineBytes: number; readonly peakBytes: number; readonly perEpisodeBytes: number };
+  /** Event-loop delay while running (perf_hooks monitorEventLoopDelay), in milliseconds. */
+  readonly eventLoopLagMs: { readonly p50: number; readonly p99: number; readonly max: number };
+}
+
+function checkBudget(budget: SimBudget): void {
+  if ('turns' in budget) {
+    if (!Number.isInteger(budget.turns) || budget.turns < 1) throw InvalidArgumentError.format('--turns', `expected a positive integer, got ${String(budget.turns)}`);
+  } else if (!(budget.seconds > 0) || !Number.isFinite(budget.seconds)) {
+    throw InvalidArgumentError.format('--seconds', `expected a positive number of seconds, got ${String(budget.seconds)}`);
+  }
+}
+
+async function openRunner(options: SimulateOptions, envWorkers: number): Promise<{ runner: RolloutRunner; description: string; close(): Promise<void> }> {
+  const { config, spec, agents, clock, policy } = options;
+  const settings = config.env.settings as Record<string, unknown>;
+  if (policy.kind === 'checkpoint') return openCheckpointRunner(policy.location, spec, settings, agents, envWorkers, clock);
+  const textPolicy: TextPolicy = policy.kind === 'scripted' ? scriptedPolicy(spec.name) : randomPolicy();
+  const bus = new MemoryBus({ clock });
+  const runner = new RolloutRunner({
+    bus,
+    runId: 'simulate',
+    spec,
+    envSettings: settings,
+    poolSize: agents,
+    envWorkers,
+    constrained: false,
+    envTimeoutMs: config.runtime.envTimeoutMs,
+    actTimeoutMs: config.runtime.requestTimeoutMs,
+    clock,
+    textPolicy,
+  });
+  return {
+    runner,
+    description: policy.kind === 'scripted' ? `scripted (${spec.name === 'babyai' ? 'BabyAI oracle' : 'cycle through listed actions'})` : 'random (seeded, uniform over listed actions)',
+    async close() {
+      await runner.close();
+      await bus.close();
+    },
+  };
+}
+
+/**
+ * Runs the simulation and reports what it measured.
+ * @example
+ * const report = await simulate({ config, spec, agents: 200, policy: { kind: 'scripted' }, budget: { turns: 5000 }, clock: systemClock });
+ * console.log(report.turnsPerSecond);
+ */
+export async function simulate(options: SimulateOptions): Promise<SimulateReport> {
+  const { config, spec, agents, clock } = options;
+  if (!Number.isInteger(agents) || agents < 1) throw InvalidArgumentError.format('--agents', `expected a positive integer, got ${String(agents)}`);
+  checkBudget(options.budget);
+  const envWorkers = options.envWorkers ?? config.env.workers;
+  if (!Number.isInteger(envWorkers) || envWorkers < 0) throw InvalidArgumentError.format('--env-workers', `expected a non-negative integer, got ${String(envWorkers)}`);
+  const horizon = options.horizon ?? config.derived.maxHorizon;
+  const settings = config.env.settings as Record<string, unknown>;
+  const indices = spec.catalog({ settings }).indices(config.env.trainSplit as Split);
+  if (indices.length === 0) throw InvalidArgumentError.format('env.trainSplit', `split '${config.env.trainSplit}' of ${spec.name} has no tasks`);
+  const seeds = Rng.fromSeed(config.seed).fork('simulate');
+
+  const baselineBytes = process.memoryUsage().rss;
+  let peakBytes = baselineBytes;
+  const sampleMemory = (): void => {
+    peakBytes = Math.max(peakBytes, process.memoryUsage().rss);
+  };
+  const opened = await openRunner(options, envWorkers);
+  const outcomes: Record<Outcome, number> = { success: 0, failure: 0, truncated: 0, error: 0 };
+  let turns = 0;
+  let episodes = 0;
+  const lag = monitorEventLoopDelay({ resolution: 10 });
+  const start = clock.now();
+  const elapsed = () => (clock.now() - start) / 1000;
+  const budget = options.budget;
+  const spent = (): boolean => ('turns' in budget ? turns >= budget.turns : elapsed() >= budget.seconds);
+  const plan = (i: number): EpisodePlan | null => {
+    if (spent()) return null;
+    const taskIndex = indices[i % indices.length] as number;
+    return { taskId: `${spec.name}_${taskIndex}`, taskIndex, groupId: `sim/${i}`, trajectoryId: `sim/${i}`, seed: seeds.fork('episode', i).int(0x7fffffff) };
+  };
+  const onTrajectory = (_: number, trajectory: Trajectory): void => {
+    turns += trajectory.turns.length;
+    episodes++;
+    outcomes[trajectory.outcome]++;
+  };
+  const progressMs = options.progressMs ?? 1000;
+  let lastProgress = 0;
+  // Memory and progress are sampled on a wall-clock timer; unref'd so it never holds the process.
+  const timer = setInterval(() => {
+    sampleMemory();
+    const now = elapsed();
+    if (options.onProgress && (now - lastProgress) * 1000 >= progressMs) {
+      lastProgress = now;
+      options.onProgress({ seconds: now, turns, episodes });
+    }
+  }, 100);
+  timer.unref();
+  lag.enable();
+  try {
+    await opened.runner.runStream(0, horizon, plan, onTrajectory);
+  } finally {
+    lag.disable();
+    clearInterval(timer);
+    sampleMemory();
+  }
+  const seconds = elapsed();
+  const envPlacement = opened.runner.envPlacement;
+  await opened.close();
+  const ms = (ns: number) => ns / 1e6;
+  return {
+    agents,
+    policy: opened.description,
+    envPlacement,
+    horizon,
+    episodes,
+    turns,
+    seconds,
+    turnsPerSecond: seconds > 0 ? turns / seconds : 0,
+    outcomes,
+    memory: { baselineBytes, peakBytes, perEpisodeBytes: (peakBytes - baselineBytes) / agents },
+    eventLoopLagMs: { p50: ms(lag.percentile(50)), p99: ms(lag.percentile(99)), max: ms(lag.max) },
+  };
+}

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { parseSimulateFlags } from '../../src/cli/simulate-command.js';
+import { systemClock } from '../../src/core/clock.js';
+import { parseConfig, resolveConfig } from '../../src/core/config.js';
+import type { Observation } from '../../src/core/types.js';
+import '../../src/envs/index.js';
+import { getEnvironmentSpec } from '../../src/envs/registry.js';
+import { babyaiScriptedAction } from '../../src/runtime/simulate/sim-policies.js';
+import { simulate } from '../../src/runtime/simulate/simulate.js';
+
+const config = resolveConfig(parseConfig({ seed: 3, env: { name: 'babyai', settings: { levels: ['GoToRedBallGrey'] } }, horizon: { schedule: 'fixed', horizon: 6 } }));
+
+describe('turnwise simulate (in-process)', () => {
+  it('runs 200 concurrent episodes to the turn budget; turns, episodes and outcomes add up', async () => {
+    const report = await simulate({ config, spec: getEnvironmentSpec('babyai'), agents: 200, policy: { kind: 'random' }, budget: { turns: 600 }, clock: systemClock });
+    const o = report.outcomes;
+    expect(o.success + o.failure + o.truncated + o.error).toBe(report.episodes);
+    expect(o.error).toBe(0);
+    // Every episode takes 1..horizon turns; new episodes stop once the budget is reached, the
+    // ones in flight (at most one per agent) finish.
+    expect(report.turns).toBeGreaterThanOrEqual(600);
+    expect(report.turns).toBeLessThanOrEqual(600 + 200 * 6);
+    expect(report.turns).toBeGreaterThanOrEqual(report.episodes);
+    expect(report.turns).toBeLessThanOrEqual(report.episodes * 6);
+    expect(report.turnsPerSecond).toBeCloseTo(report.turns / report.seconds, 6);
+    expect(report.memory.perEpisodeBytes).toBeCloseTo((report.memory.peakBytes - report.memory.baselineBytes) / 200, 6);
+    expect(report.eventLoopLagMs.max).toBeGreaterThanOrEqual(report.eventLoopLagMs.p50);
+    expect(report.envPlacement).toBe('in-process');
+  });
+
+  it('the scripted BabyAI policy (the oracle) solves the easy level where random play mostly times out', async () => {
+    const run = (kind: 'scripted' | 'random') =>
+      simulate({ config, spec: getEnvironmentSpec('babyai'), agents: 50, policy: { kind }, budget: { turns: 300 }, clock: systemClock });
+    const [scripted, random] = [await run('scripted'), await run('random')];
+    expect(scripted.outcomes.success / scripted.episodes).toBeGreaterThan(0.9);
+    expect(random.outcomes.success / random.episodes).toBeLessThan(scripted.outcomes.success / scripted.episodes);
+  });
+
+  it('the stateless oracle searches three turns left, then moves forward', () => {
+    const observation: Observation = { text: 'Your goal: go to the red ball\nnothing here', availableActions: ['turn left', 'turn right', 'move forward'] };
+    const turns = (n: number) => Array.from({ length: n }, () => ({ observationText: observation.text, actionText: 'turn left' }));
+    expect([0, 1, 2, 3, 4].map((n) => babyaiScriptedAction({ turns: turns(n) as never, observation }))).toEqual(['turn left', 'turn left', 'turn left', 'move forward', 'turn left']);
+    const seen: Observation = { ...observation, availableActions: ['turn left', 'go to red ball 1'] };
+    expect(babyaiScriptedAction({ turns: [], observation: seen })).toBe('go to red ball 1');
+  });
+});
+
+describe('simulate flags', () => {
+  it('parses agents, policy and budget', () => {
+    expect(parseSimulateFlags({ agents: '200', policy: 'checkpoint:runs/x', seconds: '2.5', envWorkers: '2' })).toEqual({
+      agents: 200,
+      policy: { kind: 'checkpoint', location: 'runs/x' },
+      budget: { seconds: 2.5 },
+      envWorkers: 2,
+    });
+    expect(parseSimulateFlags({ agents: '3' }).budget).toEqual({ turns: 30 });
+  });
+
+  it.each([
+    [{}, '--agents'],
+    [{ agents: '0' }, '--agents'],
+    [{ agents: '1.5' }, '--agents'],
+    [{ agents: 'x' }, '--agents'],
+    [{ agents: '2', policy: 'greedy' }, '--policy'],
+    [{ agents: '2', policy: 'checkpoint:' }, '--policy'],
+    [{ agents: '2', turns: '0' }, '--turns'],
+    [{ agents: '2', turns: '5', seconds: '1' }, '--turns'],
+    [{ agents: '2', seconds: '-1' }, '--seconds'],
+    [{ agents: '2', envWorkers: '-1' }, '--env-workers'],
+    [{ agents: '2', horizon: '0' }, '--horizon'],
+  ])('rejects %o naming %s', (flags, flag) => {
+    expect(() => parseSimulateFlags(flags)).toThrow(`invalid '${flag}'`);
+  });
+});
