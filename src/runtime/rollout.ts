@@ -20,7 +20,7 @@ import { InvalidArgumentError } from '../core/errors.js';
 import { TEXT_POLICY_VERSION, type TextPolicy } from '../policies/text-policy.js';
 import type { Bus } from './bus.js';
 import { createEnvPool, type EnvPool } from './env-pool/index.js';
-import { remoteEpisodeEffects, type Served, serveEnvSession } from './wiring.js';
+import { releaseEpisodes, remoteEpisodeEffects, type Served, serveEnvSession } from './wiring.js';
 
 /** One episode to run. */
 export interface EpisodePlan {
@@ -167,7 +167,7 @@ export class RolloutRunner {
     const instruction = this.instruction;
     const codec = {
       toActRequest: (request: Parameters<typeof buildContextRequest>[0]) =>
-        buildContextRequest(request, tokenizer as Tokenizer, instruction, context as ContextPolicy, constrained, plan.seed),
+        buildContextRequest(request, tokenizer as Tokenizer, instruction, context as ContextPolicy, constrained, plan, horizon),
       decode: (tokens: Int32Array) => (tokenizer as Tokenizer).decode(tokens),
     };
     const remote = remoteEpisodeEffects(bus, runId, session.id, codec, { envTimeoutMs, actTimeoutMs });
@@ -187,7 +187,12 @@ export class RolloutRunner {
       },
       clock,
     }).start();
-    return toPromise(actor);
+    try {
+      return await toPromise(actor);
+    } finally {
+      // Episodes that end before their last turn (done, error) still hold a KV cache in the sampler.
+      releaseEpisodes(bus, runId, [plan.trajectoryId]);
+    }
   }
 
   /** The environment's instruction text (shown before the first observation). */
@@ -236,7 +241,8 @@ function buildContextRequest(
   instruction: string,
   context: ContextPolicy,
   constrained: boolean,
-  seed: number,
+  plan: EpisodePlan,
+  horizon: number,
 ) {
   const contextTokens = buildContext(
     tokenizer,
@@ -249,6 +255,14 @@ function buildContextRequest(
   );
   const actions = request.observation.availableActions;
   const actionChoices = constrained && actions && actions.length > 0 ? encodeActionChoices(tokenizer, actions) : null;
-  return { contextTokens, actionChoices, seed: turnSeed(seed, request.turns.length) };
+  // episodeId lets a caching policy keep this episode's keys/values for its next turn; on the last
+  // turn allowed by the horizon there is no next turn, so nothing is kept.
+  return {
+    contextTokens,
+    actionChoices,
+    seed: turnSeed(plan.seed, request.turns.length),
+    episodeId: plan.trajectoryId,
+    lastTurn: request.turns.length + 1 >= horizon,
+  };
 }
 
