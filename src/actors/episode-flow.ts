@@ -13,10 +13,10 @@
  * reached → truncated; else the machine asks the host for another turn. The context keeps counters
  * and the current observation text only, unless `recordTurns` asks for the turns.
  */
-import { assign, setup } from 'xstate';
+import { setup } from 'xstate';
 import type { Outcome, Trajectory, Turn } from '../core/types.js';
 import { TEXT_POLICY_VERSION } from '../policies/text-policy.js';
-import { envNameOf, episodeErrors, outcomeAfter, type StepVerdict } from './episode-rules.js';
+import { episodeErrors, outcomeAfter, type StepVerdict } from './episode-rules.js';
 
 /** What a finished flow episode reports: its trajectory (turns empty unless recorded) and its turn count. */
 export interface FlowResult {
@@ -75,6 +75,8 @@ export interface FlowContext {
   readonly error: string | null;
 }
 
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
 const NO_TOKENS = { promptTokens: new Int32Array(0), actionTokens: new Int32Array(0), actionLogprobs: new Float32Array(0), actionLossMask: new Uint8Array(0) };
 
 function resultOf(context: FlowContext): FlowResult {
@@ -120,15 +122,22 @@ export const episodeFlowMachine = setup({
   guards: {
     endsIn: ({ context, event }, params: { outcome: Outcome }) => outcomeOfTurn(context, event) === params.outcome,
   },
+  // Every action writes the context in place instead of through `assign`: `assign` clones the
+  // snapshot and doubles the cost of an event (measured: 8 µs → 16 µs per event at 10,000 live
+  // actors). Safe here because the context is this actor's alone — the host only ever reads the
+  // FlowResult built at the end — and custom actions run in order while the actor is running.
   actions: {
     requestReset: ({ context }) => context.input.host.requestReset(context.input.slot),
     requestTurn: ({ context }) => context.input.host.requestTurn(context.input.slot),
-    record: assign(({ context, event }) => {
+    start: ({ context, event }) => {
+      (context as Mutable<FlowContext>).observationText = (event as { observationText: string }).observationText;
+    },
+    record: ({ context, event }) => {
       const turn = event as TurnResultEvent;
-      // The recorded turns grow in place: copying the array per turn would be quadratic.
-      context.turns?.push({
-        index: context.turnCount,
-        observationText: context.observationText,
+      const c = context as Mutable<FlowContext>;
+      c.turns?.push({
+        index: c.turnCount,
+        observationText: c.observationText,
         ...NO_TOKENS,
         actionText: turn.actionText,
         constraint: null,
@@ -136,9 +145,17 @@ export const episodeFlowMachine = setup({
         reward: turn.reward,
         invalidAction: turn.invalidAction,
       });
-      return { turnCount: context.turnCount + 1, reward: turn.reward, observationText: turn.observationText };
-    }),
-    setOutcome: assign((_, params: { outcome: Outcome }) => ({ outcome: params.outcome })),
+      c.turnCount++;
+      c.reward = turn.reward;
+      c.observationText = turn.observationText;
+    },
+    fail: ({ context, event }) => {
+      const e = event as FlowEvent;
+      (context as Mutable<FlowContext>).error = e.type === 'ABORT' ? episodeErrors.aborted(e.reason) : (e as { message: string }).message;
+    },
+    setOutcome: ({ context }, params: { outcome: Outcome }) => {
+      (context as Mutable<FlowContext>).outcome = params.outcome;
+    },
     report: ({ context }) => context.input.host.finished(context.input.slot, resultOf(context)),
   },
 }).createMachine({
@@ -154,8 +171,8 @@ export const episodeFlowMachine = setup({
   }),
   initial: 'resetting',
   on: {
-    ABORT: { target: '.error', actions: assign({ error: ({ event }) => episodeErrors.aborted(event.reason) }) },
-    FAILED: { target: '.error', actions: assign({ error: ({ event }) => event.message }) },
+    ABORT: { target: '.error', actions: 'fail' },
+    FAILED: { target: '.error', actions: 'fail' },
   },
   states: {
     resetting: {
@@ -163,8 +180,8 @@ export const episodeFlowMachine = setup({
       on: {
         RESET_RESULT: [
           // Horizon 0: nothing to play (the training machine's rule after a reset).
-          { guard: ({ context }) => outcomeAfter(null, 0, context.input.horizon) !== null, target: 'truncated', actions: assign({ observationText: ({ event }) => event.observationText }) },
-          { target: 'playing', actions: assign({ observationText: ({ event }) => event.observationText }) },
+          { guard: ({ context }) => outcomeAfter(null, 0, context.input.horizon) !== null, target: 'truncated', actions: 'start' },
+          { target: 'playing', actions: 'start' },
         ],
       },
     },
@@ -187,11 +204,3 @@ export const episodeFlowMachine = setup({
   },
   output: ({ context }) => resultOf(context),
 });
-
-/**
- * The environment name of a flow episode, for its error messages.
- * @example flowEnvName({ taskId: 'babyai_3' }) // 'babyai'
- */
-export function flowEnvName(input: Pick<FlowInput, 'taskId'>): string {
-  return envNameOf(input.taskId);
-}

@@ -69,6 +69,7 @@ export function formatSimulateReport(r: SimulateReport): string[] {
     `outcomes: success ${o.success}, failure ${o.failure}, truncated ${o.truncated}, error ${o.error}`,
     `resident memory: ${(r.memory.baselineBytes / MiB).toFixed(0)} MiB before, ${(r.memory.peakBytes / MiB).toFixed(0)} MiB peak, ${(r.memory.perEpisodeBytes / 1024).toFixed(1)} KiB per live episode`,
     `event-loop lag: p50 ${r.eventLoopLagMs.p50.toFixed(1)} ms, p99 ${r.eventLoopLagMs.p99.toFixed(1)} ms, max ${r.eventLoopLagMs.max.toFixed(1)} ms`,
+    `CPU per turn: ${r.cpuMicrosPerTurn.mainThread === null ? 'main thread n/a' : `${r.cpuMicrosPerTurn.mainThread.toFixed(1)} µs main thread`}, ${r.cpuMicrosPerTurn.process.toFixed(1)} µs all threads`,
   ];
 }
 

@@ -11,6 +11,9 @@ import { getEnvironmentSpec } from '../../src/envs/registry.js';
 import { MemoryBus } from '../../src/runtime/memory-bus.js';
 import { type EpisodePlan, RolloutRunner } from '../../src/runtime/rollout.js';
 import { randomPolicy } from '../../src/runtime/simulate/sim-policies.js';
+import { createBatchEnv } from '../../src/runtime/env-pool/batch-env.js';
+import { FlowDriver } from '../../src/runtime/simulate/flow-driver.js';
+import { randomFlowPolicy } from '../../src/runtime/simulate/flow-policies.js';
 
 const settings = { levels: ['GoToRedBall', 'GoToRedBallGrey', 'GoToObjS6'] };
 
@@ -44,6 +47,23 @@ async function rollout(envWorkers: number): Promise<{ trajectories: Trajectory[]
   return { trajectories, placement };
 }
 
+/** The same plans on the flow path (`turnwise simulate`): flow actors, batched driver, batch environments. */
+async function flowRollout(envWorkers: number, maxBatch: number): Promise<{ trajectories: Trajectory[]; placement: string }> {
+  const spec = getEnvironmentSpec('babyai');
+  const env = createBatchEnv(spec, settings, envWorkers);
+  const driver = new FlowDriver({ env, policy: randomFlowPolicy(), envName: 'babyai', lanes: 12, step: 0, horizon: 8, envTimeoutMs: 30_000, clock: systemClock, recordTurns: true, maxBatch });
+  const indices = spec.catalog({ settings }).indices('train');
+  const trajectories: Trajectory[] = [];
+  await driver.run(
+    (i) => (i < 40 ? { taskId: `babyai_${indices[i]}`, taskIndex: indices[i] as number, groupId: `g${i}`, trajectoryId: `t${i}`, seed: 1000 + i * 7919 } : null),
+    (i, r) => {
+      trajectories[i] = r.trajectory;
+    },
+  );
+  await env.close();
+  return { trajectories, placement: env.description };
+}
+
 const view = (t: Trajectory) => ({
   outcome: t.outcome,
   reward: t.reward,
@@ -63,6 +83,13 @@ describe('environment worker pools', () => {
     expect(inProcess.trajectories.reduce((n, t) => n + t.turns.length, 0)).toBeGreaterThan(100);
     expect(one.trajectories.map(view)).toEqual(inProcess.trajectories.map(view));
     expect(three.trajectories.map(view)).toEqual(inProcess.trajectories.map(view));
+  });
+
+  it('the flow path gives the episode actors’ trajectories in-process and in 1 or 3 worker threads, whatever the batch size', async () => {
+    const reference = (await rollout(0)).trajectories.map(view);
+    const runs = [await flowRollout(0, 1024), await flowRollout(1, 5), await flowRollout(3, 1024)];
+    expect(runs.map((r) => r.placement)).toEqual(['in-process', '1 worker thread', '3 worker threads']);
+    for (const run of runs) expect(run.trajectories.map(view)).toEqual(reference);
   });
 
   it('leaves no threads behind: a process that closes its pool exits on its own', () => {

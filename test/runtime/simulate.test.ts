@@ -26,6 +26,9 @@ describe('turnwise simulate (in-process)', () => {
     expect(report.memory.perEpisodeBytes).toBeCloseTo((report.memory.peakBytes - report.memory.baselineBytes) / 200, 6);
     expect(report.eventLoopLagMs.max).toBeGreaterThanOrEqual(report.eventLoopLagMs.p50);
     expect(report.envPlacement).toBe('in-process');
+    expect(report.cpuMicrosPerTurn.process).toBeGreaterThan(0);
+    // Linux reads the main thread's own counter; elsewhere the figure is absent.
+    if (process.platform === 'linux') expect(report.cpuMicrosPerTurn.mainThread).toBeGreaterThan(0);
   });
 
   it('the scripted BabyAI policy (the oracle) solves the easy level where random play mostly times out', async () => {

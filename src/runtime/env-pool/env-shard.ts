@@ -11,7 +11,8 @@ function okObservation(observation: Observation): EnvReply {
   return {
     status: STATUS.ok,
     text: observation.text,
-    actions: observation.availableActions ? [...observation.availableActions] : null,
+    // Not copied: the reply is encoded right away and nothing mutates it.
+    actions: observation.availableActions ?? null,
     reward: 0,
     done: false,
     success: undefined,
@@ -62,7 +63,9 @@ export class EnvShard {
     for (let i = 0; i < ops.length; i++) {
       const op = ops[i] as EnvOp;
       try {
-        replies[i] = await this.applyOne(op);
+        // Synchronous environments answer directly: no microtask per op.
+        const reply = this.applyOne(op);
+        replies[i] = reply instanceof Promise ? await reply : reply;
       } catch (error) {
         replies[i] = failed(error);
       }
@@ -70,12 +73,11 @@ export class EnvShard {
     return replies;
   }
 
-  private async applyOne(op: EnvOp): Promise<EnvReply> {
+  private applyOne(op: EnvOp): EnvReply | Promise<EnvReply> {
     if (op.kind === OP.close) {
       const env = this.envs.get(op.slot);
       this.envs.delete(op.slot);
-      if (env) await env.close();
-      return closedReply;
+      return env === undefined ? closedReply : Promise.resolve(env.close()).then(() => closedReply);
     }
     let env = this.envs.get(op.slot);
     if (env === undefined) {
@@ -86,10 +88,10 @@ export class EnvShard {
     // Environments may answer synchronously; only await a real promise (saves a microtask per op).
     if (op.kind === OP.reset) {
       const observation = env.reset(op.taskIndex);
-      return okObservation(observation instanceof Promise ? await observation : observation);
+      return observation instanceof Promise ? observation.then(okObservation) : okObservation(observation);
     }
     const result = env.step(op.text);
-    return okStep(result instanceof Promise ? await result : result);
+    return result instanceof Promise ? result.then(okStep) : okStep(result);
   }
 
   /** Closes every instance. */

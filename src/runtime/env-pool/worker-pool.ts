@@ -96,6 +96,20 @@ function toStepResult(reply: EnvReply): StepResult {
   return result;
 }
 
+/**
+ * One single-thread piscina pool per shard, running the environment worker: one thread per pool,
+ * kept for the pool's life, because the environments' state lives in it.
+ * @example const pools = openShardPools('babyai', { levels: ['GoToRedBall'] }, 2);
+ */
+export function openShardPools(envName: string, settings: Readonly<Record<string, unknown>>, workers: number): Piscina[] {
+  if (!Number.isInteger(workers) || workers < 1) {
+    throw InvalidArgumentError.format('env.workers', `expected a positive integer number of worker threads, got ${String(workers)}`);
+  }
+  const filename = compiledWorkerFile('env-worker');
+  const workerData: EnvWorkerData = { envName, settings };
+  return Array.from({ length: workers }, () => new Piscina({ filename, minThreads: 1, maxThreads: 1, idleTimeout: Number.POSITIVE_INFINITY, workerData }));
+}
+
 /** Options of {@link WorkerEnvPool}. */
 export interface WorkerEnvPoolOptions {
   /** Registered environment name (every worker imports the built-in environments). */
@@ -118,20 +132,7 @@ export class WorkerEnvPool implements EnvPool {
   private closed = false;
 
   constructor(private readonly options: WorkerEnvPoolOptions) {
-    if (!Number.isInteger(options.workers) || options.workers < 1) {
-      throw InvalidArgumentError.format('env.workers', `expected a positive integer number of worker threads, got ${String(options.workers)}`);
-    }
-    const filename = compiledWorkerFile('env-worker');
-    const workerData: EnvWorkerData = { envName: options.envName, settings: options.settings };
-    this.shards = Array.from(
-      { length: options.workers },
-      () =>
-        new Shard(
-          // One thread per pool, kept for the pool's life: the environments' state lives in it.
-          new Piscina({ filename, minThreads: 1, maxThreads: 1, idleTimeout: Number.POSITIVE_INFINITY, workerData }),
-          options.envName,
-        ),
-    );
+    this.shards = openShardPools(options.envName, options.settings, options.workers).map((pool) => new Shard(pool, options.envName));
     this.description = `${options.workers} worker thread${options.workers === 1 ? '' : 's'}`;
   }
 

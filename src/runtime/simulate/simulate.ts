@@ -1,9 +1,11 @@
 /**
- * `turnwise simulate`: N concurrent episodes — each an episode actor (its xstate machine) with an
- * env-session actor on the bus — played by a scripted, random or trained policy, back to back over
- * the training split until a turn or time budget is spent. It measures what a user scaling the
- * runtime needs: turns per second, resident memory per live episode, event-loop lag, and what the
- * episodes did (outcome counts).
+ * `turnwise simulate`: N concurrent episodes played by a scripted, random or trained policy, back
+ * to back over the training split until a turn or time budget is spent. Scripted and random
+ * policies run on the flow path (each episode an event-driven `episode-flow` actor fed by the
+ * batched `FlowDriver`, one xstate event per turn); a checkpoint runs on the training path's
+ * episode and env-session actors with the sampler's dynamic batching (there the model, not the
+ * actors, is the cost). It measures what a user scaling the runtime needs: turns per second,
+ * resident memory per live episode, event-loop lag, and what the episodes did (outcome counts).
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Clock } from '../../core/clock.js';
@@ -12,11 +14,13 @@ import { InvalidArgumentError } from '../../core/errors.js';
 import { Rng } from '../../core/rng.js';
 import type { Outcome, Split, Trajectory } from '../../core/types.js';
 import type { EnvironmentSpec } from '../../envs/environment.js';
-import type { TextPolicy } from '../../policies/text-policy.js';
-import { MemoryBus } from '../memory-bus.js';
-import { type EpisodePlan, RolloutRunner } from '../rollout.js';
+import type { FlowResult } from '../../actors/episode-flow.js';
+import { createBatchEnv } from '../env-pool/batch-env.js';
+import type { EpisodePlan } from '../rollout.js';
 import { openCheckpointRunner } from './checkpoint-runner.js';
-import { randomPolicy, scriptedPolicy } from './sim-policies.js';
+import { FlowDriver } from './flow-driver.js';
+import { flowPolicyFor } from './flow-policies.js';
+import { mainThreadCpuSeconds } from './thread-cpu.js';
 
 /** Which policy plays. */
 export type SimPolicy = { readonly kind: 'scripted' } | { readonly kind: 'random' } | { readonly kind: 'checkpoint'; readonly location: string };
@@ -65,6 +69,11 @@ export interface SimulateReport {
   readonly memory: { readonly baselineBytes: number; readonly peakBytes: number; readonly perEpisodeBytes: number };
   /** Event-loop delay while running (perf_hooks monitorEventLoopDelay), in milliseconds. */
   readonly eventLoopLagMs: { readonly p50: number; readonly p99: number; readonly max: number };
+  /**
+   * CPU microseconds per turn while running: every thread of the process, and the main thread
+   * alone (actors, policy, batching; null where the platform cannot say, see `thread-cpu.ts`).
+   */
+  readonly cpuMicrosPerTurn: { readonly process: number; readonly mainThread: number | null };
 }
 
 function checkBudget(budget: SimBudget): void {
@@ -75,32 +84,35 @@ function checkBudget(budget: SimBudget): void {
   }
 }
 
-async function openRunner(options: SimulateOptions, envWorkers: number): Promise<{ runner: RolloutRunner; description: string; close(): Promise<void> }> {
+/** Whatever plays the episodes: the flow driver (scripted, random) or a rollout runner (checkpoint). */
+interface SimRunner {
+  readonly description: string;
+  readonly envPlacement: string;
+  play(horizon: number, plan: (i: number) => EpisodePlan | null, onEpisode: (turns: number, outcome: Outcome) => void): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function openRunner(options: SimulateOptions, envWorkers: number, horizon: number): Promise<SimRunner> {
   const { config, spec, agents, clock, policy } = options;
   const settings = config.env.settings as Record<string, unknown>;
-  if (policy.kind === 'checkpoint') return openCheckpointRunner(policy.location, spec, settings, agents, envWorkers, clock);
-  const textPolicy: TextPolicy = policy.kind === 'scripted' ? scriptedPolicy(spec.name) : randomPolicy();
-  const bus = new MemoryBus({ clock });
-  const runner = new RolloutRunner({
-    bus,
-    runId: 'simulate',
-    spec,
-    envSettings: settings,
-    poolSize: agents,
-    envWorkers,
-    constrained: false,
-    envTimeoutMs: config.runtime.envTimeoutMs,
-    actTimeoutMs: config.runtime.requestTimeoutMs,
-    clock,
-    textPolicy,
-  });
+  if (policy.kind === 'checkpoint') {
+    // A model policy: the training path's episode actors with the sampler's dynamic batching.
+    const opened = await openCheckpointRunner(policy.location, spec, settings, agents, envWorkers, clock);
+    return {
+      description: opened.description,
+      envPlacement: opened.runner.envPlacement,
+      play: (h, plan, onEpisode) => opened.runner.runStream(0, h, plan, (_, t: Trajectory) => onEpisode(t.turns.length, t.outcome)),
+      close: () => opened.close(),
+    };
+  }
+  const flowPolicy = flowPolicyFor(policy.kind, spec.name);
+  const env = createBatchEnv(spec, settings, envWorkers);
+  const driver = new FlowDriver({ env, policy: flowPolicy, envName: spec.name, lanes: agents, step: 0, horizon, envTimeoutMs: config.runtime.envTimeoutMs, clock });
   return {
-    runner,
-    description: policy.kind === 'scripted' ? `scripted (${spec.name === 'babyai' ? 'BabyAI oracle' : 'cycle through listed actions'})` : 'random (seeded, uniform over listed actions)',
-    async close() {
-      await runner.close();
-      await bus.close();
-    },
+    description: flowPolicy.description,
+    envPlacement: env.description,
+    play: (_, plan, onEpisode) => driver.run(plan, (__, r: FlowResult) => onEpisode(r.turnCount, r.trajectory.outcome)),
+    close: () => env.close(),
   };
 }
 
@@ -127,7 +139,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulateReport
   const sampleMemory = (): void => {
     peakBytes = Math.max(peakBytes, process.memoryUsage().rss);
   };
-  const opened = await openRunner(options, envWorkers);
+  const opened = await openRunner(options, envWorkers, horizon);
   const outcomes: Record<Outcome, number> = { success: 0, failure: 0, truncated: 0, error: 0 };
   let turns = 0;
   let episodes = 0;
@@ -141,10 +153,10 @@ export async function simulate(options: SimulateOptions): Promise<SimulateReport
     const taskIndex = indices[i % indices.length] as number;
     return { taskId: `${spec.name}_${taskIndex}`, taskIndex, groupId: `sim/${i}`, trajectoryId: `sim/${i}`, seed: seeds.fork('episode', i).int(0x7fffffff) };
   };
-  const onTrajectory = (_: number, trajectory: Trajectory): void => {
-    turns += trajectory.turns.length;
+  const onEpisode = (turnCount: number, outcome: Outcome): void => {
+    turns += turnCount;
     episodes++;
-    outcomes[trajectory.outcome]++;
+    outcomes[outcome]++;
   };
   const progressMs = options.progressMs ?? 1000;
   let lastProgress = 0;
@@ -158,16 +170,21 @@ export async function simulate(options: SimulateOptions): Promise<SimulateReport
     }
   }, 100);
   timer.unref();
+  const cpuBefore = process.cpuUsage();
+  const mainBefore = mainThreadCpuSeconds();
   lag.enable();
   try {
-    await opened.runner.runStream(0, horizon, plan, onTrajectory);
+    await opened.play(horizon, plan, onEpisode);
   } finally {
     lag.disable();
     clearInterval(timer);
     sampleMemory();
   }
   const seconds = elapsed();
-  const envPlacement = opened.runner.envPlacement;
+  const cpu = process.cpuUsage(cpuBefore);
+  const mainAfter = mainThreadCpuSeconds();
+  const perTurn = (us: number) => (turns > 0 ? us / turns : 0);
+  const envPlacement = opened.envPlacement;
   await opened.close();
   const ms = (ns: number) => ns / 1e6;
   return {
@@ -182,5 +199,9 @@ export async function simulate(options: SimulateOptions): Promise<SimulateReport
     outcomes,
     memory: { baselineBytes, peakBytes, perEpisodeBytes: (peakBytes - baselineBytes) / agents },
     eventLoopLagMs: { p50: ms(lag.percentile(50)), p99: ms(lag.percentile(99)), max: ms(lag.max) },
+    cpuMicrosPerTurn: {
+      process: perTurn(cpu.user + cpu.system),
+      mainThread: mainBefore === null || mainAfter === null ? null : perTurn((mainAfter - mainBefore) * 1e6),
+    },
   };
 }

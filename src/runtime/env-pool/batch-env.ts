@@ -1,0 +1,161 @@
+/**
+ * Batch-level access to environment instances, for drivers that collect many episodes' calls
+ * themselves (the flow episodes of `turnwise simulate`): one call — and one promise — per batch of
+ * ops for one shard, instead of one promise per op as {@link EnvHandle} gives. In-process, a batch
+ * runs synchronously on the environment objects (no copies: the answers are the environments' own
+ * results); in workers, it is one transferred buffer each way (`batch-codec.ts`) to the shard's
+ * thread, the same worker script and shard logic as {@link WorkerEnvPool}.
+ */
+import type { Piscina } from 'piscina';
+import type { Observation, StepResult } from '../../core/types.js';
+import type { Environment, EnvironmentSpec } from '../../envs/environment.js';
+import { decodeReplies, type EnvOp, type EnvReply, encodeOps, OP, STATUS } from './batch-codec.js';
+import { openShardPools } from './worker-pool.js';
+
+/** One op's answer: the step result (a reset answers `{ observation, reward: 0, done: false }`), or the error it raised. */
+export type EnvAnswer = StepResult | Error;
+
+/** Environment instances addressed by slot, spread over shards, driven a batch at a time. */
+export interface BatchEnv {
+  /** `in-process`, or `N worker threads`. */
+  readonly description: string;
+  /** Number of shards; a slot's ops must go to `shardOf(slot)`. */
+  readonly shards: number;
+  shardOf(slot: number): number;
+  /** Applies `ops` (all of one shard) in order; answers in the same order. Rejects only when the whole batch is lost (a dead worker). */
+  run(shard: number, ops: readonly EnvOp[]): Promise<readonly EnvAnswer[]>;
+  close(): Promise<void>;
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+const CLOSED: StepResult = { observation: { text: '' }, reward: 0, done: false };
+
+/**
+ * Environments in this thread, one shard.
+ * @example const env = new InProcessBatchEnv(spec, settings); const [answer] = await env.run(0, [{ kind: OP.reset, slot: 0, taskIndex: 1, text: '' }]);
+ */
+export class InProcessBatchEnv implements BatchEnv {
+  readonly description = 'in-process';
+  readonly shards = 1;
+  private readonly envs = new Map<number, Environment>();
+
+  constructor(
+    private readonly spec: EnvironmentSpec,
+    private readonly settings: Readonly<Record<string, unknown>>,
+  ) {}
+
+  shardOf(): number {
+    return 0;
+  }
+
+  async run(_shard: number, ops: readonly EnvOp[]): Promise<readonly EnvAnswer[]> {
+    const answers: EnvAnswer[] = new Array(ops.length);
+    for (let i = 0; i < ops.length; i++) {
+      try {
+        const answer = this.apply(ops[i] as EnvOp);
+        // Synchronous environments (BabyAI) answer directly: no microtask per op.
+        answers[i] = answer instanceof Promise ? await answer : answer;
+      } catch (error) {
+        answers[i] = asError(error);
+      }
+    }
+    return answers;
+  }
+
+  private apply(op: EnvOp): StepResult | Promise<StepResult> {
+    if (op.kind === OP.close) {
+      const env = this.envs.get(op.slot);
+      this.envs.delete(op.slot);
+      return env === undefined ? CLOSED : Promise.resolve(env.close()).then(() => CLOSED);
+    }
+    let env = this.envs.get(op.slot);
+    if (env === undefined) {
+      if (op.kind !== OP.reset) throw new Error(`slot ${op.slot}: step before reset`);
+      env = this.spec.create({ settings: this.settings });
+      this.envs.set(op.slot, env);
+    }
+    if (op.kind === OP.reset) {
+      const observation = env.reset(op.taskIndex);
+      return observation instanceof Promise ? observation.then(resetAnswer) : resetAnswer(observation);
+    }
+    return env.step(op.text);
+  }
+
+  async close(): Promise<void> {
+    const envs = [...this.envs.values()];
+    this.envs.clear();
+    await Promise.allSettled(envs.map(async (env) => env.close()));
+  }
+}
+
+function resetAnswer(observation: Observation): StepResult {
+  return { observation, reward: 0, done: false };
+}
+
+/** A decoded step whose `info` is parsed only when read (most drivers never read it). */
+class DecodedStep implements StepResult {
+  readonly observation: Observation;
+  readonly reward: number;
+  readonly done: boolean;
+  readonly success?: boolean;
+  private readonly infoJson: string;
+
+  constructor(reply: EnvReply) {
+    this.observation = reply.actions === null ? { text: reply.text } : { text: reply.text, availableActions: reply.actions };
+    this.reward = reply.reward;
+    this.done = reply.done;
+    if (reply.success !== undefined) this.success = reply.success;
+    this.infoJson = reply.infoJson;
+  }
+
+  get info(): StepResult['info'] {
+    return this.infoJson === '' ? undefined : (JSON.parse(this.infoJson) as StepResult['info']);
+  }
+}
+
+/**
+ * Environments in `workers` piscina threads (slot `s` lives in thread `s % workers`).
+ * @example const env = new WorkerBatchEnv('babyai', { levels: ['GoToRedBall'] }, 2);
+ */
+export class WorkerBatchEnv implements BatchEnv {
+  readonly description: string;
+  readonly shards: number;
+  private readonly pools: Piscina[];
+
+  constructor(envName: string, settings: Readonly<Record<string, unknown>>, workers: number) {
+    this.pools = openShardPools(envName, settings, workers);
+    this.shards = workers;
+    this.description = `${workers} worker thread${workers === 1 ? '' : 's'}`;
+  }
+
+  shardOf(slot: number): number {
+    return slot % this.shards;
+  }
+
+  async run(shard: number, ops: readonly EnvOp[]): Promise<readonly EnvAnswer[]> {
+    const buffer = encodeOps(ops);
+    const answer = (await (this.pools[shard] as Piscina).run(buffer, { transferList: [buffer] })) as ArrayBuffer;
+    const replies = decodeReplies(answer);
+    const answers: EnvAnswer[] = new Array(replies.length);
+    for (let i = 0; i < replies.length; i++) {
+      const reply = replies[i] as EnvReply;
+      answers[i] = reply.status === STATUS.error ? new Error(reply.error) : new DecodedStep(reply);
+    }
+    return answers;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.pools.map((pool) => pool.destroy()));
+  }
+}
+
+/**
+ * The batch environment a placement asks for: in this thread when `workers` is 0, else that many worker threads.
+ * @example const env = createBatchEnv(spec, settings, 2);
+ */
+export function createBatchEnv(spec: EnvironmentSpec, settings: Readonly<Record<string, unknown>>, workers: number): BatchEnv {
+  return workers === 0 ? new InProcessBatchEnv(spec, settings) : new WorkerBatchEnv(spec.name, settings, workers);
+}
