@@ -105,6 +105,33 @@ export class KvCache {
     }
   }
 
+  /**
+   * {@link write} for a one-row cache from a token-major source (no transpose, no temporary):
+   * token j's key for head h is `src[offset + j * stride + keyAt + h * headDim ..]`, its value the
+   * same at `valueAt` (a fused q/k/v projection `[tokens, 3d]` has stride 3d, keyAt d, valueAt 2d).
+   * @example cache.writeTokenMajor(0, qkv, 5 * 3 * d, 3 * d, d, 2 * d, 4) // tokens 5..8 of a packed batch
+   */
+  writeTokenMajor(layer: number, src: Float32Array, offset: number, stride: number, keyAt: number, valueAt: number, added: number): void {
+    if (this.rowCount !== 1) throw InvalidArgumentError.format('rows', `expected a one-row cache, got ${this.rowCount} rows`);
+    if (this.timeLength + added > this.cap) throw InvalidArgumentError.format('added', `${added} slots do not fit; call reserve() first`);
+    const { nHeads: h, headDim: hd } = this.shape;
+    if (offset + (added - 1) * stride + Math.max(keyAt, valueAt) + h * hd > src.length) {
+      throw InvalidArgumentError.format('src', `${added} tokens at offset ${offset}, stride ${stride} run past its ${src.length} values`);
+    }
+    const kBuf = this.keys[layer];
+    const vBuf = this.values[layer];
+    for (let head = 0; head < h; head++) {
+      let to = (head * this.cap + this.timeLength) * hd;
+      for (let j = 0; j < added; j++, to += hd) {
+        const from = offset + j * stride + head * hd;
+        for (let e = 0; e < hd; e++) {
+          kBuf[to + e] = src[from + keyAt + e];
+          vBuf[to + e] = src[from + valueAt + e];
+        }
+      }
+    }
+  }
+
   /** Marks `added` slots as used after every layer was written; `addedMask` is `[rows, added]`. */
   advance(addedMask: Uint8Array, added: number): void {
     if (addedMask.length !== this.rowCount * added) {

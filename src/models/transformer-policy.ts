@@ -1,10 +1,11 @@
 /**
  * The local tfjs policy: batched, KV-cached, trie-constrained decoding over a {@link TransformerModel}.
  *
- * One `sampleActions` call runs one batched prefill (bucketed by context length to save padding,
- * then merged into one cache) and a decode loop. Forced tokens (a single allowed id) are appended
- * without the model — logprob 0, lossMask 0 — and the model runs only while some request still has
- * a real choice. Sampling happens on the CPU from the logits read back, with uniforms from `rng`.
+ * One `sampleActions` call runs one batched prefill — packed by default (every row's new tokens
+ * in one ragged `extendPacked` call, each row in its own cache), or bucketed by context length and
+ * padded (`packed: false`) — and a decode loop over one merged cache of the rows still deciding.
+ * Forced tokens (a single allowed id) are appended without the model — logprob 0, lossMask 0 —
+ * and the model runs only while some request still has a real choice. Sampling happens on the CPU from the logits read back, with uniforms from `rng`.
  *
  * Across turns: a request with an `episodeId` leaves its row of the cache (the keys/values of its
  * context and of the action tokens fed back) in an {@link EpisodeCacheStore}. When the episode's
@@ -33,9 +34,10 @@ export interface TransformerPolicyOptions {
   /**
    * A new prefill bucket starts when a row's new tokens or cached + new span fall below this
    * fraction of the bucket's. Default 0.75, or 0.9 when some row extends a cached prefix.
+   * Padded prefill (`packed: false`) only; the packed prefill groups rows for attention alone.
    */
   readonly bucketRatio?: number;
-  /** Buckets smaller than this are not split off (each bucket costs a forward pass). Default 8, or 1 when some row extends a cached prefix. */
+  /** Buckets smaller than this are not split off (each bucket costs a forward pass). Default 8, or 1 when some row extends a cached prefix. Padded prefill (`packed: false`) only. */
   readonly minBucketRows?: number;
   /** Keep per-episode KV caches across turns (requests with an `episodeId`). Default true. */
   readonly reuseCaches?: boolean;
@@ -46,9 +48,17 @@ export interface TransformerPolicyOptions {
   /**
    * Most attention scores (rows x heads x new tokens x key slots, floats) one prefill call may
    * hold; larger batches are split into more calls so long contexts cannot exhaust the wasm heap.
-   * Default 24 Mi (96 MB).
+   * Default 24 Mi (96 MB). With the packed prefill it caps each attention group instead.
    */
   readonly maxPrefillScores?: number;
+  /**
+   * Packed ("varlen") prefill (issue #10 part F): every active row's new tokens in one ragged
+   * `extendPacked` call over per-request one-row caches — no prefill buckets, no padding, no
+   * merge of cached prefixes; only attention runs per group of similar rows. `false` selects the
+   * padded, bucketed prefill (kept for comparison in the bench). Decode steps are the same either
+   * way. Default true.
+   */
+  readonly packed?: boolean;
 }
 
 /** Counters of the last decode call (for metrics and tests). */
@@ -223,6 +233,20 @@ export class TransformerPolicy implements Policy {
     return states.map((s) => toResult(s, version));
   }
 
+  /** Finds each active request's usable cached prefix and drops the reused ids from its pending tokens. */
+  private lookupHits(active: number[], states: RequestState[], requests: readonly ActRequest[], stamp: object, stats: DecodeStats): void {
+    if (this.options.reuseCaches === false) return;
+    for (const i of active) {
+      const { episodeId, contextTokens } = requests[i];
+      const s = states[i];
+      s.hit = episodeId === undefined ? null : this.caches.lookup(episodeId, contextTokens, stamp);
+      if (s.hit === null) continue;
+      s.pending = s.pending.slice(s.hit.reused); // pending = context (+ forced), so the cached ids lead it
+      stats.cacheHits++;
+      stats.reusedTokens += s.hit.reused;
+    }
+  }
+
   /** Stores `row` of `cache` as the episode's prefix: its context plus the action tokens fed back. */
   private keepRow(cache: KvCache, row: number, request: ActRequest, s: RequestState, stamp: object): void {
     if (this.options.reuseCaches === false || request.episodeId === undefined || request.lastTurn === true) return;
@@ -310,17 +334,8 @@ export class TransformerPolicy implements Policy {
     stamp: object,
     stats: DecodeStats,
   ): Promise<{ parts: CachePart[]; logits: Float32Array }> {
-    if (this.options.reuseCaches !== false) {
-      for (const i of active) {
-        const { episodeId, contextTokens } = requests[i];
-        const s = states[i];
-        s.hit = episodeId === undefined ? null : this.caches.lookup(episodeId, contextTokens, stamp);
-        if (s.hit === null) continue;
-        s.pending = s.pending.slice(s.hit.reused); // pending = context (+ forced), so the cached ids lead it
-        stats.cacheHits++;
-        stats.reusedTokens += s.hit.reused;
-      }
-    }
+    this.lookupHits(active, states, requests, stamp, stats);
+    if (this.options.packed !== false) return this.prefillPacked(active, states, stats);
     // Rows extending cached prefixes have ragged attention spans (tens to hundreds of slots); on
     // wasm every (row, head) attention product costs the same whatever the batch, so padding is
     // pure loss and tight buckets win (bench/scale/sampling.ts: 50-66 turns/s at 0.9/1 vs 21-34 at
@@ -372,6 +387,33 @@ export class TransformerPolicy implements Policy {
       offset += part.length;
     }
     return { parts: caches.map((cache, k) => ({ cache, owners: buckets[k].rows })), logits };
+  }
+
+  /**
+   * The packed prefill: one `extendPacked` call over every active row, each in its own one-row
+   * cache (its episode's cached prefix copied, or empty) — ragged, no buckets, no padding. Each row
+   * comes back as its own part, so the decode loop keeps finished rows without copying the others
+   * and merges only the rows still deciding (decode steps then run padded `extend` over one merged
+   * cache: measured faster there than packed steps, whose attention must read per-row caches).
+   */
+  private async prefillPacked(active: number[], states: RequestState[], stats: DecodeStats): Promise<{ parts: CachePart[]; logits: Float32Array }> {
+    const caches = active.map((i) => {
+      const s = states[i];
+      const room = s.pending.length + 8; // decode steps grow it (reserve) or merge it with room
+      return s.hit === null ? this.model.createCache(1, room) : KvCache.merge([s.hit.cache], room); // a copy: the store keeps its own
+    });
+    const tokens = active.map((i) => Int32Array.from(states[i].pending));
+    for (const t of tokens) stats.realTokens += t.length;
+    stats.paddedTokens += tokens.reduce((n, t) => n + t.length, 0);
+    stats.modelCalls++;
+    stats.prefillBuckets++;
+    const out = this.model.extendPacked(caches, tokens, { maxScores: this.options.maxPrefillScores });
+    try {
+      const logits = (await out.data()) as Float32Array;
+      return { parts: caches.map((cache, k) => ({ cache, owners: [active[k]] })), logits };
+    } finally {
+      out.dispose();
+    }
   }
 
   /** Feeds each row's pending tokens (left-padded to a common length) and reads back the logits. */

@@ -14,7 +14,7 @@ import type { Rng } from '../core/rng.js';
 import { tf } from './backend/tf.js';
 import { KvCache } from './kv-cache.js';
 import { cpuAttention, useCpuAttention } from './transformer/cpu-attention.js';
-import { type InferenceWeights, packedExtend } from './transformer/inference.js';
+import { type InferenceWeights, type PackedOptions, packedExtend } from './transformer/inference.js';
 import type { TrainBatch } from './train-batch.js';
 import { type HfLlamaConfig, headDim, type TransformerConfig, toHfConfig, validateTransformerConfig } from './transformer/config.js';
 import {
@@ -306,9 +306,9 @@ export class TransformerModel {
    * const caches = [model.createCache(1, 16), model.createCache(1, 16)];
    * const logits = model.extendPacked(caches, [Int32Array.from([7, 8, 9]), Int32Array.from([4])]); // [2, V]
    */
-  extendPacked(caches: readonly KvCache[], tokens: readonly Int32Array[]): tf.Tensor2D {
+  extendPacked(caches: readonly KvCache[], tokens: readonly Int32Array[], options?: PackedOptions): tf.Tensor2D {
     this.checkAlive();
-    return packedExtend(this.inferenceWeights(), caches, tokens);
+    return packedExtend(this.inferenceWeights(), caches, tokens, options);
   }
 
   /** The weights view {@link extendPacked} reads (transformer/inference.ts). */
@@ -329,7 +329,7 @@ export class TransformerModel {
     const p = `model.layers.${layer}.self_attn`;
     const parts = [this.weight2d(`${p}.q_proj.weight`), this.weight2d(`${p}.k_proj.weight`), this.weight2d(`${p}.v_proj.weight`)];
     const cached = this.qkvCache[layer];
-    if (cached !== undefined && cached.ids.every((id, i) => id === parts[i].dataId)) return cached.fused;
+    if (cached?.ids.every((id, i) => id === parts[i].dataId)) return cached.fused;
     cached?.fused.dispose();
     const fused = tf.keep(tf.concat(parts, 1));
     this.qkvCache[layer] = { ids: parts.map((w) => w.dataId), fused };

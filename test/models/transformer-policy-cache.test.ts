@@ -57,9 +57,9 @@ function advance(eps: readonly Episode[], results: readonly ActResult[]): void {
   });
 }
 
-/** The simple path: a fresh uncached policy, one request at a time, no episode ids. */
+/** The simple path: a fresh uncached policy, one request at a time, no episode ids, padded `extend`. */
 async function reference(requests: readonly ActRequest[], greedy = false): Promise<ActResult[]> {
-  const simple = new TransformerPolicy(model, { endTokenId: END, reuseCaches: false });
+  const simple = new TransformerPolicy(model, { endTokenId: END, reuseCaches: false, packed: false });
   const out: ActResult[] = [];
   for (const { episodeId: _, ...r } of requests) {
     const [res] = greedy ? await simple.greedyActions([r], OPTIONS.maxNewTokens) : await simple.sampleActions([r], OPTIONS, Rng.fromSeed(1));
@@ -77,11 +77,21 @@ function expectSame(got: readonly ActResult[], want: readonly ActResult[]): void
   });
 }
 
+/** Which batched path the suite below runs: packed (the default) or padded buckets. */
+let packed = true;
+
 function cachedPolicy(options: Partial<TransformerPolicyOptions> = {}): TransformerPolicy {
-  return new TransformerPolicy(model, { endTokenId: END, minBucketRows: 2, ...options });
+  return new TransformerPolicy(model, { endTokenId: END, minBucketRows: 2, packed, ...options });
 }
 
-describe('TransformerPolicy per-episode KV caches', () => {
+describe.each([
+  ['packed', true],
+  ['padded', false],
+])('TransformerPolicy per-episode KV caches (%s model calls)', (_, mode) => {
+  beforeAll(() => {
+    packed = mode;
+  });
+
   it('prefills only the new tokens on later turns and samples exactly what the uncached single-request path samples', async () => {
     const policy = cachedPolicy();
     const eps = episodes(7, 1);
@@ -197,14 +207,17 @@ describe('TransformerPolicy per-episode KV caches', () => {
     expect(policy.cacheStats.bytes).toBe(0);
     expect(tf.memory().numTensors).toBe(before);
   });
+});
 
+// Prefill buckets exist only on the padded path (packed attention groups: test/models/packed-extend.test.ts).
+describe('TransformerPolicy padded prefill buckets', () => {
   it('splits a prefill whose attention scores exceed the cap into more calls, with the same results', async () => {
     const eps = episodes(6, 7);
     const requests = requestsOf(eps, 0);
-    const capped = cachedPolicy({ bucketRatio: 0, maxPrefillScores: 2 * 16 * 32 }); // ~one row per call
+    const capped = cachedPolicy({ packed: false, bucketRatio: 0, maxPrefillScores: 2 * 16 * 32 }); // ~one row per call
     const results = await capped.sampleActions(requests, OPTIONS, Rng.fromSeed(1));
     expect(capped.lastStats.prefillBuckets).toBeGreaterThanOrEqual(3);
-    const open = cachedPolicy({ bucketRatio: 0 });
+    const open = cachedPolicy({ packed: false, bucketRatio: 0 });
     await open.sampleActions(requests, OPTIONS, Rng.fromSeed(1));
     expect(open.lastStats.prefillBuckets).toBe(1);
     expectSame(results, await reference(requests));

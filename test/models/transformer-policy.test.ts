@@ -72,14 +72,16 @@ describe('TransformerPolicy.sampleActions', () => {
   });
 
   it('records logprobs that forwardTrain reproduces on the same tokens and constraints (token-in, token-out)', async () => {
-    for (const [bucketRatio, minBucketRows] of [
-      [0.75, 1],
-      [0, 8],
-    ]) {
-      const policy = new TransformerPolicy(model, { endTokenId: END, bucketRatio, minBucketRows });
+    // The padded path with several buckets and with one, then the packed path (issue #10 part F).
+    for (const [bucketRatio, minBucketRows, packed] of [
+      [0.75, 1, false],
+      [0, 8, false],
+      [0.75, 1, true],
+    ] as const) {
+      const policy = new TransformerPolicy(model, { endTokenId: END, bucketRatio, minBucketRows, packed });
       const requests = requestsFor(1, 12, 4);
       const results = await policy.sampleActions(requests, { temperature: 0.8, topP: 1, maxNewTokens: 5 }, Rng.fromSeed(2));
-      if (bucketRatio > 0) expect(policy.lastStats.prefillBuckets).toBeGreaterThan(1);
+      if (bucketRatio > 0 && !packed) expect(policy.lastStats.prefillBuckets).toBeGreaterThan(1);
       const recorded = flatLogprobs(results);
       const rescored = rescore(requests, results, 0.8);
       expect(recorded.length).toBeGreaterThan(20);

@@ -2,22 +2,40 @@
  * The packed ("varlen") inference forward: every row's new tokens in one `[sumNew, d]` matrix, so
  * each per-token op (embedding, RMSNorm, the fused q/k/v projection, o-projection, SwiGLU MLP)
  * is ONE kernel dispatch for the whole batch, with no padding; only attention follows the row
- * structure, in JS over each row's own one-row KV cache (transformer/packed-attention.ts).
+ * structure, per group of rows with similar spans over each row's own one-row KV cache
+ * (transformer/grouped-attention.ts: tfjs for prefill-sized chunks, JS for decode-sized ones).
  *
- * Why (issue #10 part F): the padded path (`TransformerModel.extend`) pays ~100 kernels per call,
- * pads ragged rows (so the sampler split a B = 64 batch into many tight buckets, each paying those
- * kernels again) and spends most of a large call in per-(row, head) attention kernels, a
- * transposed key copy, a padded mask and softmax. Per layer this path runs 20 kernels: RMSNorm
+ * Why (issue #10 part F): the padded path (`TransformerModel.extend`) pays ~100 kernels per call
+ * and pads ragged rows, so the sampler split a B = 64 batch into many tight buckets, each paying
+ * those kernels again, and merged the rows' cached prefixes into one padded cache first. Attention
+ * itself costs the same here (its work per row does not shrink with batching; bench/RESULTS.md,
+ * issue 10 part F, measures where the time goes). Per layer this path runs 22 kernels: RMSNorm
  * (6), q/k/v as one matMul with a concatenated weight, o-projection + residual (2), RMSNorm (6),
  * SwiGLU (6, gate and up kept apart since wasm Slice copies its whole input), residual (1) —
- * and no transposes (the projection output is already `[token, head, headDim]`).
+ * plus 5 per attention group (none for groups attended in JS), and no transposes (the projection
+ * output is already `[token, head, headDim]`; RoPE runs in JS on the values read back).
  */
 import { InvalidArgumentError } from '../../core/errors.js';
 import { tf } from '../backend/tf.js';
 import type { KvCache } from '../kv-cache.js';
 import type { TransformerConfig } from './config.js';
 import { rmsNorm, swiGlu } from './layers.js';
-import { packedAttention, ropePackedInPlace, writePackedKv } from './packed-attention.js';
+import { attendGroups, attentionGroups } from './grouped-attention.js';
+import { ropePackedInPlace, writePackedKv } from './packed-attention.js';
+
+/** Attention groups split when a row's span falls below this fraction of its group's (grouped-attention.ts). */
+export const DEFAULT_GROUP_RATIO = 0.9;
+
+/** Most padded attention scores (floats) one attention group may hold: 24 Mi = 96 MB. */
+export const DEFAULT_MAX_SCORES = 24 * 2 ** 20;
+
+/** Tuning of {@link packedExtend}. */
+export interface PackedOptions {
+  /** Attention groups split below this fraction of the group's span or width. Default {@link DEFAULT_GROUP_RATIO}. */
+  readonly groupRatio?: number;
+  /** Padded attention scores one group may hold. Default {@link DEFAULT_MAX_SCORES}. */
+  readonly maxScores?: number;
+}
 
 /** What the packed forward reads from a model (its weights stay private to it). */
 export interface InferenceWeights {
@@ -41,7 +59,7 @@ export interface InferenceWeights {
  * @example
  * const logits = packedExtend(weights, [model.createCache(1, 16), cached], [prompt, observation]); // [2, V]
  */
-export function packedExtend(weights: InferenceWeights, caches: readonly KvCache[], tokens: readonly Int32Array[]): tf.Tensor2D {
+export function packedExtend(weights: InferenceWeights, caches: readonly KvCache[], tokens: readonly Int32Array[], options: PackedOptions = {}): tf.Tensor2D {
   const { config } = weights;
   const { nLayers, nHeads, dModel, vocabSize, maxContext, rmsNormEps: eps } = config;
   const hd = dModel / nHeads;
@@ -72,6 +90,8 @@ export function packedExtend(weights: InferenceWeights, caches: readonly KvCache
     cache.reserve(tokens[r].length);
   });
   const shape = { heads: nHeads, headDim: hd, offsets };
+  const masks: Array<Float32Array | undefined> = []; // per group, shared by the layers
+  const groups = attentionGroups(pastLength, offsets, options.groupRatio ?? DEFAULT_GROUP_RATIO, nHeads, options.maxScores ?? DEFAULT_MAX_SCORES);
   const logits = tf.tidy(() => {
     let x = weights.embed(ids); // [n, d]
     for (let layer = 0; layer < nLayers; layer++) {
@@ -80,8 +100,9 @@ export function packedExtend(weights: InferenceWeights, caches: readonly KvCache
       // A copy (wasm readSync copies; on cpu the array backs a tensor nothing else reads).
       const qkv = tf.matMul(h, weights.fusedQkv(layer)).dataSync() as Float32Array; // [n, 3d]
       ropePackedInPlace(qkv, positions, weights.rope, nHeads, hd);
-      const context = packedAttention(qkv, caches, pastLength, layer, shape); // [n, d]
-      writePackedKv(caches, layer, qkv, shape);
+      writePackedKv(caches, layer, qkv, shape); // first: grouped attention reads new keys from the caches
+      const context = new Float32Array(n * dModel); // [n, d]
+      attendGroups(qkv, caches, pastLength, layer, shape, groups, masks, context);
       x = tf.add(x, tf.matMul(tf.tensor2d(context, [n, dModel]), weights.weight2d(`${p}.self_attn.o_proj.weight`)));
       const h2 = rmsNorm(x, weights.weight1d(`${p}.post_attention_layernorm.weight`), eps);
       const mlp = swiGlu(

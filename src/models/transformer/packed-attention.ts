@@ -3,13 +3,11 @@
  * tokens of every row laid end to end, `[sumNew, ...]`, with no padding, each row attending over
  * its own one-row KV cache plus its own new tokens.
  *
- * Why: on the wasm backend, attention through tfjs runs one XNNPACK call per (row, head) (the
- * BatchMatMul shim) plus a transposed key copy, an additive mask of `[rows, 1, new, slots]` and a
- * softmax over padded scores — measured 250 of 460 ms of a 64-row, 90-token call over 150
- * cached slots (bench/RESULTS.md, issue 10 part F). Here a row costs exactly its real
- * (query, key) pairs, ragged rows need no padding or bucketing, the caches are read in place,
- * and the q/k/v projections never need a head transpose: the fused projection's output
- * `[sumNew, 3 * d]` is already `[token, (q|k|v), head, headDim]`.
+ * Why: the fused projection's output `[sumNew, 3 * d]` is already `[token, (q|k|v), head,
+ * headDim]`, so RoPE and the cache writes need no head transpose kernels, and attention in JS
+ * reads each row's cache in place at exactly its real (query, key) pairs: no padding, uploads or
+ * dispatches. It is slow per pair, though (~100 ns per query·key·head on this machine, ~8x
+ * XNNPACK's rate), so grouped-attention.ts uses it only for narrow chunks (decode-sized).
  *
  * Same semantics as `applyRope` + `attend` + `attentionMask`: query `i` of a row sees every real
  * cached slot of that row (`keyMask` 1) and new keys `j <= i`.
@@ -67,19 +65,7 @@ export function writePackedKv(caches: readonly KvCache[], layer: number, qkv: Fl
   const { heads: h, headDim: hd, offsets } = shape;
   const d = h * hd;
   caches.forEach((cache, r) => {
-    const start = offsets[r];
-    const added = offsets[r + 1] - start;
-    const key = new Float32Array(h * added * hd); // [1, heads, added, headDim]
-    const value = new Float32Array(h * added * hd);
-    for (let head = 0; head < h; head++) {
-      for (let j = 0; j < added; j++) {
-        const from = (start + j) * 3 * d + head * hd;
-        const to = (head * added + j) * hd;
-        key.set(qkv.subarray(from + d, from + d + hd), to);
-        value.set(qkv.subarray(from + 2 * d, from + 2 * d + hd), to);
-      }
-    }
-    cache.write(layer, key, value, added);
+    cache.writeTokenMajor(layer, qkv, offsets[r] * 3 * d, 3 * d, d, 2 * d, offsets[r + 1] - offsets[r]);
   });
 }
 

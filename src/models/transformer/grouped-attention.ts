@@ -1,0 +1,183 @@
+/**
+ * Attention for the packed inference path, run per *group* of rows with similar spans.
+ *
+ * Why groups: everything but attention runs packed (one `[sumNew, d]` matrix, no padding, see
+ * transformer/inference.ts); attention needs each row's own keys. Plain JS attention costs ~100 ns
+ * per (query, key, head) on this machine, ~8x XNNPACK's rate, so large chunks (observation
+ * prefills) attend through tfjs on a right-padded `[rows, heads, width, span]` block: each row's
+ * cached + new keys are one contiguous copy per head from its cache (the new ones are written
+ * there first), query i of a row sits in column i. Padding is pure loss, and a group costs only
+ * its ~5 attention kernels and 4 uploads, so groups are tight (rows sorted by span; a new group
+ * starts when a row's span or new-token count falls below `ratio` of the group's). Narrow groups
+ * (decode steps, at most `cpuAttentionMaxQueries()` new tokens per row) attend in JS
+ * (transformer/packed-attention.ts), reading the caches in place: no copies, no uploads.
+ */
+import { tf } from '../backend/tf.js';
+import type { KvCache } from '../kv-cache.js';
+import { cpuAttentionMaxQueries } from './cpu-attention.js';
+import { attend, MASK_VALUE } from './layers.js';
+import { type PackedShape, packedAttention } from './packed-attention.js';
+
+/** Rows that attend together, padded to the group's widest new chunk and longest cache. */
+export interface AttentionGroup {
+  /** Row indices (into the caches of the call). */
+  readonly rows: number[];
+  /** Most new tokens of a row in the group (query columns, left-padded). */
+  width: number;
+  /** Longest cached length in the group (cached key slots). */
+  past: number;
+}
+
+/**
+ * Tight groups of rows by attention span (cached + new): sorted longest first, a row opens a new
+ * group when its span or new-token count is below `ratio` of the group's, or when the group's
+ * padded scores (`rows * heads * width * (past + width)` floats) would pass `maxScores` (so that
+ * 64 long prompts cannot exhaust the wasm heap).
+ * @example attentionGroups(new Int32Array([150, 10]), new Int32Array([0, 90, 95]), 0.9, 4, 2 ** 24) // two groups
+ */
+export function attentionGroups(pastLength: Int32Array, offsets: Int32Array, ratio: number, heads: number, maxScores: number): AttentionGroup[] {
+  const rows = pastLength.length;
+  const added = (r: number) => offsets[r + 1] - offsets[r];
+  const span = (r: number) => pastLength[r] + added(r);
+  const sorted = Array.from({ length: rows }, (_, r) => r).sort((a, b) => span(b) - span(a) || added(b) - added(a) || a - b);
+  const groups: AttentionGroup[] = [];
+  let open: AttentionGroup | null = null;
+  let openSpan = 0;
+  for (const r of sorted) {
+    const n = added(r);
+    const width = Math.max(open?.width ?? 0, n);
+    const full = open !== null && (open.rows.length + 1) * heads * width * (Math.max(open.past, pastLength[r]) + width) > maxScores;
+    if (open === null || full || span(r) < ratio * openSpan || n < ratio * open.width || open.width < ratio * n) {
+      open = { rows: [r], width: n, past: pastLength[r] };
+      openSpan = span(r);
+      groups.push(open);
+    } else {
+      open.rows.push(r);
+      open.width = Math.max(open.width, n);
+      open.past = Math.max(open.past, pastLength[r]);
+    }
+  }
+  return groups;
+}
+
+/**
+ * Attention of every group, written into the packed context `out` `[sumNew, d]`. `qkv` is the
+ * roped fused projection `[sumNew, 3d]`; each row's cache already holds this layer's new keys and
+ * values at slots `[pastLength[r], pastLength[r] + new)` (written, not yet advanced). `masks`
+ * keeps each group's additive mask across the layers of one call (pass the same array).
+ * @example attendGroups(qkv, caches, pastLength, layer, shape, groups, masks, ctx);
+ */
+export function attendGroups(
+  qkv: Float32Array,
+  caches: readonly KvCache[],
+  pastLength: Int32Array,
+  layer: number,
+  shape: PackedShape,
+  groups: readonly AttentionGroup[],
+  masks: Array<Float32Array | undefined>,
+  out: Float32Array,
+): void {
+  groups.forEach((group, i) => {
+    if (group.width <= cpuAttentionMaxQueries()) {
+      packedAttention(qkv, caches, pastLength, layer, shape, group.rows, out);
+      return;
+    }
+    masks[i] ??= groupMask(caches, pastLength, shape.offsets, group);
+    tfjsGroup(qkv, caches, pastLength, layer, shape, group, masks[i], out);
+  });
+}
+
+/** Key slots of a group: each row's cached + new keys sit at slots [0, span) (right-padded). */
+function groupSlots(pastLength: Int32Array, offsets: Int32Array, group: AttentionGroup): number {
+  let slots = 1;
+  for (const r of group.rows) slots = Math.max(slots, pastLength[r] + offsets[r + 1] - offsets[r]);
+  return slots;
+}
+
+/**
+ * `[b, 1, width, slots]` additive mask: new query i of a row (column i) sees the row's real
+ * cached slots and its new keys up to itself, slots `[past, past + i]`; padding queries (columns
+ * past the row's new tokens) see slot 0 only, so that their softmax stays finite (never read).
+ */
+function groupMask(caches: readonly KvCache[], pastLength: Int32Array, offsets: Int32Array, group: AttentionGroup): Float32Array {
+  const { rows, width: t } = group;
+  const slots = groupSlots(pastLength, offsets, group);
+  const mask = new Float32Array(rows.length * t * slots).fill(MASK_VALUE);
+  rows.forEach((r, g) => {
+    const past = pastLength[r];
+    const n = offsets[r + 1] - offsets[r];
+    const keyMask = caches[r].keyMask; // only the cached slots' entries are set before advance()
+    let compact = true;
+    for (let j = 0; j < past && compact; j++) compact = keyMask[j] === 1;
+    for (let i = 0; i < t; i++) {
+      const row = (g * t + i) * slots;
+      if (i >= n) {
+        mask[row] = 0;
+        continue;
+      }
+      if (compact) mask.fill(0, row, row + past + i + 1);
+      else {
+        for (let j = 0; j < past; j++) if (keyMask[j] === 1) mask[row + j] = 0;
+        mask.fill(0, row + past, row + past + i + 1);
+      }
+    }
+  });
+  return mask;
+}
+
+/** One group through tfjs: right-padded queries over each row's keys copied from its cache in one block per head. */
+function tfjsGroup(
+  qkv: Float32Array,
+  caches: readonly KvCache[],
+  pastLength: Int32Array,
+  layer: number,
+  shape: PackedShape,
+  group: AttentionGroup,
+  mask: Float32Array,
+  out: Float32Array,
+): void {
+  const { heads: h, headDim: hd, offsets } = shape;
+  const d = h * hd;
+  const { rows, width: t } = group;
+  const b = rows.length;
+  const slots = groupSlots(pastLength, offsets, group);
+  const q = new Float32Array(b * h * t * hd); // [b, h, t, hd]
+  const k = new Float32Array(b * h * slots * hd); // [b, h, slots, hd]
+  const v = new Float32Array(b * h * slots * hd);
+  rows.forEach((r, g) => {
+    const cache = caches[r];
+    const span = pastLength[r] + offsets[r + 1] - offsets[r];
+    const cap = cache.capacity;
+    const { key: kc, value: vc } = cache.layerBuffers(layer);
+    for (let head = 0; head < h; head++) {
+      const block = (g * h + head) * slots * hd;
+      k.set(kc.subarray(head * cap * hd, (head * cap + span) * hd), block);
+      v.set(vc.subarray(head * cap * hd, (head * cap + span) * hd), block);
+      // Element loops, not subarray + set: 16-float copies, thousands per call (allocation-free).
+      for (let i = offsets[r]; i < offsets[r + 1]; i++) {
+        const src = i * 3 * d + head * hd;
+        const to = ((g * h + head) * t + i - offsets[r]) * hd;
+        for (let e = 0; e < hd; e++) q[to + e] = qkv[src + e];
+      }
+    }
+  });
+  let context: Float32Array = new Float32Array(0);
+  tf.tidy(() => {
+    const result = attend(
+      tf.tensor4d(q, [b, h, t, hd]),
+      tf.tensor4d(k, [b, h, slots, hd]),
+      tf.tensor4d(v, [b, h, slots, hd]),
+      tf.tensor4d(mask, [b, 1, t, slots]),
+    );
+    context = result.dataSync() as Float32Array; // [b, h, t, hd]
+  });
+  rows.forEach((r, g) => {
+    for (let head = 0; head < h; head++) {
+      for (let i = offsets[r]; i < offsets[r + 1]; i++) {
+        const src = ((g * h + head) * t + i - offsets[r]) * hd;
+        const to = i * d + head * hd;
+        for (let e = 0; e < hd; e++) out[to + e] = context[src + e];
+      }
+    }
+  });
+}
