@@ -22,10 +22,23 @@ export { configSchema, type HorizonConfig, type TurnwiseConfig, type TurnwiseCon
  */
 export function parseConfig(input: unknown, source?: string): TurnwiseConfig {
   // An empty YAML file parses to null: treat it as "all defaults".
-  const raw = input === null || input === undefined ? {} : input;
+  const raw = withEnvSettingsDefault(input === null || input === undefined ? {} : input);
   const result = configSchema.safeParse(raw);
   if (!result.success) throw configErrorFrom(result.error, configSchema, raw, source);
   return result.data;
+}
+
+/**
+ * The schema's `env.settings` default (`{levels: [GoToRedBall]}`) belongs to BabyAI, the default
+ * environment: another environment named without settings gets `{}`, not BabyAI's keys.
+ */
+function withEnvSettingsDefault(raw: unknown): unknown {
+  if (typeof raw !== 'object' || raw === null || !('env' in raw)) return raw;
+  const env = (raw as { env: unknown }).env;
+  if (typeof env !== 'object' || env === null || 'settings' in env) return raw;
+  const name = (env as { name?: unknown }).name;
+  if (name === undefined || name === 'babyai') return raw;
+  return { ...raw, env: { ...env, settings: {} } };
 }
 
 /**

@@ -46,6 +46,14 @@ export interface AgentPlayground {
   readonly clock: Clock;
   /** Injected I/O of remote policies (tests: sleep, env vars). */
   readonly remoteDeps?: OpenAIChatDeps;
+  /** Episodes in flight for a checkpoint policy (default: the run's episodes per step, at least 16). */
+  readonly poolSize?: number;
+  /** Worker threads for the environment instances (`env.workers`; default in-process). */
+  readonly envWorkers?: number;
+  /** What a mismatch error names (default `policies.<name>`, e.g. `--policy` for `turnwise simulate`). */
+  readonly field?: string;
+  /** What the environment is used for, in error messages (default "the evaluation"). */
+  readonly purpose?: string;
 }
 
 /** A checkpoint's resolved folder and the config of the run it belongs to. */
@@ -66,7 +74,8 @@ async function openCheckpointAgent(policy: Extract<PolicySpec, { kind: 'checkpoi
   const { spec, envSettings, clock } = playground;
   const { checkpointDir, config } = await checkpointConfig(policy.location);
   if (config.env.name !== spec.name) {
-    throw InvalidArgumentError.format(`policies.${policy.name}`, `checkpoint ${checkpointDir} was trained on '${config.env.name}', the evaluation runs '${spec.name}'`);
+    const field = playground.field ?? `policies.${policy.name}`;
+    throw InvalidArgumentError.format(field, `checkpoint ${checkpointDir} was trained on '${config.env.name}', ${playground.purpose ?? 'the evaluation'} runs '${spec.name}'`);
   }
   const backend = await selectBackend(config.model.backend);
   const checkpoint = await loadCheckpoint(checkpointDir);
@@ -91,7 +100,8 @@ async function openCheckpointAgent(policy: Extract<PolicySpec, { kind: 'checkpoi
     runId,
     spec,
     envSettings,
-    poolSize: Math.max(config.derived.episodesPerStep, 16),
+    poolSize: playground.poolSize ?? Math.max(config.derived.episodesPerStep, 16),
+    envWorkers: playground.envWorkers,
     tokenizer: stack.tokenizer,
     context: {
       history: config.context.history,

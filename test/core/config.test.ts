@@ -212,6 +212,13 @@ describe('resolveConfig', () => {
 });
 
 describe('describeConfig', () => {
+  it("gives another environment named without settings {} instead of BabyAI's default settings", () => {
+    expect(parseConfig({ env: { name: 'maze' } }).env.settings).toEqual({});
+    expect(parseConfig({ env: { name: 'babyai' } }).env.settings).toEqual({ levels: ['GoToRedBall'] });
+    expect(parseConfig({}).env.settings).toEqual({ levels: ['GoToRedBall'] });
+    expect(parseConfig({ env: { name: 'maze', settings: { layout: 'random' } } }).env.settings).toEqual({ layout: 'random' });
+  });
+
   it('lists every field with a description and its default', () => {
     const fields = describeConfig();
     for (const field of fields) expect(field.description, field.path).not.toBe('');

@@ -22,7 +22,7 @@ const envSchema = z
     settings: z
       .record(z.string(), z.unknown())
       .default({ levels: ['GoToRedBall'] })
-      .describe('Environment-specific settings, passed to the environment factory as they are.'),
+      .describe('Environment-specific settings, passed to the environment factory as they are (the default is BabyAI\'s; any other `env.name` without settings gets `{}`).'),
     trainSplit: z.string().min(1).default('train').describe('Task split used for training rollouts.'),
     testSplit: z.string().min(1).default('test').describe('Task split used for evaluation.'),
     workers: nonNegInt()

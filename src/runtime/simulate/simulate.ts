@@ -14,10 +14,11 @@ import { InvalidArgumentError } from '../../core/errors.js';
 import { Rng } from '../../core/rng.js';
 import type { Outcome, Split, Trajectory } from '../../core/types.js';
 import type { EnvironmentSpec } from '../../envs/environment.js';
+import { openAgent } from '../../eval/agents.js';
+import { checkpointSpec } from '../../eval/policy-spec.js';
 import type { FlowResult } from '../../actors/episode-flow.js';
 import { createBatchEnv } from '../env-pool/batch-env.js';
 import type { EpisodePlan } from '../rollout.js';
-import { openCheckpointRunner } from './checkpoint-runner.js';
 import { FlowDriver } from './flow-driver.js';
 import { flowPolicyFor } from './flow-policies.js';
 import { mainThreadCpuSeconds } from './thread-cpu.js';
@@ -97,12 +98,21 @@ async function openRunner(options: SimulateOptions, envWorkers: number, horizon:
   const settings = config.env.settings as Record<string, unknown>;
   if (policy.kind === 'checkpoint') {
     // A model policy: the training path's episode actors with the sampler's dynamic batching.
-    const opened = await openCheckpointRunner(policy.location, spec, settings, agents, envWorkers, clock);
+    // The eval harness's checkpoint agent (sampler actor on an in-process bus), sized for the simulation.
+    const agent = await openAgent(checkpointSpec(policy.location), {
+      spec,
+      envSettings: settings,
+      clock,
+      poolSize: agents,
+      envWorkers,
+      field: '--policy',
+      purpose: 'the simulation',
+    });
     return {
-      description: opened.description,
-      envPlacement: opened.runner.envPlacement,
-      play: (h, plan, onEpisode) => opened.runner.runStream(0, h, plan, (_, t: Trajectory) => onEpisode(t.turns.length, t.outcome)),
-      close: () => opened.close(),
+      description: `checkpoint ${agent.description}`,
+      envPlacement: agent.runner.envPlacement,
+      play: (h, plan, onEpisode) => agent.runner.runStream(0, h, plan, (_, t: Trajectory) => onEpisode(t.turns.length, t.outcome)),
+      close: () => agent.close(),
     };
   }
   const flowPolicy = flowPolicyFor(policy.kind, spec.name);
