@@ -12,6 +12,9 @@ import { GridWorld } from './world.js';
 import type { WorldObj } from './world-object.js';
 import { makeDoor, makeObject } from './world-object.js';
 
+/** Agent placements drawn before {@link LevelBuilder.placeAgent} rejects the attempt (MiniGrid: unbounded). */
+export const MAX_AGENT_DRAWS = 100_000;
+
 /** Raised inside level generation to ask for a fresh attempt (BabyAI `RejectSampling`). */
 export class RejectSampling extends Error {
   constructor(reason: string) {
@@ -269,14 +272,19 @@ export class LevelBuilder {
 
   /**
    * Places the agent in room (i, j) (random room when not given), re-drawing until the cell in
-   * front is empty or a wall (MiniGrid `RoomGrid.place_agent`).
+   * front is empty or a wall (MiniGrid `RoomGrid.place_agent`). MiniGrid re-draws for ever; when
+   * every free cell of the room faces an object or a door on all four sides (SynthS5R2 test seed
+   * 805) that never ends, so after {@link MAX_AGENT_DRAWS} draws the attempt is rejected instead.
+   * The bound is far above what a possible placement needs (a room has at most a few hundred
+   * cells x 4 directions), so every world that generated before is drawn the same.
    */
   placeAgent(i?: number, j?: number, randDir = true): void {
     const ci = i ?? this.randInt(0, this.layout.numCols);
     const cj = j ?? this.randInt(0, this.layout.numRows);
     const room = this.layout.room(ci, cj);
     const world = this.world;
-    for (;;) {
+    for (let draws = 0; ; draws++) {
+      if (draws >= MAX_AGENT_DRAWS) throw new RejectSampling(`no cell of room (${ci}, ${cj}) lets the agent face empty floor or a wall`);
       world.agentX = -1;
       world.agentY = -1;
       const [x, y] = this.placeObj(null, room.top, room.size);

@@ -3,6 +3,7 @@ import { BabyAIBot } from '../../../src/envs/babyai/bot/bot.js';
 import { playBot } from '../../../src/envs/babyai/bot/play.js';
 import { createBabyAICatalog } from '../../../src/envs/babyai/catalog.js';
 import { BabyAIEnvironment } from '../../../src/envs/babyai/env.js';
+import { LoopGuard } from '../../../src/envs/babyai/bot/guard.js';
 import { AGENTGYM_BABYAI_HORIZON } from '../../../src/envs/babyai/levels/horizons.js';
 import { BABYAI_LEVELS, levelIndexOf } from '../../../src/envs/babyai/levels/index.js';
 import { generateLevel } from '../../../src/envs/babyai/levels/level.js';
@@ -15,6 +16,11 @@ const REGRESSIONS: readonly [string, number][] = [
   ['SynthS5R2', 122],
   ['BossLevel', 81],
   ['BossLevel', 191],
+  // A put-next target behind a locked door: the bot fetched the object, dropped it to fetch the key, and so on.
+  ...[225, 548, 660, 674, 817, 966].map((seed) => ['MiniBossLevel', seed] as [string, number]),
+  ...[245, 286, 329, 401, 601, 853, 948, 973].map((seed) => ['BossLevel', seed] as [string, number]),
+  // Boxed in while carrying: no reachable cell was out of the way, so the carried ball was never put down.
+  ['SynthS5R2', 375],
 ];
 /** Far above every level horizon: a loop shows as a failure, not a hang. */
 const MAX_TURNS = 150;
@@ -43,6 +49,22 @@ describe('BabyAI bot (true state, text actions only)', () => {
     const e = playBot(new BabyAIEnvironment(), levelIndexOf('SynthS5R2') + 40 * 79, MAX_TURNS, own);
     expect(own.searches).toBeGreaterThan(0);
     expect(e).toMatchObject({ success: true });
+  });
+
+  it('escalates to a bigger whole-instruction search when the small ones find nothing (MiniBossLevel seed 966, 9 turns optimal)', () => {
+    // No heuristic at all: the 3,000-state searches fall short (the optimum needs ~3,900 states), the 20,000-state one wins.
+    const guard = new LoopGuard(() => null);
+    const own = new BabyAIEnvironment();
+    own.reset(levelIndexOf('MiniBossLevel') + 40 * 966);
+    let result: { readonly done: boolean; readonly success?: boolean } = { done: false };
+    let turns = 0;
+    while (!result.done && turns < MAX_TURNS) {
+      const view = own.trueState();
+      if (view === null) break;
+      result = own.step(guard.choose(view) ?? 'turn left');
+      turns++;
+    }
+    expect({ success: result.success, turns, searches: guard.searches }).toEqual({ success: true, turns: 9, searches: 2 });
   });
 
   it('is deterministic: same item, same turns', () => {
@@ -83,5 +105,20 @@ describe('PickupDistDebug generation', () => {
   it('keeps the world of a seed whose target was reachable', () => {
     if (spec === undefined) throw new Error('no PickupDistDebug');
     expect(generateLevel(spec.generator, spec.name, 16).rejections).toBe(0);
+  });
+});
+
+describe('Agent placement in a room with no cell facing floor or a wall', () => {
+  const spec = BABYAI_LEVELS[levelIndexOf('SynthS5R2')];
+  // Seed 805: every free cell of the agent's room faces objects on all four sides; MiniGrid (and we, before) re-drew for ever.
+  it.each([805, 825])('rejects the attempt and regenerates SynthS5R2 seed %i (it used to hang), and the new world is won', (seed) => {
+    if (spec === undefined) throw new Error('no SynthS5R2');
+    expect(generateLevel(spec.generator, spec.name, seed).rejections).toBeGreaterThan(0);
+    expect(playBot(new BabyAIEnvironment(), levelIndexOf('SynthS5R2') + 40 * seed, MAX_TURNS)).toMatchObject({ success: true });
+  });
+
+  it('keeps the worlds of the neighbouring seeds', () => {
+    if (spec === undefined) throw new Error('no SynthS5R2');
+    expect([804, 806].map((seed) => generateLevel(spec.generator, spec.name, seed).rejections)).toEqual([0, 0]);
   });
 });

@@ -109,6 +109,11 @@ export class BabyAIBot {
     const route = findRoute(world, spots);
     for (const c of route?.cells ?? []) this.keepClear.add(c);
     const blocker = route?.obstacle ?? null;
+    // A locked door on the way: unlock it before fetching the object (else the bot carries the
+    // object to the door, drops it to fetch the key, and picks it up again, for ever).
+    const locked = route?.cells.find((c) => world.grid.cells[c]?.type === 'door' && world.grid.cells[c]?.isLocked === true);
+    const door = locked === undefined ? null : (world.grid.cells[locked] ?? null);
+    if (locked !== undefined && door !== null) return { targets: [locked], final: 'toggle', hands: false, keyColors: [door.color] };
     // (When the blocker is itself an object to move, taking it is both steps at once.)
     if (blocker !== null && blocker.obj.type !== 'door') return { targets: [blocker.cell], final: 'pickup', hands: true };
     return { targets: positionsOf(world, task.descMove.objSet), final: 'pickup', hands: true };
@@ -193,7 +198,13 @@ export class BabyAIBot {
     const cells = dropCells(world, avoid);
     const front = world.frontY * world.grid.width + world.frontX;
     if (world.grid.inBounds(world.frontX, world.frontY) && cells.includes(front) && view.text.plans.has('drop')) return 'drop';
-    return this.pursue(view, { targets: cells, final: 'drop', hands: false }, depth + 1);
+    const away = this.pursue(view, { targets: cells, final: 'drop', hands: false }, depth + 1);
+    if (away !== null) return away;
+    // Boxed in: no reachable cell is out of the way, so put it down anywhere but on a target (it
+    // may have to be moved again later; the loop guard stops that from cycling).
+    const anywhere = dropCells(world, new Set(goal.targets));
+    if (world.grid.inBounds(world.frontX, world.frontY) && anywhere.includes(front) && view.text.plans.has('drop')) return 'drop';
+    return this.pursue(view, { targets: anywhere, final: 'drop', hands: false }, depth + 1);
   }
 
   /** The action that completes `goal` from a pose facing a target. */

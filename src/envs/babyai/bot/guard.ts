@@ -7,6 +7,11 @@
  * whole instruction with a small budget, else for the nearest new state from which the heuristic
  * moves on to another new state; it follows that plan, then lets the heuristic act again. Every
  * state visited stays visited, so the episode can never cycle.
+ *
+ * When those small searches are used up or find nothing, the guard escalates: a search for the
+ * whole instruction from the current state with a budget that grows each time
+ * ({@link ESCALATION_NODES}), and follows the first solution to the end. A safety net (no test
+ * seed of any level needs it at present); slow (seconds) where it runs.
  */
 import { applyPlan } from '../apply.js';
 import type { Instruction } from '../instructions.js';
@@ -22,6 +27,11 @@ export const SOLVE_NODES = 3000;
 export const DETOUR_NODES = 3000;
 /** Fallback searches per episode at most (each costs up to ~1 s on the biggest levels). */
 export const MAX_SEARCHES = 8;
+/**
+ * Budgets of the escalating whole-instruction searches, tried in turn once the small searches are
+ * spent (each ~60 k states per second on the biggest levels, ~300 bytes per state held).
+ */
+export const ESCALATION_NODES: readonly number[] = [20_000, 100_000, 400_000];
 
 /** What the guard sees each turn (the bot's view). */
 export interface GuardView {
@@ -44,6 +54,8 @@ export class LoopGuard {
   private plan: string[] = [];
   /** Fallback searches left this episode. */
   private searchesLeft = MAX_SEARCHES;
+  /** Next entry of {@link ESCALATION_NODES} to try this episode. */
+  private escalation = 0;
   /** Times a fallback search ran (all episodes): for tests and benchmarks. */
   searches = 0;
 
@@ -59,6 +71,7 @@ export class LoopGuard {
       this.visited.clear();
       this.plan = [];
       this.searchesLeft = MAX_SEARCHES;
+      this.escalation = 0;
     }
     this.visited.add(this.states.key());
     const planned = this.plan.shift();
@@ -66,7 +79,7 @@ export class LoopGuard {
     this.plan = [];
     const suggested = this.suggest(view);
     if (suggested !== null && this.movesOn(view, suggested)) return suggested;
-    if (this.searchesLeft <= 0) return suggested;
+    if (this.searchesLeft <= 0) return this.escalate(view) ?? suggested;
     this.searchesLeft--;
     this.searches++;
     let found = searchTurns(world, instruction, { maxNodes: SOLVE_NODES });
@@ -78,13 +91,33 @@ export class LoopGuard {
       };
       found = searchTurns(world, instruction, { maxNodes: DETOUR_NODES, until });
     }
-    // Nothing within budget: stop searching this episode (it would fail again, turn after turn).
+    // Nothing within the small budgets: stop those searches this episode (they would fail again,
+    // turn after turn) and escalate instead.
     if (found.status !== 'solved') {
       this.searchesLeft = 0;
-      return suggested;
+      return this.escalate(view) ?? suggested;
     }
     this.plan = found.actions.slice(1);
     return found.actions[0] ?? null;
+  }
+
+  /**
+   * A whole-instruction search from the current state with the next, larger budget; its first
+   * action (the rest is followed to the end), or null when every budget is spent or nothing wins.
+   */
+  private escalate(view: GuardView): string | null {
+    while (this.escalation < ESCALATION_NODES.length) {
+      const maxNodes = ESCALATION_NODES[this.escalation++] as number;
+      this.searches++;
+      const found = searchTurns(view.world, view.instruction, { maxNodes });
+      if (found.status === 'unsolvable') break;
+      if (found.status === 'solved') {
+        this.plan = found.actions.slice(1);
+        return found.actions[0] ?? null;
+      }
+    }
+    this.escalation = ESCALATION_NODES.length;
+    return null;
   }
 
   /** Whether `action` wins or leads to a state not visited yet (looked at on the true state, then undone). */

@@ -30,12 +30,12 @@ export const LONG_LEVEL_HORIZONS: Readonly<Record<string, number>> = {
   KeyCorridorS6R3: 40, // [33]
   OneRoomS20: 30, // [28]
   MoveTwoAcrossS8N9: 30, // [29]
-  SynthS5R2: 40, // [36]
-  SynthLoc: 40,
-  SynthSeq: 60,
-  MiniBossLevel: 40,
-  BossLevel: 70,
-  BossLevelNoUnlock: 60,
+  SynthS5R2: 60, // [52]
+  SynthLoc: 40, // [37]
+  SynthSeq: 80, // [72]
+  MiniBossLevel: 40, // [35]
+  BossLevel: 90, // [83]
+  BossLevelNoUnlock: 70, // [61]
 };
 
 /**
