@@ -8,8 +8,9 @@
  */
 import type { Piscina } from 'piscina';
 import type { Observation, StepResult } from '../../core/types.js';
-import type { Environment, EnvironmentSpec } from '../../envs/environment.js';
-import { decodeReplies, type EnvOp, type EnvReply, encodeOps, OP, STATUS } from './batch-codec.js';
+import type { EnvironmentSpec } from '../../envs/environment.js';
+import { decodeReplies, type EnvOp, type EnvReply, encodeOps, STATUS } from './batch-codec.js';
+import { EnvShard } from './env-shard.js';
 import { openShardPools } from './worker-pool.js';
 
 /** One op's answer: the step result (a reset answers `{ observation, reward: 0, done: false }`), or the error it raised. */
@@ -31,21 +32,19 @@ function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
 
-const CLOSED: StepResult = { observation: { text: '' }, reward: 0, done: false };
-
 /**
- * Environments in this thread, one shard.
+ * Environments in this thread, one shard: the same slot table as a worker's {@link EnvShard}, but
+ * answers are the environments' own results (no encoding, no copies).
  * @example const env = new InProcessBatchEnv(spec, settings); const [answer] = await env.run(0, [{ kind: OP.reset, slot: 0, taskIndex: 1, text: '' }]);
  */
 export class InProcessBatchEnv implements BatchEnv {
   readonly description = 'in-process';
   readonly shards = 1;
-  private readonly envs = new Map<number, Environment>();
+  private readonly shard: EnvShard;
 
-  constructor(
-    private readonly spec: EnvironmentSpec,
-    private readonly settings: Readonly<Record<string, unknown>>,
-  ) {}
+  constructor(spec: EnvironmentSpec, settings: Readonly<Record<string, unknown>>) {
+    this.shard = new EnvShard(spec, settings);
+  }
 
   shardOf(): number {
     return 0;
@@ -55,7 +54,7 @@ export class InProcessBatchEnv implements BatchEnv {
     const answers: EnvAnswer[] = new Array(ops.length);
     for (let i = 0; i < ops.length; i++) {
       try {
-        const answer = this.apply(ops[i] as EnvOp);
+        const answer = this.shard.answer(ops[i] as EnvOp);
         // Synchronous environments (BabyAI) answer directly: no microtask per op.
         answers[i] = answer instanceof Promise ? await answer : answer;
       } catch (error) {
@@ -65,34 +64,9 @@ export class InProcessBatchEnv implements BatchEnv {
     return answers;
   }
 
-  private apply(op: EnvOp): StepResult | Promise<StepResult> {
-    if (op.kind === OP.close) {
-      const env = this.envs.get(op.slot);
-      this.envs.delete(op.slot);
-      return env === undefined ? CLOSED : Promise.resolve(env.close()).then(() => CLOSED);
-    }
-    let env = this.envs.get(op.slot);
-    if (env === undefined) {
-      if (op.kind !== OP.reset) throw new Error(`slot ${op.slot}: step before reset`);
-      env = this.spec.create({ settings: this.settings });
-      this.envs.set(op.slot, env);
-    }
-    if (op.kind === OP.reset) {
-      const observation = env.reset(op.taskIndex);
-      return observation instanceof Promise ? observation.then(resetAnswer) : resetAnswer(observation);
-    }
-    return env.step(op.text);
+  close(): Promise<void> {
+    return this.shard.closeAll();
   }
-
-  async close(): Promise<void> {
-    const envs = [...this.envs.values()];
-    this.envs.clear();
-    await Promise.allSettled(envs.map(async (env) => env.close()));
-  }
-}
-
-function resetAnswer(observation: Observation): StepResult {
-  return { observation, reward: 0, done: false };
 }
 
 /** A decoded step whose `info` is parsed only when read (most drivers never read it). */

@@ -7,27 +7,17 @@ import type { Observation, StepResult } from '../../core/types.js';
 import type { Environment, EnvironmentSpec } from '../../envs/environment.js';
 import { type EnvOp, type EnvReply, OP, STATUS } from './batch-codec.js';
 
-function okObservation(observation: Observation): EnvReply {
-  return {
-    status: STATUS.ok,
-    text: observation.text,
-    // Not copied: the reply is encoded right away and nothing mutates it.
-    actions: observation.availableActions ?? null,
-    reward: 0,
-    done: false,
-    success: undefined,
-    infoJson: '',
-    error: '',
-  };
-}
-
 function okStep(result: StepResult): EnvReply {
   return {
-    ...okObservation(result.observation),
+    status: STATUS.ok,
+    text: result.observation.text,
+    // Not copied: the reply is encoded right away and nothing mutates it.
+    actions: result.observation.availableActions ?? null,
     reward: result.reward,
     done: result.done,
     success: result.success,
     infoJson: result.info === undefined ? '' : JSON.stringify(result.info),
+    error: '',
   };
 }
 
@@ -36,7 +26,12 @@ function failed(error: unknown): EnvReply {
   return { status: STATUS.error, text: '', actions: null, reward: 0, done: false, success: undefined, infoJson: '', error: message };
 }
 
-const closedReply: EnvReply = { status: STATUS.ok, text: '', actions: null, reward: 0, done: false, success: undefined, infoJson: '', error: '' };
+/** What a reset answers (and a close: an empty observation): no reward, not done. */
+function resetResult(observation: Observation): StepResult {
+  return { observation, reward: 0, done: false };
+}
+
+const CLOSED: StepResult = resetResult({ text: '' });
 
 /**
  * Environment instances by slot, created on first use.
@@ -57,15 +52,14 @@ export class EnvShard {
     return this.envs.size;
   }
 
-  /** Applies `ops` in order (a slot's ops keep their order) and answers each. */
+  /** Applies `ops` in order (a slot's ops keep their order) and answers each as a reply to encode (worker threads). */
   async apply(ops: readonly EnvOp[]): Promise<EnvReply[]> {
     const replies: EnvReply[] = new Array(ops.length);
     for (let i = 0; i < ops.length; i++) {
-      const op = ops[i] as EnvOp;
       try {
         // Synchronous environments answer directly: no microtask per op.
-        const reply = this.applyOne(op);
-        replies[i] = reply instanceof Promise ? await reply : reply;
+        const result = this.answer(ops[i] as EnvOp);
+        replies[i] = okStep(result instanceof Promise ? await result : result);
       } catch (error) {
         replies[i] = failed(error);
       }
@@ -73,11 +67,16 @@ export class EnvShard {
     return replies;
   }
 
-  private applyOne(op: EnvOp): EnvReply | Promise<EnvReply> {
+  /**
+   * One op on its slot's instance (created by the slot's first reset): the environment's own step
+   * result, a reset's observation as `{ observation, reward: 0, done: false }`, or an empty one for
+   * a close. Throws what the environment throws. Synchronous environments answer synchronously.
+   */
+  answer(op: EnvOp): StepResult | Promise<StepResult> {
     if (op.kind === OP.close) {
       const env = this.envs.get(op.slot);
       this.envs.delete(op.slot);
-      return env === undefined ? closedReply : Promise.resolve(env.close()).then(() => closedReply);
+      return env === undefined ? CLOSED : Promise.resolve(env.close()).then(() => CLOSED);
     }
     let env = this.envs.get(op.slot);
     if (env === undefined) {
@@ -85,13 +84,11 @@ export class EnvShard {
       env = this.spec.create({ settings: this.settings });
       this.envs.set(op.slot, env);
     }
-    // Environments may answer synchronously; only await a real promise (saves a microtask per op).
     if (op.kind === OP.reset) {
       const observation = env.reset(op.taskIndex);
-      return observation instanceof Promise ? observation.then(okObservation) : okObservation(observation);
+      return observation instanceof Promise ? observation.then(resetResult) : resetResult(observation);
     }
-    const result = env.step(op.text);
-    return result instanceof Promise ? result.then(okStep) : okStep(result);
+    return env.step(op.text);
   }
 
   /** Closes every instance. */
