@@ -35,6 +35,14 @@ interface Entry {
   readonly stamp: unknown;
 }
 
+/** What a lookup reads of a request (an `ActRequest` fits). */
+export interface CacheKey {
+  /** The episode whose cached prefix may serve this turn; none: never a hit. */
+  readonly episodeId?: string;
+  /** The turn's whole context. */
+  readonly contextTokens: Int32Array;
+}
+
 /** Counters since construction (for metrics and the bench). */
 export interface EpisodeCacheCounters {
   hits: number;
@@ -54,6 +62,8 @@ export interface EpisodeCacheCounters {
 export class EpisodeCacheStore {
   private readonly entries = new Map<string, Entry>(); // insertion order = recency (oldest first)
   private bytes = 0;
+  /** The weights identity of the last {@link stampFor} call and its stamp. */
+  private weights: { ids: readonly object[]; stamp: object } = { ids: [], stamp: {} };
   readonly counters: EpisodeCacheCounters = { hits: 0, misses: 0, evictions: 0, released: 0 };
 
   constructor(private readonly limits: EpisodeCacheLimits) {
@@ -94,6 +104,30 @@ export class EpisodeCacheStore {
     this.entries.set(episodeId, entry);
     this.counters.hits++;
     return { cache: entry.cache, reused: entry.tokens.length };
+  }
+
+  /**
+   * The cached prefix of each request, in order: null without an `episodeId`, else as {@link lookup}
+   * (every lookup counts as a hit or a miss).
+   * @example store.lookupRequests([{ episodeId: 'ep-1', contextTokens }, { contextTokens }], stamp) // [{ cache, reused }, null]
+   */
+  lookupRequests(requests: readonly CacheKey[], stamp: unknown): Array<CacheHit | null> {
+    return requests.map(({ episodeId, contextTokens }) => (episodeId === undefined ? null : this.lookup(episodeId, contextTokens, stamp)));
+  }
+
+  /**
+   * The stamp of the weights identified by `ids` (tfjs variables get a new dataId on every assign:
+   * load, optimizer step): the same object while the ids are unchanged; new ids clear every entry,
+   * since every cached key/value was computed under the old weights.
+   * @example const stamp = store.stampFor(model.trainableVariables().map((v) => v.dataId));
+   */
+  stampFor(ids: readonly object[]): object {
+    const same = ids.length === this.weights.ids.length && ids.every((id, i) => id === this.weights.ids[i]);
+    if (!same) {
+      this.weights = { ids, stamp: {} };
+      this.clear();
+    }
+    return this.weights.stamp;
   }
 
   /** Stores (or replaces) an episode's cache; `tokens` are the ids it holds, in order. */

@@ -20,6 +20,7 @@ import { ActionTrie, type TrieNode } from './action-trie.js';
 import { type CacheHit, type EpisodeCacheCounters, EpisodeCacheStore } from './episode-caches.js';
 import { KvCache } from './kv-cache.js';
 import type { ActRequest, ActResult, Policy, SamplingOptions } from './policy.js';
+import { prefillBuckets } from './prefill-buckets.js';
 import type { TransformerModel } from './transformer.js';
 import { greedyToken, sampleToken, type TokenChoice } from './transformer/sampling.js';
 
@@ -121,8 +122,6 @@ export class TransformerPolicy implements Policy {
   private stats: DecodeStats = emptyStats();
   private readonly vocab: Int32Array;
   private readonly caches: EpisodeCacheStore;
-  /** The weights' identity: tfjs variables get a new dataId on every assign (load, optimizer step). */
-  private weights: { ids: readonly object[]; stamp: object } = { ids: [], stamp: {} };
 
   constructor(
     readonly model: TransformerModel,
@@ -183,7 +182,7 @@ export class TransformerPolicy implements Policy {
   private async decode(requests: readonly ActRequest[], maxNewTokens: number, pick: Picker): Promise<ActResult[]> {
     if (!Number.isInteger(maxNewTokens) || maxNewTokens < 1) throw InvalidArgumentError.format('maxNewTokens', `expected an integer >= 1, got ${maxNewTokens}`);
     const version = this.currentVersion;
-    const stamp = this.weightsStamp();
+    const stamp = this.caches.stampFor(this.model.trainableVariables().map((v) => v.dataId)); // new weights drop every cache
     const stats = emptyStats(); // local: overlapping calls must not mix their counters
     const states = requests.map((r, i) => this.initState(r, i, maxNewTokens));
     // The caches rows live in: one per prefill bucket, merged into one for the decode steps (only
@@ -233,20 +232,6 @@ export class TransformerPolicy implements Policy {
     return states.map((s) => toResult(s, version));
   }
 
-  /** Finds each active request's usable cached prefix and drops the reused ids from its pending tokens. */
-  private lookupHits(active: number[], states: RequestState[], requests: readonly ActRequest[], stamp: object, stats: DecodeStats): void {
-    if (this.options.reuseCaches === false) return;
-    for (const i of active) {
-      const { episodeId, contextTokens } = requests[i];
-      const s = states[i];
-      s.hit = episodeId === undefined ? null : this.caches.lookup(episodeId, contextTokens, stamp);
-      if (s.hit === null) continue;
-      s.pending = s.pending.slice(s.hit.reused); // pending = context (+ forced), so the cached ids lead it
-      stats.cacheHits++;
-      stats.reusedTokens += s.hit.reused;
-    }
-  }
-
   /** Stores `row` of `cache` as the episode's prefix: its context plus the action tokens fed back. */
   private keepRow(cache: KvCache, row: number, request: ActRequest, s: RequestState, stamp: object): void {
     if (this.options.reuseCaches === false || request.episodeId === undefined || request.lastTurn === true) return;
@@ -255,17 +240,6 @@ export class TransformerPolicy implements Policy {
     fed.set(request.contextTokens);
     for (let j = 0; j < fedActions; j++) fed[request.contextTokens.length + j] = s.tokens[j];
     this.caches.put(request.episodeId, cache.extractRow(row), fed, stamp);
-  }
-
-  /** An object that stays the same while no weight was reassigned; a change drops every episode cache. */
-  private weightsStamp(): object {
-    const ids = this.model.trainableVariables().map((v) => v.dataId);
-    const same = ids.length === this.weights.ids.length && ids.every((id, i) => id === this.weights.ids[i]);
-    if (!same) {
-      this.weights = { ids, stamp: {} };
-      this.caches.clear();
-    }
-    return this.weights.stamp;
   }
 
   private initState(request: ActRequest, index: number, maxNewTokens: number): RequestState {
@@ -334,39 +308,31 @@ export class TransformerPolicy implements Policy {
     stamp: object,
     stats: DecodeStats,
   ): Promise<{ parts: CachePart[]; logits: Float32Array }> {
-    this.lookupHits(active, states, requests, stamp, stats);
+    // Each active request's usable cached prefix: its ids lead `pending` (context + forced), so drop them.
+    const hits = this.options.reuseCaches === false ? [] : this.caches.lookupRequests(active.map((i) => requests[i]), stamp);
+    active.forEach((i, k) => {
+      const hit = hits[k] ?? null;
+      states[i].hit = hit;
+      if (hit === null) return;
+      states[i].pending = states[i].pending.slice(hit.reused);
+      stats.cacheHits++;
+      stats.reusedTokens += hit.reused;
+    });
     if (this.options.packed !== false) return this.prefillPacked(active, states, stats);
     // Rows extending cached prefixes have ragged attention spans (tens to hundreds of slots); on
     // wasm every (row, head) attention product costs the same whatever the batch, so padding is
     // pure loss and tight buckets win (bench/scale/sampling.ts: 50-66 turns/s at 0.9/1 vs 21-34 at
     // 0.75/8 on 64 full-history BabyAI episodes). Fresh prefills keep the looser default.
     const anyHit = active.some((i) => states[i].hit !== null);
-    const ratio = this.options.bucketRatio ?? (anyHit ? 0.9 : 0.75);
-    const minRows = this.options.minBucketRows ?? (anyHit ? 1 : 8);
-    // Buckets bound two kinds of padding: new tokens (width: every projection) and cached + new
-    // slots (span: attention keys). Sorted by span, a row opens a new bucket when it would leave
-    // either below `ratio` of the bucket's (measured faster on wasm than one padded batch).
-    const pending = (i: number) => states[i].pending.length;
-    const span = (i: number) => (states[i].hit?.reused ?? 0) + pending(i);
-    const sorted = [...active].sort((a, b) => span(b) - span(a) || pending(b) - pending(a) || a - b);
-    const buckets: { rows: number[]; width: number; span: number }[] = [];
-    // Attention scores of one prefill call are [rows, heads, width, span] floats: capped, so that 64
-    // long contexts do not exhaust the wasm heap (a 64 x 4 x 800 x 800 call needs > 1 GB).
-    const heads = this.model.config.nHeads;
-    const maxScores = this.options.maxPrefillScores ?? 24 * 2 ** 20;
-    const tooBig = (rows: number, width: number, slots: number) => rows * heads * width * slots > maxScores;
-    sorted.forEach((i, k) => {
-      const bucket = buckets[buckets.length - 1];
-      const len = pending(i);
-      const ragged = bucket !== undefined && (span(i) < ratio * bucket.span || len < ratio * bucket.width || bucket.width < ratio * len);
-      const full = bucket !== undefined && tooBig(bucket.rows.length + 1, Math.max(bucket.width, len), bucket.span + Math.max(bucket.width, len));
-      if (bucket === undefined || full || (ragged && bucket.rows.length >= minRows && sorted.length - k >= minRows)) {
-        buckets.push({ rows: [i], width: len, span: span(i) });
-      } else {
-        bucket.rows.push(i);
-        bucket.width = Math.max(bucket.width, len);
-      }
-    });
+    const buckets = prefillBuckets(
+      active.map((i) => ({ index: i, width: states[i].pending.length, span: (states[i].hit?.reused ?? 0) + states[i].pending.length })),
+      {
+        ratio: this.options.bucketRatio ?? (anyHit ? 0.9 : 0.75),
+        minRows: this.options.minBucketRows ?? (anyHit ? 1 : 8),
+        heads: this.model.config.nHeads,
+        maxScores: this.options.maxPrefillScores ?? 24 * 2 ** 20,
+      },
+    );
     const caches: KvCache[] = [];
     const parts: Float32Array[] = [];
     for (const { rows: bucket, width } of buckets) {

@@ -6,24 +6,27 @@
  * Two forward paths share one decoder:
  * - `forwardTrain(batch, temperature)` (inside `tf.variableGrads`): full causal forward over a
  *   right-padded batch; only the `targetPositions` rows go through the LM head.
- * - `extend(cache, ids, mask, seqLen)` (sampling): appends a left-padded chunk to a {@link KvCache}
- *   (prefill when the cache is empty) and returns the next-token logits of each row.
+ * - `extend(cache, ids, mask, seqLen)` / `extendPacked(caches, tokens)` (sampling): append new
+ *   tokens to a {@link KvCache} and return the next-token logits of each row. This file validates
+ *   and delegates; the sampling path itself is transformer/cached-forward.ts.
  */
 import { CheckpointError, InvalidArgumentError } from '../core/errors.js';
 import type { Rng } from '../core/rng.js';
 import { tf } from './backend/tf.js';
-import { KvCache } from './kv-cache.js';
-import { cpuAttention, useCpuAttention } from './transformer/cpu-attention.js';
-import { type InferenceWeights, type PackedOptions, packedExtend } from './transformer/inference.js';
+import type { KvCache } from './kv-cache.js';
 import type { TrainBatch } from './train-batch.js';
+import { CachedForward } from './transformer/cached-forward.js';
 import { type HfLlamaConfig, headDim, type TransformerConfig, toHfConfig, validateTransformerConfig } from './transformer/config.js';
+import type { PackedOptions } from './transformer/inference.js';
 import {
+  type AttentionFn,
   applyRope,
   attend,
   attentionMask,
+  type BlockWeights,
   embedRows,
-  MASK_VALUE,
   mergeHeads,
+  mlpResidual,
   positionsFromMask,
   type RopeFactors,
   rmsNorm,
@@ -31,9 +34,9 @@ import {
   ropeTable,
   rotateHalfMatrix,
   splitHeads,
-  swiGlu,
   targetLogProbsAndEntropy,
 } from './transformer/layers.js';
+import { constraintMask, everyPosition, validateTrainBatch } from './transformer/train-inputs.js';
 import { fromHfLayout, initialValues, type NamedWeight, storedShape, toHfLayout, type WeightSpec, weightSpecs } from './transformer/weights.js';
 
 export type { HfLlamaConfig, TransformerConfig } from './transformer/config.js';
@@ -59,9 +62,6 @@ const IGNORED_CHECKPOINT_SUFFIXES = ['rotary_emb.inv_freq'];
 /** Embedding tables up to this many values are looked up on the CPU (see `embedRows`). */
 const CPU_EMBED_LIMIT = 8_000_000;
 
-/** Per layer: attention of the new roped queries/keys and values `[b, h, t, hd]` -> context `[b, h, t, hd]`. */
-type AttentionFn = (layer: number, query: tf.Tensor4D, key: tf.Tensor4D, value: tf.Tensor4D) => tf.Tensor4D;
-
 /**
  * The policy network.
  * @example
@@ -80,8 +80,8 @@ export class TransformerModel {
   private readonly rotate: tf.Tensor2D; // [headDim, headDim]
   private disposed = false;
   private embedCache: { dataId: object; data: Float32Array } | null = null;
-  /** Per layer: the fused `[d, 3d]` q/k/v weight of the packed inference path and the dataIds it was built from. */
-  private qkvCache: Array<{ ids: readonly object[]; fused: tf.Tensor2D } | undefined> = [];
+  /** The KV-cached sampling forwards, reading this model through a view (transformer/cached-forward.ts). */
+  private readonly sampling: CachedForward;
 
   /** Builds a model with N(0, 0.02) weights drawn from `rng` (deterministic for a seed). */
   constructor(config: TransformerConfig, rng: Rng) {
@@ -89,13 +89,22 @@ export class TransformerModel {
     this.config = { ...config };
     this.specs = weightSpecs(config);
     this.specs.forEach((spec, i) => {
-      const values = initialValues(spec, rng.fork('init', i));
+      const initial = tf.tensor(initialValues(spec, rng.fork('init', i)), storedShape(spec));
       // Unnamed: tfjs variable names are global, and several models may coexist.
-      this.vars.set(spec.name, tf.variable(tf.tensor(values, storedShape(spec)), true));
+      this.vars.set(spec.name, tf.variable(initial, true));
+      initial.dispose(); // the variable holds its own reference to the data; kept, this tensor would outlive dispose()
     });
     const hd = headDim(config);
     this.rope = ropeTable(config.maxContext, hd, config.ropeTheta);
     this.rotate = tf.keep(tf.tensor2d(rotateHalfMatrix(hd), [hd, hd]));
+    this.sampling = new CachedForward({
+      config: this.config,
+      rope: this.rope,
+      embed: (ids) => this.embed(ids),
+      block: (layer) => this.block(layer),
+      decode: (ids, batch, seqLen, positions, attention) => this.decoder(ids, batch, seqLen, this.ropeFor(positions, batch, seqLen), attention),
+      head: (hidden) => this.head(hidden),
+    });
   }
 
   /** Total number of parameters. */
@@ -236,8 +245,7 @@ export class TransformerModel {
 
   /** An empty cache sized for this model. */
   createCache(rows: number, capacity: number): KvCache {
-    const { nLayers, nHeads } = this.config;
-    return new KvCache({ nLayers, nHeads, headDim: headDim(this.config) }, rows, capacity);
+    return this.sampling.createCache(rows, capacity);
   }
 
   /**
@@ -248,52 +256,8 @@ export class TransformerModel {
    */
   extend(cache: KvCache, inputIds: Int32Array, mask: Uint8Array, seqLen: number): tf.Tensor2D {
     this.checkAlive();
-    const rows = cache.rows;
-    this.checkIds(inputIds, mask, rows, seqLen);
-    const { nLayers, nHeads } = this.config;
-    const hd = headDim(this.config);
-    if (cache.shape.nLayers !== nLayers || cache.shape.nHeads !== nHeads || cache.shape.headDim !== hd) {
-      throw InvalidArgumentError.format('cache', `shape ${JSON.stringify(cache.shape)} does not match the model`);
-    }
-    cache.reserve(seqLen);
-    const past = cache.length;
-    const slots = cache.capacity;
-    const prefill = past === 0;
-    const positions = positionsFromMask(mask, rows, seqLen, cache.nextPositions);
-    // Prefill attends over the fresh keys only; decode steps over every cache slot (unused ones masked).
-    const keySlots = prefill ? seqLen : slots;
-    let maskTensor: tf.Tensor4D | null = null; // created inside the tidy below, shared by the layers
-    const maskT = () => {
-      maskTensor ??= tf.tensor4d(attentionMask(cache.keyMask, past, mask, rows, seqLen, keySlots, slots), [rows, 1, seqLen, keySlots]);
-      return maskTensor;
-    };
-    // Small decode steps (a few new tokens over a cache, few rows) attend in JS over the cache
-    // buffers: no cache upload and five fewer kernel dispatches per layer (transformer/cpu-attention.ts).
-    const cpu = !prefill && useCpuAttention(rows, nHeads, seqLen, slots, hd);
-    const pastMask = cpu ? cache.keyMask : null; // read before advance() below marks the new slots
-    const attention: AttentionFn = (layer, query, key, value) => {
-      cache.write(layer, key.dataSync(), value.dataSync(), seqLen);
-      if (prefill) return attend(query, key, value, maskT());
-      if (pastMask !== null) {
-        const buffers = cache.layerBuffers(layer);
-        const shape = { rows, heads: nHeads, queries: seqLen, headDim: hd, past, capacity: slots };
-        const context = cpuAttention(query.dataSync() as Float32Array, buffers.key, buffers.value, pastMask, mask, shape);
-        return tf.tensor4d(context, [rows, nHeads, seqLen, hd]);
-      }
-      // Decode: upload the whole cache buffer (a memcpy) rather than tf.concat (slow on wasm).
-      const buffers = cache.layerBuffers(layer);
-      const fullKey = tf.tensor4d(buffers.key, [rows, nHeads, slots, hd]);
-      const fullValue = tf.tensor4d(buffers.value, [rows, nHeads, slots, hd]);
-      return attend(query, fullKey, fullValue, maskT());
-    };
-    const logits = tf.tidy(() => {
-      const hidden = this.decoder(inputIds, rows, seqLen, this.ropeFor(positions, rows, seqLen), attention);
-      if (seqLen === 1) return this.head(hidden);
-      const last = new Int32Array(rows).map((_, r) => r * seqLen + seqLen - 1);
-      return this.head(tf.gather(hidden, tf.tensor1d(last, 'int32'))); // [rows, V]
-    });
-    cache.advance(mask, seqLen);
-    return logits;
+    this.checkIds(inputIds, mask, cache.rows, seqLen);
+    return this.sampling.extend(cache, inputIds, mask, seqLen);
   }
 
   /**
@@ -308,39 +272,13 @@ export class TransformerModel {
    */
   extendPacked(caches: readonly KvCache[], tokens: readonly Int32Array[], options?: PackedOptions): tf.Tensor2D {
     this.checkAlive();
-    return packedExtend(this.inferenceWeights(), caches, tokens, options);
-  }
-
-  /** The weights view {@link extendPacked} reads (transformer/inference.ts). */
-  private inferenceWeights(): InferenceWeights {
-    return {
-      config: this.config,
-      rope: this.rope,
-      embed: (ids) => this.embed(ids),
-      weight1d: (name) => this.weight1d(name),
-      weight2d: (name) => this.weight2d(name),
-      fusedQkv: (layer) => this.fusedQkv(layer),
-      head: (hidden) => this.head(hidden),
-    };
-  }
-
-  /** `[d, 3d]` = concat(q, k, v) of a layer, rebuilt when any of them was reassigned (new dataId). */
-  private fusedQkv(layer: number): tf.Tensor2D {
-    const p = `model.layers.${layer}.self_attn`;
-    const parts = [this.weight2d(`${p}.q_proj.weight`), this.weight2d(`${p}.k_proj.weight`), this.weight2d(`${p}.v_proj.weight`)];
-    const cached = this.qkvCache[layer];
-    if (cached?.ids.every((id, i) => id === parts[i].dataId)) return cached.fused;
-    cached?.fused.dispose();
-    const fused = tf.keep(tf.concat(parts, 1));
-    this.qkvCache[layer] = { ids: parts.map((w) => w.dataId), fused };
-    return fused;
+    return this.sampling.extendPacked(caches, tokens, options);
   }
 
   /** Frees every variable and constant; the model is unusable afterwards. */
   dispose(): void {
     if (this.disposed) return;
-    for (const entry of this.qkvCache) entry?.fused.dispose();
-    this.qkvCache = [];
+    this.sampling.dispose();
     for (const v of this.vars.values()) v.dispose();
     this.vars.clear();
     this.rotate.dispose();
@@ -359,23 +297,30 @@ export class TransformerModel {
     const { nHeads, nLayers, rmsNormEps: eps } = this.config;
     let x = this.embed(ids); // [B*T, d]
     for (let i = 0; i < nLayers; i++) {
-      const p = `model.layers.${i}`;
-      const h = rmsNorm(x, this.weight1d(`${p}.input_layernorm.weight`), eps); // [B*T, d]
-      const q = applyRope(splitHeads(tf.matMul(h, this.weight2d(`${p}.self_attn.q_proj.weight`)), batch, seqLen, nHeads), rope); // [B, H, T, hd]
-      const k = applyRope(splitHeads(tf.matMul(h, this.weight2d(`${p}.self_attn.k_proj.weight`)), batch, seqLen, nHeads), rope);
-      const v = splitHeads(tf.matMul(h, this.weight2d(`${p}.self_attn.v_proj.weight`)), batch, seqLen, nHeads);
-      const context = mergeHeads(attention(i, q, k, v)); // [B*T, d]
-      x = tf.add(x, tf.matMul(context, this.weight2d(`${p}.self_attn.o_proj.weight`)));
-      const h2 = rmsNorm(x, this.weight1d(`${p}.post_attention_layernorm.weight`), eps);
-      const mlp = swiGlu(
-        h2,
-        this.weight2d(`${p}.mlp.gate_proj.weight`),
-        this.weight2d(`${p}.mlp.up_proj.weight`),
-        this.weight2d(`${p}.mlp.down_proj.weight`),
-      );
-      x = tf.add(x, mlp);
+      const w = this.block(i);
+      const h = rmsNorm(x, w.inputNorm, eps); // [B*T, d]
+      const q = applyRope(splitHeads(tf.matMul(h, w.q), batch, seqLen, nHeads), rope); // [B, H, T, hd]
+      const k = applyRope(splitHeads(tf.matMul(h, w.k), batch, seqLen, nHeads), rope);
+      const v = splitHeads(tf.matMul(h, w.v), batch, seqLen, nHeads);
+      x = mlpResidual(x, mergeHeads(attention(i, q, k, v)), w, eps); // context [B*T, d]
     }
     return x;
+  }
+
+  /** The weights of decoder block `layer` (the variables themselves, read by both forward paths). */
+  private block(layer: number): BlockWeights {
+    const p = `model.layers.${layer}`;
+    return {
+      inputNorm: this.weight1d(`${p}.input_layernorm.weight`),
+      q: this.weight2d(`${p}.self_attn.q_proj.weight`),
+      k: this.weight2d(`${p}.self_attn.k_proj.weight`),
+      v: this.weight2d(`${p}.self_attn.v_proj.weight`),
+      o: this.weight2d(`${p}.self_attn.o_proj.weight`),
+      postNorm: this.weight1d(`${p}.post_attention_layernorm.weight`),
+      gate: this.weight2d(`${p}.mlp.gate_proj.weight`),
+      up: this.weight2d(`${p}.mlp.up_proj.weight`),
+      down: this.weight2d(`${p}.mlp.down_proj.weight`),
+    };
   }
 
   /** Token embeddings `[n, d]`: a CPU row copy for tables that fit (see `embedRows`), else `tf.gather`. */
@@ -443,55 +388,4 @@ export class TransformerModel {
   private weight2d(name: string): tf.Tensor2D {
     return this.weight(name) as tf.Tensor as tf.Tensor2D;
   }
-}
-
-/** Checks a {@link TrainBatch} against the model config; throws naming the field. */
-function validateTrainBatch(batch: TrainBatch, config: TransformerConfig): void {
-  const { batchSize: b, seqLen: t } = batch;
-  if (!Number.isInteger(b) || b < 1) throw InvalidArgumentError.format('batch.batchSize', `expected a positive integer, got ${b}`);
-  if (!Number.isInteger(t) || t < 1 || t > config.maxContext) {
-    throw InvalidArgumentError.format('batch.seqLen', `expected 1..${config.maxContext}, got ${t}`);
-  }
-  if (batch.inputIds.length !== b * t) throw InvalidArgumentError.format('batch.inputIds', `expected ${b * t} ids, got ${batch.inputIds.length}`);
-  if (batch.attentionMask.length !== b * t) {
-    throw InvalidArgumentError.format('batch.attentionMask', `expected ${b * t} entries, got ${batch.attentionMask.length}`);
-  }
-  const v = config.vocabSize;
-  for (const id of batch.inputIds) if (id < 0 || id >= v) throw InvalidArgumentError.format('batch.inputIds', `id ${id} outside [0, ${v})`);
-  const n = batch.targetIds.length;
-  if (batch.targetPositions.length !== n) {
-    throw InvalidArgumentError.format('batch.targetPositions', `expected ${n} entries (one per target), got ${batch.targetPositions.length}`);
-  }
-  for (const p of batch.targetPositions) if (p < 0 || p >= b * t) throw InvalidArgumentError.format('batch.targetPositions', `${p} outside [0, ${b * t})`);
-  for (const id of batch.targetIds) if (id < 0 || id >= v) throw InvalidArgumentError.format('batch.targetIds', `id ${id} outside [0, ${v})`);
-  const { allowedOffsets: off, allowedIds: ids } = batch;
-  if ((off === null) !== (ids === null)) throw InvalidArgumentError.format('batch.allowedOffsets', 'allowedOffsets and allowedIds must both be set or both null');
-  if (off !== null && ids !== null) {
-    if (off.length !== n + 1) throw InvalidArgumentError.format('batch.allowedOffsets', `expected ${n + 1} offsets, got ${off.length}`);
-    if (off[0] !== 0 || off[n] !== ids.length) throw InvalidArgumentError.format('batch.allowedOffsets', `must run from 0 to ${ids.length}`);
-    for (let i = 0; i < n; i++) if (off[i + 1] < off[i]) throw InvalidArgumentError.format('batch.allowedOffsets', `decreasing at ${i}`);
-    for (const id of ids) if (id < 0 || id >= v) throw InvalidArgumentError.format('batch.allowedIds', `id ${id} outside [0, ${v})`);
-  }
-}
-
-/** True when the targets are exactly positions 0..B·T-1 in order (training forward, issue #10). */
-function everyPosition(batch: TrainBatch): boolean {
-  const p = batch.targetPositions;
-  if (p.length !== batch.batchSize * batch.seqLen) return false;
-  for (let i = 0; i < p.length; i++) if (p[i] !== i) return false;
-  return true;
-}
-
-/** [N, V] additive constraint mask from the CSR (null when no target is constrained). */
-function constraintMask(batch: TrainBatch, v: number): Float32Array | null {
-  const { allowedOffsets: off, allowedIds: ids } = batch;
-  if (off === null || ids === null || ids.length === 0) return null;
-  const n = batch.targetIds.length;
-  const out = new Float32Array(n * v);
-  for (let i = 0; i < n; i++) {
-    if (off[i + 1] === off[i]) continue; // empty range: unconstrained
-    out.fill(MASK_VALUE, i * v, (i + 1) * v);
-    for (let j = off[i]; j < off[i + 1]; j++) out[i * v + ids[j]] = 0;
-  }
-  return out;
 }

@@ -70,4 +70,33 @@ describe('EpisodeCacheStore', () => {
     expect(capped.size).toBe(1);
     expect(capped.lookup('b', ids(1, 2, 3), stamp)?.reused).toBe(2);
   });
+
+  it('looks up a batch of requests in order, null without an episode id', () => {
+    const store = new EpisodeCacheStore({ maxBytes: 1e6, maxEntries: 10 });
+    const stamp = {};
+    store.put('a', row(2), ids(1, 2), stamp);
+    store.put('b', row(3), ids(5, 6, 7), stamp);
+    const hits = store.lookupRequests(
+      [{ episodeId: 'b', contextTokens: ids(5, 6, 7, 8) }, { contextTokens: ids(1, 2, 3) }, { episodeId: 'a', contextTokens: ids(1, 2, 3) }, { episodeId: 'c', contextTokens: ids(1) }],
+      stamp,
+    );
+    expect(hits.map((h) => h?.reused ?? null)).toEqual([3, null, 2, null]);
+    expect(store.counters).toEqual({ hits: 2, misses: 1, evictions: 0, released: 0 }); // no id: not a lookup
+  });
+
+  it('keeps one stamp while the weight ids are unchanged; new ids clear every entry', () => {
+    const store = new EpisodeCacheStore({ maxBytes: 1e6, maxEntries: 10 });
+    const w0 = {};
+    const w1 = {};
+    const stamp = store.stampFor([w0, w1]);
+    expect(store.stampFor([w0, w1])).toBe(stamp);
+    store.put('a', row(2), ids(1, 2), stamp);
+    expect(store.stampFor([w0, w1])).toBe(stamp);
+    expect(store.size).toBe(1);
+    const next = store.stampFor([w0, {}]); // one weight reassigned (new dataId)
+    expect(next).not.toBe(stamp);
+    expect(store.size).toBe(0);
+    expect(store.byteSize).toBe(0);
+    expect(store.stampFor([w0])).not.toBe(next); // fewer weights: another model
+  });
 });

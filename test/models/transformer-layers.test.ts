@@ -5,6 +5,7 @@ import {
   attentionMask,
   embedRows,
   MASK_VALUE,
+  mlpResidual,
   positionsFromMask,
   rmsNorm,
   ropeFactors,
@@ -66,6 +67,29 @@ describe('SwiGLU', () => {
     const down = tf.tensor2d([[1, -1]]);
     const silu1 = 1 / (1 + Math.exp(-1));
     expectClose(swiGlu(x, gate, up, down).dataSync(), [silu1 * 2, -silu1 * 2]);
+  });
+});
+
+describe('mlpResidual', () => {
+  it('adds the o-projection to the residual, then SwiGLU of its RMSNorm', () => {
+    const unused = tf.zeros([2, 2]) as tf.Tensor2D; // q/k/v/inputNorm: read before attention, not here
+    const block = {
+      inputNorm: tf.ones([2]) as tf.Tensor1D,
+      q: unused,
+      k: unused,
+      v: unused,
+      o: tf.tensor2d([[1, 1], [0, 0]]),
+      postNorm: tf.tensor1d([1, 1]),
+      gate: tf.tensor2d([[1], [0]]),
+      up: tf.tensor2d([[0], [1]]),
+      down: tf.tensor2d([[1, -1]]),
+    };
+    const out = mlpResidual(tf.tensor2d([[1, 2]]), tf.tensor2d([[1, 0]]), block, 0).dataSync();
+    // attended = [1, 2] + [1, 0]·o = [2, 3]; normed = [2, 3] / sqrt(6.5); g = normed[0], u = normed[1].
+    const r = Math.sqrt(6.5);
+    const g = 2 / r;
+    const mlp = (g / (1 + Math.exp(-g))) * (3 / r);
+    expectClose(out, [2 + mlp, 3 - mlp]);
   });
 });
 

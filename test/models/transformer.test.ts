@@ -113,6 +113,19 @@ describe('TransformerModel weights', () => {
     expect(() => fromHfConfig({ ...model.toHfConfig(), num_key_value_heads: 1 })).toThrow(/num_key_value_heads/);
   });
 
+  it('frees every tensor it made on dispose, after training and packed/padded sampling too', () => {
+    const before = tf.memory().numTensors;
+    tinyModel(3).dispose();
+    expect(tf.memory().numTensors).toBe(before);
+    const m = tinyModel(4, { tieEmbeddings: true });
+    const ids = randomSeq(Rng.fromSeed(4), 6);
+    logitsOf(m, ids);
+    // The packed path keeps fused q/k/v weights per layer: dispose must free them too.
+    tf.dispose([m.extendPacked([m.createCache(1, 8)], [ids]), m.extend(m.createCache(1, 8), ids, new Uint8Array(6).fill(1), 6)]);
+    m.dispose();
+    expect(tf.memory().numTensors).toBe(before);
+  });
+
   it('rejects a bad config naming the field', () => {
     expect(() => tinyModel(0, { nHeads: 3 })).toThrow(InvalidConfigError);
     expect(() => tinyModel(0, { dModel: 0 })).toThrow(/model\.dModel/);

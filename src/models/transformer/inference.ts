@@ -19,7 +19,7 @@ import { InvalidArgumentError } from '../../core/errors.js';
 import { tf } from '../backend/tf.js';
 import type { KvCache } from '../kv-cache.js';
 import type { TransformerConfig } from './config.js';
-import { rmsNorm, swiGlu } from './layers.js';
+import { type BlockWeights, mlpResidual, rmsNorm } from './layers.js';
 import { attendGroups, attentionGroups } from './grouped-attention.js';
 import { ropePackedInPlace, writePackedKv } from './packed-attention.js';
 
@@ -44,8 +44,8 @@ export interface InferenceWeights {
   readonly rope: { readonly cos: Float32Array; readonly sin: Float32Array };
   /** Token embeddings `[n, d]`. */
   embed(ids: Int32Array): tf.Tensor2D;
-  weight1d(name: string): tf.Tensor1D;
-  weight2d(name: string): tf.Tensor2D;
+  /** The weights of decoder block `layer`. */
+  block(layer: number): BlockWeights;
   /** `[d, 3 * d]`: the layer's q, k and v projections side by side (kept by the model). */
   fusedQkv(layer: number): tf.Tensor2D;
   /** Final norm + LM head: `[n, d] -> [n, vocab]`. */
@@ -95,23 +95,15 @@ export function packedExtend(weights: InferenceWeights, caches: readonly KvCache
   const logits = tf.tidy(() => {
     let x = weights.embed(ids); // [n, d]
     for (let layer = 0; layer < nLayers; layer++) {
-      const p = `model.layers.${layer}`;
-      const h = rmsNorm(x, weights.weight1d(`${p}.input_layernorm.weight`), eps);
+      const block = weights.block(layer);
+      const h = rmsNorm(x, block.inputNorm, eps);
       // A copy (wasm readSync copies; on cpu the array backs a tensor nothing else reads).
       const qkv = tf.matMul(h, weights.fusedQkv(layer)).dataSync() as Float32Array; // [n, 3d]
       ropePackedInPlace(qkv, positions, weights.rope, nHeads, hd);
       writePackedKv(caches, layer, qkv, shape); // first: grouped attention reads new keys from the caches
       const context = new Float32Array(n * dModel); // [n, d]
       attendGroups(qkv, caches, pastLength, layer, shape, groups, masks, context);
-      x = tf.add(x, tf.matMul(tf.tensor2d(context, [n, dModel]), weights.weight2d(`${p}.self_attn.o_proj.weight`)));
-      const h2 = rmsNorm(x, weights.weight1d(`${p}.post_attention_layernorm.weight`), eps);
-      const mlp = swiGlu(
-        h2,
-        weights.weight2d(`${p}.mlp.gate_proj.weight`),
-        weights.weight2d(`${p}.mlp.up_proj.weight`),
-        weights.weight2d(`${p}.mlp.down_proj.weight`),
-      );
-      x = tf.add(x, mlp);
+      x = mlpResidual(x, tf.tensor2d(context, [n, dModel]), block, eps);
     }
     if (n === caches.length) return weights.head(x); // one new token per row: every row is a last one
     const last = Int32Array.from({ length: caches.length }, (_, r) => offsets[r + 1] - 1);

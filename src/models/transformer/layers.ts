@@ -28,6 +28,37 @@ export function swiGlu(x: tf.Tensor2D, gate: tf.Tensor2D, up: tf.Tensor2D, down:
   return tf.matMul(tf.mul(silu, tf.matMul(x, up)), down); // [n, d]
 }
 
+/** One decoder block's weights (HF Llama names in the comments), Linear weights stored [in, out]. */
+export interface BlockWeights {
+  /** `input_layernorm` [d]. */
+  readonly inputNorm: tf.Tensor1D;
+  /** `self_attn.{q,k,v,o}_proj` [d, d]. */
+  readonly q: tf.Tensor2D;
+  readonly k: tf.Tensor2D;
+  readonly v: tf.Tensor2D;
+  readonly o: tf.Tensor2D;
+  /** `post_attention_layernorm` [d]. */
+  readonly postNorm: tf.Tensor1D;
+  /** `mlp.{gate,up}_proj` [d, f] and `mlp.down_proj` [f, d]. */
+  readonly gate: tf.Tensor2D;
+  readonly up: tf.Tensor2D;
+  readonly down: tf.Tensor2D;
+}
+
+/** Per layer: attention of the roped queries/keys and values `[b, h, t, hd]` -> context `[b, h, t, hd]`. */
+export type AttentionFn = (layer: number, query: tf.Tensor4D, key: tf.Tensor4D, value: tf.Tensor4D) => tf.Tensor4D;
+
+/**
+ * The rest of a decoder block once attention has run: the o-projection added to the residual
+ * stream, then a SwiGLU MLP on its RMSNorm added again. Shared by the training forward and both
+ * sampling paths so that they cannot drift apart.
+ * @example x = mlpResidual(x, context, block, 1e-5) // x, context: [n, d] -> [n, d]
+ */
+export function mlpResidual(x: tf.Tensor2D, context: tf.Tensor2D, w: BlockWeights, eps: number): tf.Tensor2D {
+  const attended: tf.Tensor2D = tf.add(x, tf.matMul(context, w.o)); // [n, d]
+  return tf.add(attended, swiGlu(rmsNorm(attended, w.postNorm, eps), w.gate, w.up, w.down));
+}
+
 /**
  * Precomputed RoPE angles for every position below `maxContext`, HF Llama layout: for head dim
  * `hd`, `inv_freq[i] = θ^(-2i/hd)` and the angle at dim `j` is `pos * inv_freq[j mod hd/2]`
