@@ -120,11 +120,11 @@ export class BabyAIEnvironment implements Environment {
       action = parsed.action.replace(/^pick up /, 'pickup ');
     }
     if (action === CHECK_ACTIONS) {
-      return { observation: this.observation(`You can take the following actions: ${[...state.plans.keys()].join(', ')}`), reward: 0, done: false, success: false, info: { invalid: false, action } };
+      return { observation: this.observation(`You can take the following actions: ${state.actions.join(', ')}`), reward: 0, done: false, success: false, info: { invalid: false, action } };
     }
     const plan = state.plans.get(action);
     if (plan === undefined) {
-      const known = state.errors.get(action);
+      const known = state.explain(action);
       if (known !== undefined) return this.reject(known, 'not-executable', action);
       return this.reject(`The action "${action}" is not recognized. Say "check available actions" to list the valid ones.`, 'unrecognized', action);
     }
@@ -179,7 +179,7 @@ export class BabyAIEnvironment implements Environment {
   }
 
   private observation(text: string): Observation {
-    const actions = this.state === null ? [] : [...this.state.plans.keys()];
+    const actions = this.state === null ? [] : this.state.actions;
     return { text: `${text}\n${formatActionList(actions)}`, availableActions: actions };
   }
 

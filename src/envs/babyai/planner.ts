@@ -96,43 +96,49 @@ export class Planner {
     return tail + 1;
   }
 
-  private pathTo(state: number): PrimitiveAction[] {
-    const path: PrimitiveAction[] = [];
+  /** The primitives from the start to `state`, then `then` and `last` when given: one exact-size array. */
+  private pathTo(state: number, then?: PrimitiveAction, last?: PrimitiveAction): PrimitiveAction[] {
+    const depth = this.depth[state] as number;
+    const extra = (then === undefined ? 0 : 1) + (last === undefined ? 0 : 1);
+    const path = new Array<PrimitiveAction>(depth + extra);
     let at = state;
-    while ((this.depth[at] as number) > 0) {
-      path.push(this.via[at] as PrimitiveAction);
+    for (let k = depth - 1; k >= 0; k--) {
+      path[k] = this.via[at] as PrimitiveAction;
       at = this.parent[at] as number;
     }
-    return path.reverse();
+    if (then !== undefined) path[depth] = then;
+    if (last !== undefined) path[depth + extra - 1] = last;
+    return path;
   }
 
-  private best(states: readonly number[]): number {
-    let best = -1;
-    for (const st of states) {
-      if (st < 0 || this.seen[st] !== this.stamp) continue;
-      if (best < 0 || (this.depth[st] as number) < (this.depth[best] as number)) best = st;
-    }
-    return best;
-  }
-
-  /** Shortest plan that ends facing cell (tx, ty) from an adjacent cell, or null when none. */
-  planToFace(tx: number, ty: number): PrimitiveAction[] | null {
+  /**
+   * Shortest plan that ends facing cell (tx, ty) from an adjacent cell, or null when none; `then`
+   * and `last` (e.g. pickup, or toggle + forward) are appended.
+   */
+  planToFace(tx: number, ty: number, then?: PrimitiveAction, last?: PrimitiveAction): PrimitiveAction[] | null {
     const w = this.width;
-    const states: number[] = [];
+    const h = this.height;
+    let best = -1;
     for (let dir = 0; dir < 4; dir++) {
       const x = tx - (DIR_DX[dir] as number);
       const y = ty - (DIR_DY[dir] as number);
-      states.push(x >= 0 && y >= 0 && x < w && y < this.height ? (y * w + x) * 4 + dir : -1);
+      if (x < 0 || y < 0 || x >= w || y >= h) continue;
+      const st = (y * w + x) * 4 + dir;
+      if (this.seen[st] !== this.stamp) continue;
+      if (best < 0 || (this.depth[st] as number) < (this.depth[best] as number)) best = st;
     }
-    const best = this.best(states);
-    return best < 0 ? null : this.pathTo(best);
+    return best < 0 ? null : this.pathTo(best, then, last);
   }
 
   /** Shortest plan that ends standing on cell (tx, ty) (any heading), or null when none. */
   planToStand(tx: number, ty: number): PrimitiveAction[] | null {
     if (tx < 0 || ty < 0 || tx >= this.width || ty >= this.height) return null;
     const base = (ty * this.width + tx) * 4;
-    const best = this.best([base, base + 1, base + 2, base + 3]);
+    let best = -1;
+    for (let st = base; st < base + 4; st++) {
+      if (this.seen[st] !== this.stamp) continue;
+      if (best < 0 || (this.depth[st] as number) < (this.depth[best] as number)) best = st;
+    }
     return best < 0 ? null : this.pathTo(best);
   }
 }

@@ -18,7 +18,12 @@ export const MAX_AGENT_DRAWS = 100_000;
 /** Raised inside level generation to ask for a fresh attempt (BabyAI `RejectSampling`). */
 export class RejectSampling extends Error {
   constructor(reason: string) {
+    // No stack trace: generation rejects about one attempt in five and catches every rejection,
+    // and capturing a stack was the costliest part of a rejected attempt.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(reason);
+    Error.stackTraceLimit = limit;
     this.name = 'RejectSampling';
   }
 }
@@ -302,17 +307,17 @@ export class LevelBuilder {
    */
   addDistractors(i: number | undefined, j: number | undefined, count: number, allUnique = true): WorldObj[] {
     const taken = new Set<string>();
-    for (const row of this.layout.rooms) for (const room of row) for (const o of room.objs) taken.add(`${o.type}/${o.color}`);
+    if (allUnique) for (const row of this.layout.rooms) for (const room of row) for (const o of room.objs) taken.add(`${o.type}/${o.color}`);
     const added: WorldObj[] = [];
     while (added.length < count) {
       const color = this.randElem(COLORS);
       const kind = this.randElem(PICKABLE_TYPES);
-      const key = `${kind}/${color}`;
+      const key = allUnique ? `${kind}/${color}` : '';
       if (allUnique && taken.has(key)) continue;
       const ri = i ?? this.randInt(0, this.layout.numCols);
       const rj = j ?? this.randInt(0, this.layout.numRows);
       const [obj] = this.addObject(ri, rj, kind, color);
-      taken.add(key);
+      if (allUnique) taken.add(key);
       added.push(obj);
     }
     return added;

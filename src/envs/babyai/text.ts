@@ -37,8 +37,13 @@ export interface TextState {
   readonly objects: readonly SeenObject[];
   /** Available text action -> primitive plan (empty plan for `check available actions`). */
   readonly plans: ReadonlyMap<string, readonly PrimitiveAction[]>;
-  /** Known but impossible text action -> explanation. */
-  readonly errors: ReadonlyMap<string, string>;
+  /** The available text actions in listing order (the keys of `plans`). */
+  readonly actions: readonly string[];
+  /**
+   * Why a known action is impossible now (e.g. "... as there is no path leading to it."), or
+   * undefined for an available or unknown action. Built on demand: most turns never ask.
+   */
+  explain(action: string): string | undefined;
 }
 
 /** Text action that lists the available actions (costs a turn, no primitive step). */
@@ -57,6 +62,94 @@ function where(ahead: number, right: number): string {
   return `${ahead} steps in front of you and ${Math.abs(right)} steps to your ${right > 0 ? 'right' : 'left'}.`;
 }
 
+/** Why an action is impossible; `Blocked.*` values index {@link BLOCKED_KEY} and {@link blockedMessage}. */
+const Blocked = {
+  moveForward: 0,
+  dropNothing: 1,
+  dropOccupied: 2,
+  toggleNothing: 3,
+  pickupNoPath: 4,
+  goThroughNoPath: 5,
+  goThroughClosed: 6,
+  toggleThroughNoKey: 7,
+  toggleThroughWrongKey: 8,
+  toggleThroughNoPath: 9,
+  goToNoPath: 10,
+} as const;
+type Blocked = (typeof Blocked)[keyof typeof Blocked];
+
+/** The action text of a blocked record: a fixed action, or a prefix followed by the object's label. */
+const BLOCKED_KEY: readonly string[] = ['move forward', 'drop', 'drop', 'toggle', 'pickup', 'go through', 'go through', 'toggle and go through', 'toggle and go through', 'toggle and go through', 'go to'];
+const FIRST_PER_OBJECT = Blocked.pickupNoPath;
+
+function blockedMessage(kind: Blocked, label: string, door: string): string {
+  switch (kind) {
+    case Blocked.moveForward:
+      return "There is a barrier in front of you, you can't move forward.";
+    case Blocked.dropNothing:
+      return 'You cannot drop anything, as you are not carrying anything.';
+    case Blocked.dropOccupied:
+      return 'You cannot drop the object, as there is already something in front of you.';
+    case Blocked.toggleNothing:
+      return 'There is nothing right in front of you that you can toggle.';
+    case Blocked.pickupNoPath:
+      return `You cannot pick up ${label}, as there is no path leading to it.`;
+    case Blocked.goThroughNoPath:
+      return `You cannot go through ${label}, as there is no path leading to it.`;
+    case Blocked.goThroughClosed:
+      return `You cannot go through ${label}, as it is ${door}. You should toggle it first.`;
+    case Blocked.toggleThroughNoKey:
+      return `You cannot toggle and go through ${label}, as you are not carrying a key.`;
+    case Blocked.toggleThroughWrongKey:
+      return `You cannot toggle and go through ${label}, as the colour of the key you are carrying does not match the colour of the door.`;
+    case Blocked.toggleThroughNoPath:
+      return `You cannot toggle and go through ${label}, as there is no path leading to it.`;
+    default:
+      return `You cannot go to ${label}, as there is no path leading to it.`;
+  }
+}
+
+/**
+ * One observation's text state. The impossible actions are kept as (kind, object) pairs and put
+ * into words only when asked: each step used to build a dozen error sentences that nobody read,
+ * and with thousands of live episodes those strings survived to the next turn and cost GC time.
+ */
+class RenderedState implements TextState {
+  private cachedActions: string[] | null = null;
+
+  constructor(
+    readonly description: string,
+    readonly objects: readonly SeenObject[],
+    readonly plans: ReadonlyMap<string, readonly PrimitiveAction[]>,
+    /** Pairs (kind, object index or -1), flattened. */
+    private readonly blocked: readonly number[],
+    /** The state word of each door object at observation time (doors change state later). */
+    private readonly doorStates: readonly string[],
+  ) {}
+
+  get actions(): readonly string[] {
+    this.cachedActions ??= [...this.plans.keys()];
+    return this.cachedActions;
+  }
+
+  explain(action: string): string | undefined {
+    if (this.plans.has(action)) return undefined;
+    for (let r = 0; r < this.blocked.length; r += 2) {
+      const kind = this.blocked[r] as Blocked;
+      const index = this.blocked[r + 1] as number;
+      const prefix = BLOCKED_KEY[kind] as string;
+      if (kind < FIRST_PER_OBJECT) {
+        if (action === prefix) return blockedMessage(kind, '', '');
+        continue;
+      }
+      const o = this.objects[index] as SeenObject;
+      const label = `${o.name} ${o.number}`;
+      if (action === `${prefix} ${label}`) return blockedMessage(kind, label, this.doorStates[index] ?? '');
+    }
+    return undefined;
+  }
+}
+
 /**
  * Turns a world into text and an action table. Holds reusable buffers: one per environment.
  * @example
@@ -71,17 +164,20 @@ export class TextRenderer {
   /** Describes the world and plans every available action. */
   observe(world: GridWorld): TextState {
     const { objects, barrier } = this.scan(world);
-    let description =
-      objects.length === 0
-        ? 'You see no objects.'
-        : `In front of you in this room, you can see several objects: ${objects.map((o) => `There is a ${o.name} ${o.number} ${where(o.ahead, o.right)}`).join(' ')}`;
+    let description = 'You see no objects.';
+    if (objects.length > 0) {
+      description = 'In front of you in this room, you can see several objects:';
+      for (const o of objects) description += ` There is a ${o.name} ${o.number} ${where(o.ahead, o.right)}`;
+    }
     description += ' The room has walls around you.';
     if (barrier !== null) description += ` You are facing a ${barrier.kind} ${barrier.ahead} steps away.`;
     description += world.carrying === null ? ' You are not carrying anything.' : ` You are carrying a ${world.carrying.color} ${world.carrying.type}.`;
 
     this.planner.search(world, this.view);
-    const { plans, errors } = this.planActions(world, objects);
-    return { description, objects, plans, errors };
+    const blocked: number[] = [];
+    const plans = this.planActions(world, objects, blocked);
+    const doorStates = objects.map((o) => (o.obj.type === 'door' ? doorState(o.obj) : ''));
+    return new RenderedState(description, objects, plans, blocked, doorStates);
   }
 
   /**
@@ -91,14 +187,14 @@ export class TextRenderer {
   plans(world: GridWorld): ReadonlyMap<string, readonly PrimitiveAction[]> {
     const { objects } = this.scan(world);
     this.planner.search(world, this.view);
-    return this.planActions(world, objects).plans;
+    return this.planActions(world, objects, null);
   }
 
   /** Visible objects, numbered per name nearest first, and the nearest wall or box straight ahead. */
   private scan(world: GridWorld): { objects: SeenObject[]; barrier: { kind: string; ahead: number } | null } {
     const view = this.view;
     view.compute(world);
-    const seen: (SeenObject & { dist: number })[] = [];
+    const seen: { -readonly [K in keyof SeenObject]: SeenObject[K] }[] = [];
     let barrier: { kind: string; ahead: number } | null = null;
     const half = VIEW_SIZE >> 1;
     // Scan far row to near row, left to right (AgentGym's order); stable sort by distance keeps it for ties.
@@ -114,87 +210,89 @@ export class TextRenderer {
           barrier = { kind: cell.type, ahead };
         }
         if (cell.type === 'wall') continue;
-        seen.push({ obj: cell, name: objectName(cell), number: 0, x: view.absX[k] as number, y: view.absY[k] as number, ahead, right, dist: ahead + Math.abs(right) });
+        seen.push({ obj: cell, name: objectName(cell), number: 0, x: view.absX[k] as number, y: view.absY[k] as number, ahead, right });
       }
     }
-    seen.sort((a, b) => a.dist - b.dist);
-    const counts = new Map<string, number>();
-    const objects: SeenObject[] = seen.map((o) => {
-      const n = (counts.get(o.name) ?? 0) + 1;
-      counts.set(o.name, n);
-      return { obj: o.obj, name: o.name, number: n, x: o.x, y: o.y, ahead: o.ahead, right: o.right };
-    });
-    return { objects, barrier };
+    seen.sort((a, b) => a.ahead + Math.abs(a.right) - (b.ahead + Math.abs(b.right)));
+    // Number per name in distance order (a handful of objects: a scan beats a Map).
+    for (let a = 0; a < seen.length; a++) {
+      const o = seen[a] as (typeof seen)[number];
+      let n = 1;
+      for (let b = 0; b < a; b++) if ((seen[b] as SeenObject).name === o.name) n++;
+      o.number = n;
+    }
+    return { objects: seen, barrier };
   }
 
-  private planActions(world: GridWorld, objects: readonly SeenObject[]): { plans: Map<string, PrimitiveAction[]>; errors: Map<string, string> } {
+  /** Plans every available action; records the impossible ones in `blocked` (when given) as (kind, object) pairs. */
+  private planActions(world: GridWorld, objects: readonly SeenObject[], blocked: number[] | null): Map<string, PrimitiveAction[]> {
     const planner = this.planner;
     const plans = new Map<string, PrimitiveAction[]>();
-    const errors = new Map<string, string>();
+    const block = (kind: Blocked, index: number) => blocked?.push(kind, index);
     plans.set('turn left', [Act.left]);
     plans.set('turn right', [Act.right]);
     const front = world.frontCell();
     const frontInside = world.grid.inBounds(world.frontX, world.frontY);
     if (frontInside && canOverlap(front)) plans.set('move forward', [Act.forward]);
-    else errors.set('move forward', "There is a barrier in front of you, you can't move forward.");
+    else block(Blocked.moveForward, -1);
 
     const carrying = world.carrying;
     if (carrying === null) {
-      errors.set('drop', 'You cannot drop anything, as you are not carrying anything.');
-      for (const o of objects) {
+      block(Blocked.dropNothing, -1);
+      for (let i = 0; i < objects.length; i++) {
+        const o = objects[i] as SeenObject;
         if (o.obj.type === 'door') continue;
-        const key = `pickup ${o.name} ${o.number}`;
-        const plan = planner.planToFace(o.x, o.y);
-        if (plan === null) errors.set(key, `You cannot pick up ${o.name} ${o.number}, as there is no path leading to it.`);
-        else plans.set(key, [...plan, Act.pickup]);
+        const plan = planner.planToFace(o.x, o.y, Act.pickup);
+        if (plan === null) block(Blocked.pickupNoPath, i);
+        else plans.set(`pickup ${o.name} ${o.number}`, plan);
       }
     } else if (frontInside && front === null) {
       plans.set('drop', [Act.drop]);
     } else {
-      errors.set('drop', 'You cannot drop the object, as there is already something in front of you.');
+      block(Blocked.dropOccupied, -1);
     }
 
-    for (const o of objects) {
+    for (let i = 0; i < objects.length; i++) {
+      const o = objects[i] as SeenObject;
       const door = o.obj;
       if (door.type !== 'door') continue;
-      const label = `${o.name} ${o.number}`;
       if (door.isOpen) {
         const plan = planner.planToStand(o.x, o.y);
-        if (plan === null) errors.set(`go through ${label}`, `You cannot go through ${label}, as there is no path leading to it.`);
-        else plans.set(`go through ${label}`, plan);
+        if (plan === null) block(Blocked.goThroughNoPath, i);
+        else plans.set(`go through ${o.name} ${o.number}`, plan);
         continue;
       }
-      errors.set(`go through ${label}`, `You cannot go through ${label}, as it is ${doorState(door)}. You should toggle it first.`);
+      block(Blocked.goThroughClosed, i);
       if (door.isLocked && (carrying === null || carrying.type !== 'key')) {
-        errors.set(`toggle and go through ${label}`, `You cannot toggle and go through ${label}, as you are not carrying a key.`);
+        block(Blocked.toggleThroughNoKey, i);
         continue;
       }
       if (door.isLocked && carrying !== null && carrying.color !== door.color) {
-        errors.set(`toggle and go through ${label}`, `You cannot toggle and go through ${label}, as the colour of the key you are carrying does not match the colour of the door.`);
+        block(Blocked.toggleThroughWrongKey, i);
         continue;
       }
-      const plan = planner.planToFace(o.x, o.y);
+      const plan = planner.planToFace(o.x, o.y, Act.toggle, Act.forward);
       if (plan === null) {
-        errors.set(`toggle and go through ${label}`, `You cannot toggle and go through ${label}, as there is no path leading to it.`);
+        block(Blocked.toggleThroughNoPath, i);
         continue;
       }
-      plans.set(`toggle and go through ${label}`, [...plan, Act.toggle, Act.forward]);
-      if (plan.length === 0) plans.set('toggle', [Act.toggle]);
+      plans.set(`toggle and go through ${o.name} ${o.number}`, plan);
+      if (plan.length === 2) plans.set('toggle', [Act.toggle]);
     }
 
-    for (const o of objects) {
-      const key = `go to ${o.name} ${o.number}`;
+    for (let i = 0; i < objects.length; i++) {
+      const o = objects[i] as SeenObject;
       const plan = planner.planToFace(o.x, o.y);
-      if (plan === null) errors.set(key, `You cannot go to ${o.name} ${o.number}, as there is no path leading to it.`);
-      else plans.set(key, plan);
+      if (plan === null) block(Blocked.goToNoPath, i);
+      else plans.set(`go to ${o.name} ${o.number}`, plan);
     }
     // Beyond AgentGym (which offers `toggle` only for a closed door it can open): an open door in
     // front can be closed and a box in front opened, so that every BabyAI level stays solvable
     // (re-opening a door an instruction names; KeyInBox's key is inside a box).
     if (front !== null && ((front.type === 'door' && front.isOpen) || front.type === 'box')) plans.set('toggle', [Act.toggle]);
     plans.set(CHECK_ACTIONS, []);
-    if (!plans.has('toggle')) errors.set('toggle', 'There is nothing right in front of you that you can toggle.');
-    return { plans, errors };
+    if (!plans.has('toggle')) block(Blocked.toggleNothing, -1);
+    return plans;
   }
 }
 
@@ -203,5 +301,7 @@ export class TextRenderer {
  * @example formatActionList(['turn left']) // 'Available actions: ["turn left"]'
  */
 export function formatActionList(actions: readonly string[]): string {
-  return `Available actions: [${actions.map((a) => `"${a}"`).join(', ')}]`;
+  let out = 'Available actions: [';
+  for (let i = 0; i < actions.length; i++) out += i === 0 ? `"${actions[i]}"` : `, "${actions[i]}"`;
+  return `${out}]`;
 }

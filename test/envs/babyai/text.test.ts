@@ -48,9 +48,9 @@ describe('TextRenderer', () => {
     w.grid.set(6, 2, makeObject('box', 'grey'));
     const state = new TextRenderer().observe(w);
     expect(state.plans.has('move forward')).toBe(false);
-    expect(state.errors.get('move forward')).toMatch(/barrier/);
+    expect(state.explain('move forward')).toMatch(/barrier/);
     expect(state.plans.has('go to green ball 1')).toBe(false);
-    expect(state.errors.get('go to green ball 1')).toMatch(/no path/);
+    expect(state.explain('go to green ball 1')).toMatch(/no path/);
     expect(state.description).toContain('You are facing a box 1 steps away.');
   });
 
@@ -64,9 +64,38 @@ describe('TextRenderer', () => {
     expect(state.description).toContain('You are carrying a yellow key.');
     expect(state.plans.has('toggle and go through yellow locked door 1')).toBe(true);
     expect(state.plans.has('go through red open door 1')).toBe(true);
-    expect(state.errors.get('go through yellow locked door 1')).toMatch(/toggle it first/);
+    expect(state.explain('go through yellow locked door 1')).toMatch(/toggle it first/);
     const plan = state.plans.get('toggle and go through yellow locked door 1') ?? [];
     expect(plan.slice(-2)).toEqual([Act.toggle, Act.forward]);
+  });
+
+  it('explains each impossible action in AgentGym words, as of the observation, and nothing for available or unknown ones', () => {
+    const w = room();
+    w.carrying = makeObject('key', 'blue');
+    const locked = makeDoor('yellow', { locked: true });
+    w.grid.set(5, 3, locked);
+    w.grid.set(3, 3, makeObject('ball', 'red'));
+    w.grid.set(4, 5, makeDoor('green'));
+    const state = new TextRenderer().observe(w);
+    expect(state.explain('move forward')).toBe("There is a barrier in front of you, you can't move forward.");
+    expect(state.explain('drop')).toBe('You cannot drop the object, as there is already something in front of you.');
+    expect(state.explain('go through yellow locked door 1')).toBe('You cannot go through yellow locked door 1, as it is locked. You should toggle it first.');
+    expect(state.explain('toggle and go through yellow locked door 1')).toBe(
+      'You cannot toggle and go through yellow locked door 1, as the colour of the key you are carrying does not match the colour of the door.',
+    );
+    expect(state.explain('go through green closed door 1')).toBe('You cannot go through green closed door 1, as it is closed. You should toggle it first.');
+    expect(state.explain('toggle')).toBe('There is nothing right in front of you that you can toggle.');
+    expect(state.explain('turn left')).toBeUndefined();
+    expect(state.explain('go to red ball 1')).toBeUndefined();
+    expect(state.explain('go to purple box 3')).toBeUndefined();
+    // The words describe the world as observed, even after it changed.
+    locked.isLocked = false;
+    expect(state.explain('go through yellow locked door 1')).toMatch(/as it is locked\./);
+    w.carrying = null;
+    const empty = new TextRenderer().observe(w);
+    expect(empty.explain('drop')).toBe('You cannot drop anything, as you are not carrying anything.');
+    expect(empty.explain('toggle and go through yellow closed door 1')).toBeUndefined();
+    expect(empty.actions).toEqual([...empty.plans.keys()]);
   });
 
   it('says so when nothing is in sight', () => {
