@@ -24,7 +24,7 @@ import { MemoryBus } from '../runtime/memory-bus.js';
 import { buildPolicyStack } from '../runtime/policy-stack.js';
 import { RolloutRunner } from '../runtime/rollout.js';
 import { loadRunConfig } from '../runtime/run-folder.js';
-import { serveSampler } from '../runtime/wiring.js';
+import { serveSampler } from '../runtime/wiring/sampler.js';
 import type { PolicySpec } from './policy-spec.js';
 
 /** A policy ready to play episodes. */

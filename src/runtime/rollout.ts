@@ -20,7 +20,10 @@ import { InvalidArgumentError } from '../core/errors.js';
 import { TEXT_POLICY_VERSION, type TextPolicy } from '../policies/text-policy.js';
 import type { Bus } from './bus.js';
 import { createEnvPool, type EnvPool } from './env-pool/index.js';
-import { releaseEpisodes, remoteEpisodeEffects, type Served, serveEnvSession } from './wiring.js';
+import { serveEnvSession } from './wiring/env-session.js';
+import { remoteEpisodeEffects } from './wiring/episode.js';
+import type { Served } from './wiring/ports.js';
+import { releaseEpisodes } from './wiring/sampler.js';
 
 /** One episode to run. */
 export interface EpisodePlan {

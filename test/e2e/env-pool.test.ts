@@ -1,6 +1,7 @@
 /**
- * Environment worker pools (real piscina threads running dist/ JS; `npm run build` first, as
- * `.ci/run` does) and `turnwise simulate` as a user runs it.
+ * Environment worker pools (real piscina threads; from these sources the workers run the `.ts`
+ * source through tsx) and `turnwise simulate` as a user runs it (from `dist/`: `npm run build`
+ * first, as `.ci/run` does).
  */
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';

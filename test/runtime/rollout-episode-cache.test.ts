@@ -14,7 +14,7 @@ import { BpeTokenizer } from '../../src/models/tokenizer/bpe.js';
 import { baseVocab } from '../../src/models/tokenizer/tables.js';
 import { MemoryBus } from '../../src/runtime/memory-bus.js';
 import { type EpisodePlan, RolloutRunner } from '../../src/runtime/rollout.js';
-import { serveSampler } from '../../src/runtime/wiring.js';
+import { serveSampler } from '../../src/runtime/wiring/sampler.js';
 
 // A merge-free byte tokenizer: the sampler below answers with the bytes of "turn left".
 const tokenizer = new BpeTokenizer({ vocab: baseVocab(), merges: [] });

@@ -4,7 +4,7 @@ import { withSamplerEffects } from '../../src/actors/sampler.js';
 import { SimulatedClock } from '../../src/core/clock.js';
 import type { ActRequest, ActResult } from '../../src/models/policy.js';
 import { MemoryBus } from '../../src/runtime/memory-bus.js';
-import { releaseEpisodes, remoteAct, serveSampler } from '../../src/runtime/wiring.js';
+import { releaseEpisodes, remoteAct, serveSampler } from '../../src/runtime/wiring/sampler.js';
 
 describe('sampler wiring for per-episode caches', () => {
   it('carries episodeId and lastTurn through the codec and delivers releases to the sampler', async () => {

@@ -10,20 +10,12 @@ import type { StepResult, Trajectory } from '../../src/core/types.js';
 import type { ActRequest, ActResult } from '../../src/models/policy.js';
 import { roundTrip } from '../../src/runtime/codec.js';
 import { MemoryBus } from '../../src/runtime/memory-bus.js';
-import {
-  type ActCodec,
-  type Served,
-  announceWeights,
-  controlSamplers,
-  messageFlow,
-  publishTrajectory,
-  remoteEpisodeEffects,
-  remoteTrain,
-  serveEnvSession,
-  serveLearner,
-  serveSampler,
-  subjects,
-} from '../../src/runtime/wiring.js';
+import { messageFlow, subjects } from '../../src/runtime/wiring.js';
+import { serveEnvSession } from '../../src/runtime/wiring/env-session.js';
+import { type ActCodec, publishTrajectory, remoteEpisodeEffects } from '../../src/runtime/wiring/episode.js';
+import { remoteTrain, serveLearner } from '../../src/runtime/wiring/learner.js';
+import type { Served } from '../../src/runtime/wiring/ports.js';
+import { announceWeights, controlSamplers, serveSampler } from '../../src/runtime/wiring/sampler.js';
 
 const RUN = 'run1';
 /** Token ids of the scripted vocabulary. */

@@ -9,11 +9,10 @@
  * mini-batch (see `src/models/grad-accumulate.ts`), so the sum over shards is the gradient of the
  * mini-batch aggregate under every loss aggregation mode, up to float summation order.
  */
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { InvalidArgumentError, TurnwiseError } from '../../core/errors.js';
+import { workerModule } from '../../core/worker-module.js';
 import type { BackendPreference } from '../backend/select.js';
 import { tf } from '../backend/tf.js';
 import type { Critic } from '../critic.js';
@@ -35,17 +34,6 @@ export interface GradientPoolOptions {
   readonly critic: Critic | null;
   /** Backend the workers select (default: the main thread's current tfjs backend). */
   readonly backend?: BackendPreference;
-}
-
-/**
- * Where the worker module is: the compiled `.js` next to this file after `npm run build`, or the
- * `.ts` source (loaded through tsx) under vitest and `node --import tsx`.
- */
-function workerModule(): { filename: string; execArgv: string[] } {
-  const fromSource = import.meta.url.endsWith('.ts');
-  const filename = fileURLToPath(new URL(`./grad-worker.${fromSource ? 'ts' : 'js'}`, import.meta.url));
-  // tsx (a dev dependency) by absolute path: a bare `--import tsx` is not found from every parent (vitest's forks).
-  return { filename, execArgv: fromSource ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href] : [] };
 }
 
 function currentBackend(): BackendPreference {
@@ -156,10 +144,8 @@ export class GradientPool {
   /** The piscina pool, started on first use. */
   private start(): Piscina<GradientTask, Float32Array> {
     if (this.piscina !== null) return this.piscina;
-    const { filename, execArgv } = workerModule();
     const pool = new Piscina<GradientTask, Float32Array>({
-      filename,
-      execArgv,
+      ...workerModule(import.meta.url, './grad-worker'),
       workerData: this.workerData,
       minThreads: this.size,
       maxThreads: this.size,

@@ -1,5 +1,6 @@
 /**
- * The piscina worker of an environment pool (runs as compiled JS: dist/src/runtime/env-pool/env-worker.js).
+ * The piscina worker of an environment pool (compiled JS from `dist/`, or this source through tsx
+ * when the parent runs from source: see `src/core/worker-module.ts`).
  * It hosts one {@link EnvShard} for the environment named in `workerData` and answers each batch
  * with one transferred buffer.
  */

@@ -9,11 +9,11 @@
  */
 import { Piscina } from 'piscina';
 import { EnvironmentError, InvalidArgumentError } from '../../core/errors.js';
+import { workerModule } from '../../core/worker-module.js';
 import type { Observation, StepResult } from '../../core/types.js';
 import { decodeReplies, type EnvOp, type EnvReply, encodeOps, OP, type OpKind, STATUS } from './batch-codec.js';
 import type { EnvHandle, EnvPool } from './env-pool.js';
 import type { EnvWorkerData } from './env-worker.js';
-import { compiledWorkerFile } from './worker-file.js';
 
 interface Pending {
   readonly op: EnvOp;
@@ -105,9 +105,10 @@ export function openShardPools(envName: string, settings: Readonly<Record<string
   if (!Number.isInteger(workers) || workers < 1) {
     throw InvalidArgumentError.format('env.workers', `expected a positive integer number of worker threads, got ${String(workers)}`);
   }
-  const filename = compiledWorkerFile('env-worker');
+  // The worker runs the parent's own code: compiled JS from dist/, the .ts source through tsx otherwise.
+  const script = workerModule(import.meta.url, './env-worker');
   const workerData: EnvWorkerData = { envName, settings };
-  return Array.from({ length: workers }, () => new Piscina({ filename, minThreads: 1, maxThreads: 1, idleTimeout: Number.POSITIVE_INFINITY, workerData }));
+  return Array.from({ length: workers }, () => new Piscina({ ...script, minThreads: 1, maxThreads: 1, idleTimeout: Number.POSITIVE_INFINITY, workerData }));
 }
 
 /** Options of {@link WorkerEnvPool}. */

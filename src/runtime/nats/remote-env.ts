@@ -14,7 +14,7 @@ import { TurnwiseError } from '../../core/errors.js';
 import type { Observation, StepResult } from '../../core/types.js';
 import type { Environment, EnvironmentOptions, EnvironmentSpec } from '../../envs/environment.js';
 import type { Bus } from '../bus.js';
-import { remoteEnvSession, type RemoteEnvSession } from '../wiring.js';
+import { remoteEnvSession, type RemoteEnvSession } from '../wiring/env-session.js';
 import { envLeaseSubjects } from './env-leases.js';
 
 export interface RemoteEnvOptions {

@@ -9,7 +9,7 @@ import { getEnvironmentSpec } from '../../../src/envs/registry.js';
 import { MemoryBus } from '../../../src/runtime/memory-bus.js';
 import { envLeaseSubjects, startEnvLeaseServer } from '../../../src/runtime/nats/env-leases.js';
 import { remoteEnvSpec } from '../../../src/runtime/nats/remote-env.js';
-import { remoteEnvSession } from '../../../src/runtime/wiring.js';
+import { remoteEnvSession } from '../../../src/runtime/wiring/env-session.js';
 
 const spec = getEnvironmentSpec('babyai');
 const settings = { levels: ['GoToRedBall'] };
