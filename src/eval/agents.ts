@@ -77,7 +77,7 @@ async function openCheckpointAgent(policy: Extract<PolicySpec, { kind: 'checkpoi
     const field = playground.field ?? `policies.${policy.name}`;
     throw InvalidArgumentError.format(field, `checkpoint ${checkpointDir} was trained on '${config.env.name}', ${playground.purpose ?? 'the evaluation'} runs '${spec.name}'`);
   }
-  const backend = await selectBackend(config.model.backend);
+  const backend = await selectBackend(config.model.backend, { matmul: config.model.matmul });
   const checkpoint = await loadCheckpoint(checkpointDir);
   const stack = await buildPolicyStack(config, spec, checkpoint);
   const bus = new MemoryBus({ clock });

@@ -188,8 +188,6 @@ export class TransformerModel {
     const n = targetIds.length;
     const positions = positionsFromMask(batch.attentionMask, b, t, new Int32Array(b));
     const maskValues = attentionMask(new Uint8Array(0), 0, batch.attentionMask, b, t);
-    const oneHot = new Float32Array(n * v); // [N, V]
-    for (let i = 0; i < n; i++) oneHot[i * v + targetIds[i]] = 1;
     const constraint = constraintMask(batch, v);
     return tf.tidy(() => {
       const mask = tf.tensor4d(maskValues, [b, 1, t, t]);
@@ -198,9 +196,10 @@ export class TransformerModel {
       // Every position a target, in order (dense targets): the rows are `hidden` itself; skip the slow wasm Gather.
       const selected = everyPosition(batch) ? hidden : tf.gather(hidden, tf.tensor1d(batch.targetPositions, 'int32')); // [N, d]
       const normed = this.finalNorm(selected); // [N, d]
-      let logits = tf.div(this.project(normed), temperature); // [N, V]
+      // Temperature 1 (training's usual): skip a division pass over [N, V] and its gradient.
+      let logits = temperature === 1 ? this.project(normed) : tf.div(this.project(normed), temperature); // [N, V]
       if (constraint !== null) logits = tf.add(logits, tf.tensor2d(constraint, [n, v]));
-      const both = targetLogProbsAndEntropy(logits as tf.Tensor2D, tf.tensor2d(oneHot, [n, v])); // [2, N]
+      const both = targetLogProbsAndEntropy(logits as tf.Tensor2D, targetIds); // [2, N]
       const logprobs = tf.reshape(tf.slice(both, [0, 0], [1, n]), [n]) as tf.Tensor1D;
       const entropy = tf.reshape(tf.slice(both, [1, 0], [1, n]), [n]) as tf.Tensor1D;
       return withHidden ? { logprobs, entropy, hidden: normed } : { logprobs, entropy };

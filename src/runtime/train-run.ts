@@ -111,7 +111,7 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
   }
   const clock = options.clock ?? systemClock;
   const emit = options.onEvent ?? (() => {});
-  const backend = await selectBackend(config.model.backend);
+  const backend = await selectBackend(config.model.backend, { matmul: config.model.matmul });
   const spec = getEnvironmentSpec(config.env.name);
   const settings = config.env.settings as Record<string, unknown>;
   const catalog = spec.catalog({ settings });

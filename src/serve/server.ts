@@ -44,7 +44,7 @@ export async function loadServedModel(location: string, modelName?: string): Pro
   const checkpointDir = await resolveCheckpointDir(location);
   const runDir = dirname(dirname(checkpointDir));
   const config = await loadRunConfig(runDir);
-  const backend = await selectBackend(config.model.backend);
+  const backend = await selectBackend(config.model.backend, { matmul: config.model.matmul });
   const checkpoint = await loadCheckpoint(checkpointDir);
   const spec = getEnvironmentSpec(config.env.name);
   const stack = await buildPolicyStack(config, spec, checkpoint);

@@ -165,10 +165,11 @@ describe('targetLogProbsAndEntropy', () => {
     const raw = Float32Array.from({ length: n * v }, (_, i) => Math.sin(3 * i) * 2);
     raw[1] += MASK_VALUE; // masked entries, as the constraint adds them
     raw[7] += MASK_VALUE;
-    const oneHot = tf.oneHot(tf.tensor1d([0, 2, 4], 'int32'), v).toFloat() as tf.Tensor2D;
+    const targetIds = new Int32Array([0, 2, 4]);
+    const oneHot = tf.oneHot(tf.tensor1d(targetIds, 'int32'), v).toFloat() as tf.Tensor2D;
     const weights = tf.tensor2d([0.5, -1, 2, 0.3, 0.7, -0.2], [2, n]); // mixes both outputs
     const z = tf.variable(tf.tensor2d(raw, [n, v]));
-    const custom = tf.variableGrads(() => tf.sum(tf.mul(targetLogProbsAndEntropy(z, oneHot), weights)) as tf.Scalar, [z]);
+    const custom = tf.variableGrads(() => tf.sum(tf.mul(targetLogProbsAndEntropy(z, targetIds), weights)) as tf.Scalar, [z]);
     const reference = tf.variableGrads(() => {
       const logp = tf.logSoftmax(z);
       const lp = tf.sum(tf.mul(logp, oneHot), 1);

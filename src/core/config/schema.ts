@@ -51,6 +51,12 @@ const modelSchema = z
       .enum(['auto', 'tensorflow', 'wasm', 'cpu'])
       .default('auto')
       .describe('Tensor backend: auto picks tfjs-node when installed, then wasm, then cpu.'),
+    matmul: z
+      .enum(['auto', 'native', 'wasm'])
+      .default('auto')
+      .describe(
+        "Matrix products on the wasm backend: auto runs them on a native BLAS (OpenBLAS, through turnwise's addon) when it loads, else in wasm; native requires it; wasm never uses it. Threads: OPENBLAS_NUM_THREADS (1 per gradient worker with train.dataParallel > 1).",
+      ),
   })
   .strict();
 

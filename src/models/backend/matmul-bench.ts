@@ -6,7 +6,7 @@
  */
 import { selectBackend } from './select.js';
 import { tf } from './tf.js';
-import { reroutedBatchMatMulCalls, setBatchMatMulShimEnabled } from './wasm-batch-matmul.js';
+import { isNativeMatMulEnabled, reroutedBatchMatMulCalls, setBatchMatMulShimEnabled, setNativeMatMulEnabled } from './wasm-batch-matmul.js';
 
 /** One matmul to measure. */
 export interface MatmulShape {
@@ -85,6 +85,9 @@ export async function measureMatmulGflops(
   const minMs = options.minMs ?? 300;
   const previous = tf.getBackend();
   await selectBackend('wasm');
+  // Stock vs the XNNPACK rerouting: the native BLAS path stays out (bench/scale measures it).
+  const nativeWas = isNativeMatMulEnabled();
+  setNativeMatMulEnabled(false);
   const results: MatmulGflops[] = [];
   try {
     for (const s of shapes) {
@@ -107,6 +110,7 @@ export async function measureMatmulGflops(
       }
     }
   } finally {
+    setNativeMatMulEnabled(nativeWas);
     if (previous !== 'wasm') await tf.setBackend(previous);
   }
   return results;

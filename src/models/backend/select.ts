@@ -13,10 +13,15 @@ import { dirname } from 'node:path';
 import { getThreadsCount, setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import { InvalidConfigError } from '../../core/errors.js';
 import { installWasmShims } from './install-wasm-shims.js';
+import { nativeBlas } from './native-blas.js';
 import { tf } from './tf.js';
+import { setNativeMatMulEnabled } from './wasm-batch-matmul.js';
 
 /** What a user may ask for. */
 export type BackendPreference = 'auto' | 'tensorflow' | 'wasm' | 'cpu';
+
+/** Where the wasm backend's matrix products run (`model.matmul`). */
+export type MatmulPreference = 'auto' | 'native' | 'wasm';
 
 /** The backend actually in use. */
 export interface BackendInfo {
@@ -28,6 +33,11 @@ export interface BackendInfo {
   readonly threads: number;
   /** Why this backend and not a faster one, e.g. `tfjs-node not installed`. */
   readonly note: string;
+  /**
+   * Where the wasm backend's matrix products run, e.g. `OpenBLAS libopenblas.so.0, 2 threads`
+   * or `wasm (native BLAS: addon not built)`; absent on other backends.
+   */
+  readonly matmul?: string;
 }
 
 /** Effects `selectBackend` needs; injected by tests to simulate an installed tfjs-node. */
@@ -44,6 +54,10 @@ export interface SelectBackendOptions {
   readonly configPath?: string;
   /** Default: `createRequire(import.meta.url)` resolution and dynamic `import()`. */
   readonly loader?: BackendLoader;
+  /** `model.matmul`; default `auto`. */
+  readonly matmul?: MatmulPreference;
+  /** Config path of `matmul` named in errors. Default `model.matmul`. */
+  readonly matmulPath?: string;
 }
 
 const NATIVE_PACKAGES = ['@tensorflow/tfjs-node-gpu', '@tensorflow/tfjs-node'] as const;
@@ -61,7 +75,7 @@ const defaultLoader: BackendLoader = {
   load: (specifier) => import(specifier),
 };
 
-let current: { preference: BackendPreference; info: BackendInfo } | null = null;
+let current: { preference: BackendPreference; matmul: MatmulPreference; info: BackendInfo } | null = null;
 let pending: Promise<BackendInfo> | null = null;
 let wasmPathsSet = false;
 
@@ -80,11 +94,13 @@ export async function selectBackend(preference: BackendPreference, options: Sele
     throw new InvalidConfigError(configPath, `expected one of ${PREFERENCES.join(', ')}, got ${JSON.stringify(preference)}`);
   }
   while (pending !== null) await pending.catch(() => undefined);
-  if (current !== null && current.preference === preference && tf.getBackend() === current.info.name) return current.info;
+  const matmul = options.matmul ?? 'auto';
+  if (current !== null && current.preference === preference && current.matmul === matmul && tf.getBackend() === current.info.name) return current.info;
   pending = choose(preference, configPath, options.loader ?? defaultLoader);
   try {
-    const info = await pending;
-    current = { preference, info };
+    const chosen = await pending;
+    const info = chosen.name === 'wasm' ? { ...chosen, matmul: chooseMatmul(matmul, options.matmulPath ?? 'model.matmul') } : chosen;
+    current = { preference, matmul, info };
     return info;
   } finally {
     pending = null;
@@ -99,7 +115,26 @@ export async function selectBackend(preference: BackendPreference, options: Sele
  */
 export function describeBackend(info: BackendInfo): string {
   const parts = [info.simd ? 'SIMD' : 'no SIMD', `${info.threads} thread${info.threads === 1 ? '' : 's'}`].join(', ');
-  return `backend: ${info.name} (${parts}${info.note ? `; ${info.note}` : ''})`;
+  return `backend: ${info.name} (${parts}${info.note ? `; ${info.note}` : ''})${info.matmul ? `, matmul: ${info.matmul}` : ''}`;
+}
+
+/** Turns the native BLAS path on or off for `preference`; says where products run. */
+function chooseMatmul(preference: MatmulPreference, configPath: string): string {
+  const MATMULS: readonly MatmulPreference[] = ['auto', 'native', 'wasm'];
+  if (!MATMULS.includes(preference)) throw new InvalidConfigError(configPath, `expected one of ${MATMULS.join(', ')}, got ${JSON.stringify(preference)}`);
+  if (preference === 'wasm') {
+    setNativeMatMulEnabled(false);
+    return 'wasm (requested)';
+  }
+  const { blas, why } = nativeBlas();
+  if (blas === null) {
+    if (preference === 'native') throw new InvalidConfigError(configPath, `'native' is not available: ${why}; choose 'auto' or 'wasm'`);
+    setNativeMatMulEnabled(false);
+    return `wasm (native BLAS: ${why})`;
+  }
+  setNativeMatMulEnabled(true);
+  const threads = blas.threads();
+  return `native BLAS ${blas.library}, ${threads} thread${threads === 1 ? '' : 's'}`;
 }
 
 async function choose(preference: BackendPreference, configPath: string, loader: BackendLoader): Promise<BackendInfo> {

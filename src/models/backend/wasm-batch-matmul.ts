@@ -17,6 +17,7 @@
  * Batch broadcasting follows the stock kernel (batch item i uses `a[i % batchA]`, `b[i % batchB]`).
  */
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
+import { type NativeBlas, nativeBlas } from './native-blas.js';
 import { tf } from './tf.js';
 
 const KERNEL = 'BatchMatMul';
@@ -32,6 +33,42 @@ let stock: Kernel | null = null;
 let transposeKernel: Kernel | null = null;
 let enabled = true;
 let reroutedCalls = 0;
+/** Native BLAS for every float32 product when loaded and not turned off (see native-blas.ts). */
+let nativeWanted = true;
+let nativeCalls = 0;
+
+/**
+ * Turns the native BLAS path on or off at run time (when off, or when the addon is not loaded,
+ * the XNNPACK rerouting below runs). For benchmarks and tests comparing both paths.
+ * @example setNativeMatMulEnabled(false);
+ */
+export function setNativeMatMulEnabled(on: boolean): void {
+  nativeWanted = on;
+}
+
+/**
+ * Whether the native BLAS path is wanted (it also needs the addon loaded: {@link activeNativeBlas}).
+ * @example const was = isNativeMatMulEnabled(); setNativeMatMulEnabled(false); // ... setNativeMatMulEnabled(was);
+ */
+export function isNativeMatMulEnabled(): boolean {
+  return nativeWanted;
+}
+
+/**
+ * The native BLAS `BatchMatMul` uses now, or null (not loaded, or turned off).
+ * @example activeNativeBlas()?.library // 'libopenblas.so.0'
+ */
+export function activeNativeBlas(): NativeBlas | null {
+  return nativeWanted ? nativeBlas().blas : null;
+}
+
+/**
+ * How many `BatchMatMul` calls ran on the native BLAS since start-up (tests, benchmarks).
+ * @example const before = nativeBatchMatMulCalls(); tf.matMul(a, b); // +1 with native BLAS
+ */
+export function nativeBatchMatMulCalls(): number {
+  return nativeCalls;
+}
 
 /**
  * Turns the rerouting on or off at run time (the stock kernel runs when off). Used by the
@@ -164,6 +201,8 @@ function batchMatMulShim(args: KernelArgs): tf.TensorInfo {
   const fast = !transposeA && !transposeB && batch === 1;
   // Shape errors and unusual broadcasts are left to the stock kernel, which reports them.
   const plainBroadcast = batchA === batchB || batchA === 1 || batchB === 1;
+  const blas = k === kB && plainBroadcast && m * n * k > 0 ? activeNativeBlas() : null;
+  if (blas !== null) return nativeProduct(blas, backend, a, b, { batchA, batchB, batch, m, n, k, transposeA, transposeB });
   if (fast || k !== kB || !plainBroadcast || m * n * k < SHIM_MIN_MACS_PER_ITEM || m * n * k === 0) {
     return stock!(args);
   }
@@ -199,6 +238,31 @@ function batchMatMulShim(args: KernelArgs): tf.TensorInfo {
   } finally {
     for (const t of temps) backend.disposeData(t.dataId);
   }
+}
+
+/** Product dimensions, as the shim read them from the shapes and attributes. */
+interface Dims {
+  readonly batchA: number;
+  readonly batchB: number;
+  readonly batch: number;
+  readonly m: number;
+  readonly n: number;
+  readonly k: number;
+  readonly transposeA: boolean;
+  readonly transposeB: boolean;
+}
+
+/** The whole product in one native call on views of the wasm heap (no copies, no transposes). */
+function nativeProduct(blas: NativeBlas, backend: BackendWasm, a: tf.TensorInfo, b: tf.TensorInfo, d: Dims): tf.TensorInfo {
+  nativeCalls++;
+  const outShape = [...tf.broadcast_util.assertAndGetBroadcastShape(a.shape.slice(0, -2), b.shape.slice(0, -2)), d.m, d.n];
+  const out = backend.makeOutput(outShape, 'float32');
+  // Views taken after makeOutput: an allocation may grow the heap and detach older views.
+  const av = backend.typedArrayFromHeap(a) as Float32Array;
+  const bv = backend.typedArrayFromHeap(b) as Float32Array;
+  const cv = backend.typedArrayFromHeap(out) as Float32Array;
+  blas.sgemmBatch(av, bv, cv, d.batchA, d.batchB, d.batch, d.m, d.n, d.k, d.transposeA, d.transposeB);
+  return out;
 }
 
 /** Loops over batch items, each an NN batch-1 stock call; see the file comment. */

@@ -14,6 +14,7 @@ import { Piscina } from 'piscina';
 import { InvalidArgumentError, TurnwiseError } from '../../core/errors.js';
 import { workerModule } from '../../core/worker-module.js';
 import type { BackendPreference } from '../backend/select.js';
+import { isNativeMatMulEnabled } from '../backend/wasm-batch-matmul.js';
 import { tf } from '../backend/tf.js';
 import type { Critic } from '../critic.js';
 import { type AccumulatedGradients, type GradientOptions, STATS } from '../grad-accumulate.js';
@@ -78,7 +79,13 @@ export class GradientPool {
     this.sizes = this.variables().map((v) => v.size);
     const total = this.sizes.reduce((a, b) => a + b, 0);
     this.weights = new Float32Array(new SharedArrayBuffer(total * Float32Array.BYTES_PER_ELEMENT));
-    this.workerData = { spec: options.spec, backend: options.backend ?? currentBackend(), weights: this.weights.buffer as SharedArrayBuffer, sizes: this.sizes };
+    this.workerData = {
+      spec: options.spec,
+      backend: options.backend ?? currentBackend(),
+      matmul: isNativeMatMulEnabled() ? 'auto' : 'wasm',
+      weights: this.weights.buffer as SharedArrayBuffer,
+      sizes: this.sizes,
+    };
     this.failed = new Promise<never>((_, reject) => {
       this.rejectFailed = reject;
     });

@@ -8,7 +8,7 @@
  * Float32Array per shard (moved, not cloned): the gradients of the variables in order, then the
  * summed loss statistics.
  */
-import type { BackendPreference } from '../backend/select.js';
+import type { BackendPreference, MatmulPreference } from '../backend/select.js';
 import type { GradientOptions } from '../grad-accumulate.js';
 import type { MicroBatch } from '../train-signals.js';
 import type { TransformerConfig } from '../transformer/config.js';
@@ -29,6 +29,12 @@ export interface GradientWorkerData {
   readonly spec: ReplicaSpec;
   /** tfjs backend the worker selects (the main thread's). */
   readonly backend: BackendPreference;
+  /**
+   * Where the worker's wasm matmuls run (the main thread's choice). With native BLAS every worker
+   * pins it to one thread: OpenBLAS threads are per process, and N workers × N threads on N cores
+   * only contend (measured: 2 workers with 2 BLAS threads each ran at 0.4x of one process).
+   */
+  readonly matmul: MatmulPreference;
   /** [Σ sizes] float32 weights: the policy variables in `trainableVariables()` order, then the critic's. */
   readonly weights: SharedArrayBuffer;
   /** Element count of each variable, in the same order. */

@@ -4,6 +4,7 @@
  * `pow`, no einsum, no split/unstack along the batch; heads via reshape + transpose + batched matMul,
  * and RoPE's `rotate_half` as a matMul with a fixed ±1 permutation matrix instead of slice + concat.
  */
+import { nativeTargetLogProbsAndEntropy } from '../backend/native-log-softmax.js';
 import { tf } from '../backend/tf.js';
 
 /** Additive value for masked logits / attention scores: exp(-1e9 - max) is exactly 0 in float32. */
@@ -240,10 +241,17 @@ export function positionsFromMask(mask: Uint8Array, batch: number, seqLen: numbe
  * `Equal` over [N, V]; on wasm those broadcast kernels dominated the training step. Forward:
  * `logp = z - max - log Σ exp(z - max)`. Backward, with `p = exp(logp)` and `H = -Σ p·logp`:
  * `∂logp[t]/∂z = onehot(t) - p` and `∂H/∂z = -p·(logp + H)`. Masked logits (≈ -1e9) have p = 0
- * and get zero gradient. Returns `[2, N]`: row 0 the log-probs, row 1 the entropies.
- * @example targetLogProbsAndEntropy(logits, oneHot) // logits, oneHot: [N, V] -> [2, N]
+ * and get zero gradient. Returns `[2, N]`: row 0 the log-probs, row 1 the entropies. On wasm with
+ * the native addon the same math runs natively (`backend/native-log-softmax.ts`, tested equal).
+ * @example targetLogProbsAndEntropy(logits, targetIds) // logits [N, V], targetIds [N] -> [2, N]
  */
-export function targetLogProbsAndEntropy(logits: tf.Tensor2D, oneHot: tf.Tensor2D): tf.Tensor2D {
+export function targetLogProbsAndEntropy(logits: tf.Tensor2D, targetIds: Int32Array): tf.Tensor2D {
+  const native = nativeTargetLogProbsAndEntropy(logits, targetIds);
+  if (native !== null) return native;
+  const [n, v] = logits.shape;
+  const oneHotValues = new Float32Array(n * v); // [N, V]
+  for (let i = 0; i < n; i++) oneHotValues[i * v + (targetIds[i] as number)] = 1;
+  const oneHot = tf.tensor2d(oneHotValues, [n, v]);
   const op = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
     const [z, target, save] = args as [tf.Tensor2D, tf.Tensor2D, tf.GradSaveFunc];
     const shifted = tf.sub(z, tf.max(z, 1, true));

@@ -77,7 +77,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerResult> {
   try {
     const infra = await openRunInfra(bus.connection, options.runId);
     const { config, tokenizer } = await waitForManifest(infra, options.signal);
-    if (options.roles.includes('sampler')) await selectBackend(config.model.backend);
+    if (options.roles.includes('sampler')) await selectBackend(config.model.backend, { matmul: config.model.matmul });
     log(`worker: joined run '${options.runId}' as ${options.roles.join(' + ')}`);
     if (options.roles.includes('sampler')) started.push(await startSamplerWorker({ bus, infra, config, tokenizer, log, ...(options.maxActInFlight ? { maxInFlight: options.maxActInFlight } : {}) }));
     if (options.roles.includes('env')) {

@@ -25,9 +25,9 @@ describe('selectBackend', () => {
 
   it('auto falls back to wasm with SIMD and one thread when tfjs-node is not installed', async () => {
     const info = await selectBackend('auto', { loader: notInstalled });
-    expect(info).toEqual({ name: 'wasm', simd: true, threads: 1, note: 'tfjs-node not installed' });
+    expect(info).toEqual({ name: 'wasm', simd: true, threads: 1, note: 'tfjs-node not installed', matmul: expect.stringMatching(/^(native BLAS |wasm \(native BLAS: )/) });
     expect(tf.getBackend()).toBe('wasm');
-    expect(describeBackend(info)).toBe('backend: wasm (SIMD, 1 thread; tfjs-node not installed)');
+    expect(describeBackend(info)).toBe(`backend: wasm (SIMD, 1 thread; tfjs-node not installed), matmul: ${info.matmul}`);
     // wasm really works from Node ESM, with the shim kernels present.
     expect(tf.tidy(() => Array.from(tf.matMul(tf.ones([2, 3]), tf.ones([3, 2])).dataSync()))).toEqual([3, 3, 3, 3]);
     // The shim kernel is registered and computes (stock wasm throws "kernel not registered" here).

@@ -1,0 +1,169 @@
+/*
+ * turnwise_blas: an optional native path for the tfjs wasm backend's heaviest training kernels
+ * (issue #10): matrix products here, the loss head's log-softmax statistics in log_softmax.c.
+ *
+ * One N-API function runs a whole BatchMatMul (every batch item, any transposes) as CBLAS sgemm
+ * calls on Float32Arrays that are views of the wasm heap, so no operand is copied or transposed.
+ * The BLAS library is opened with dlopen at load time (OpenBLAS first), so the addon builds with
+ * nothing but a C compiler and Node's headers, and a machine without a BLAS simply reports why.
+ */
+#include <dlfcn.h>
+#include <node_api.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
+typedef void (*sgemm_fn)(int order, int transA, int transB, int m, int n, int k, float alpha, const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc);
+typedef void (*set_threads_fn)(int);
+typedef int (*get_threads_fn)(void);
+
+static sgemm_fn sgemm = NULL;
+static set_threads_fn set_threads = NULL;
+static get_threads_fn get_threads = NULL;
+static char library[256] = "";
+
+#define CHECK(env, call)                                                   \
+  do {                                                                     \
+    if ((call) != napi_ok) {                                               \
+      napi_throw_error((env), "TURNWISE_BLAS", "N-API call failed: " #call); \
+      return NULL;                                                         \
+    }                                                                      \
+  } while (0)
+
+static napi_value throw_type(napi_env env, const char *message) {
+  napi_throw_type_error(env, "TURNWISE_BLAS", message);
+  return NULL;
+}
+
+/* open(candidates: string[]): string — the library that provided cblas_sgemm. */
+static napi_value open_blas(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  CHECK(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (sgemm != NULL) {
+    napi_value out;
+    CHECK(env, napi_create_string_utf8(env, library, NAPI_AUTO_LENGTH, &out));
+    return out;
+  }
+  uint32_t count = 0;
+  if (argc < 1 || napi_get_array_length(env, argv[0], &count) != napi_ok) return throw_type(env, "open: expected an array of library names");
+  char tried[1024] = "";
+  for (uint32_t i = 0; i < count; i++) {
+    napi_value item;
+    char name[256];
+    size_t len = 0;
+    CHECK(env, napi_get_element(env, argv[0], i, &item));
+    if (napi_get_value_string_utf8(env, item, name, sizeof name, &len) != napi_ok) return throw_type(env, "open: library names must be strings");
+    void *handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (handle == NULL) {
+      strncat(tried, name, sizeof tried - strlen(tried) - 16);
+      strncat(tried, " (not found); ", sizeof tried - strlen(tried) - 1);
+      continue;
+    }
+    sgemm_fn f = (sgemm_fn)dlsym(handle, "cblas_sgemm");
+    if (f == NULL) {
+      strncat(tried, name, sizeof tried - strlen(tried) - 24);
+      strncat(tried, " (no cblas_sgemm); ", sizeof tried - strlen(tried) - 1);
+      dlclose(handle);
+      continue;
+    }
+    sgemm = f;
+    set_threads = (set_threads_fn)dlsym(handle, "openblas_set_num_threads");
+    get_threads = (get_threads_fn)dlsym(handle, "openblas_get_num_threads");
+    snprintf(library, sizeof library, "%s", name);
+    napi_value out;
+    CHECK(env, napi_create_string_utf8(env, library, NAPI_AUTO_LENGTH, &out));
+    return out;
+  }
+  char message[1200];
+  snprintf(message, sizeof message, "no CBLAS library could be opened: %s", tried);
+  napi_throw_error(env, "TURNWISE_BLAS_MISSING", message);
+  return NULL;
+}
+
+static int float_array(napi_env env, napi_value value, float **data, size_t *length) {
+  napi_typedarray_type type;
+  void *raw = NULL;
+  if (napi_get_typedarray_info(env, value, &type, length, &raw, NULL, NULL) != napi_ok || type != napi_float32_array) return 0;
+  *data = (float *)raw;
+  return 1;
+}
+
+/*
+ * sgemmBatch(a, b, c, batchA, batchB, batch, m, n, k, transA, transB): for i < batch,
+ * c[i] = op(a[i % batchA]) x op(b[i % batchB]), row-major; a item [m, k] ([k, m] when
+ * transposed), b item [k, n] ([n, k] when transposed), c item [m, n].
+ */
+static napi_value sgemm_batch(napi_env env, napi_callback_info info) {
+  size_t argc = 11;
+  napi_value argv[11];
+  CHECK(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (sgemm == NULL) return throw_type(env, "sgemmBatch: call open() first");
+  if (argc < 11) return throw_type(env, "sgemmBatch: expected 11 arguments (a, b, c, batchA, batchB, batch, m, n, k, transA, transB)");
+  float *a, *b, *c;
+  size_t la, lb, lc;
+  if (!float_array(env, argv[0], &a, &la)) return throw_type(env, "sgemmBatch: a must be a Float32Array");
+  if (!float_array(env, argv[1], &b, &lb)) return throw_type(env, "sgemmBatch: b must be a Float32Array");
+  if (!float_array(env, argv[2], &c, &lc)) return throw_type(env, "sgemmBatch: c must be a Float32Array");
+  int64_t dims[6];
+  for (int i = 0; i < 6; i++) {
+    if (napi_get_value_int64(env, argv[3 + i], &dims[i]) != napi_ok || dims[i] < 1 || dims[i] > INT32_MAX) return throw_type(env, "sgemmBatch: batchA, batchB, batch, m, n, k must be positive integers");
+  }
+  bool transA = false, transB = false;
+  CHECK(env, napi_get_value_bool(env, argv[9], &transA));
+  CHECK(env, napi_get_value_bool(env, argv[10], &transB));
+  int64_t batchA = dims[0], batchB = dims[1], batch = dims[2], m = dims[3], n = dims[4], k = dims[5];
+  if ((size_t)(batchA * m * k) > la) return throw_type(env, "sgemmBatch: a is shorter than batchA * m * k");
+  if ((size_t)(batchB * k * n) > lb) return throw_type(env, "sgemmBatch: b is shorter than batchB * k * n");
+  if ((size_t)(batch * m * n) > lc) return throw_type(env, "sgemmBatch: c is shorter than batch * m * n");
+  int lda = transA ? (int)m : (int)k;
+  int ldb = transB ? (int)k : (int)n;
+  if (batchB == 1 && !transA && batchA == batch) {
+    /* One call: a's items stacked are one [batch * m, k] matrix. */
+    sgemm(ROW_MAJOR, NO_TRANS, transB ? TRANS : NO_TRANS, (int)(batch * m), (int)n, (int)k, 1.0f, a, lda, b, ldb, 0.0f, c, (int)n);
+    return NULL;
+  }
+  for (int64_t i = 0; i < batch; i++) {
+    const float *ai = a + (i % batchA) * m * k;
+    const float *bi = b + (i % batchB) * k * n;
+    sgemm(ROW_MAJOR, transA ? TRANS : NO_TRANS, transB ? TRANS : NO_TRANS, (int)m, (int)n, (int)k, 1.0f, ai, lda, bi, ldb, 0.0f, c + i * m * n, (int)n);
+  }
+  return NULL;
+}
+
+/* setThreads(n): BLAS threads (OpenBLAS only; others ignore it). */
+static napi_value set_threads_js(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  int32_t n = 0;
+  CHECK(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (argc < 1 || napi_get_value_int32(env, argv[0], &n) != napi_ok || n < 1) return throw_type(env, "setThreads: expected a positive integer");
+  if (set_threads != NULL) set_threads(n);
+  return NULL;
+}
+
+/* threads(): BLAS threads now (1 when the library cannot tell). */
+static napi_value threads_js(napi_env env, napi_callback_info info) {
+  (void)info;
+  napi_value out;
+  CHECK(env, napi_create_int32(env, get_threads != NULL ? get_threads() : 1, &out));
+  return out;
+}
+
+/* native/log_softmax.c */
+napi_value log_softmax_stats(napi_env env, napi_callback_info info);
+napi_value log_softmax_stats_grad(napi_env env, napi_callback_info info);
+
+NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
+  napi_property_descriptor props[] = {
+      {"logSoftmaxStats", NULL, log_softmax_stats, NULL, NULL, NULL, napi_default, NULL},
+      {"logSoftmaxStatsGrad", NULL, log_softmax_stats_grad, NULL, NULL, NULL, napi_default, NULL},
+      {"open", NULL, open_blas, NULL, NULL, NULL, napi_default, NULL},
+      {"sgemmBatch", NULL, sgemm_batch, NULL, NULL, NULL, napi_default, NULL},
+      {"setThreads", NULL, set_threads_js, NULL, NULL, NULL, napi_default, NULL},
+      {"threads", NULL, threads_js, NULL, NULL, NULL, napi_default, NULL},
+  };
+  if (napi_define_properties(env, exports, sizeof props / sizeof props[0], props) != napi_ok) return NULL;
+  return exports;
+}

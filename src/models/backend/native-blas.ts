@@ -1,0 +1,79 @@
+/**
+ * The optional native matmul path (issue #10): a small N-API addon (`native/blas.c`, built by
+ * `npm run build` when a C compiler is there) that runs a whole `BatchMatMul` as CBLAS `sgemm`
+ * calls — OpenBLAS on Debian (`libopenblas0-pthread`, the BLAS PyTorch uses on this machine) —
+ * straight on views of the tfjs wasm heap: no transposes, no per-item copies, no per-item
+ * XNNPACK operator. Why not tfjs-node: its install downloads libtensorflow, which this kind of
+ * machine cannot fetch; OpenBLAS comes from Debian's packages.
+ *
+ * Loaded lazily and at most once; `nativeBlas()` says why not when it is not available, so the
+ * backend line can tell the user (`matmul: wasm (native BLAS: addon not built)`).
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The addon's functions (see `native/blas.c`). */
+export interface NativeBlasAddon {
+  open(candidates: readonly string[]): string;
+  sgemmBatch(a: Float32Array, b: Float32Array, c: Float32Array, batchA: number, batchB: number, batch: number, m: number, n: number, k: number, transA: boolean, transB: boolean): void;
+  setThreads(n: number): void;
+  threads(): number;
+  /** Per row of z [n, v]: stats [2, n] (target log-prob, entropy), lse [n] and probs [n, v] (`native/log_softmax.c`). */
+  logSoftmaxStats(z: Float32Array, targets: Int32Array, stats: Float32Array, lse: Float32Array, probs: Float32Array, n: number, v: number): void;
+  /** The gradient of {@link NativeBlasAddon.logSoftmaxStats} with respect to z, given dy [2, n]. */
+  logSoftmaxStatsGrad(dy: Float32Array, z: Float32Array, targets: Int32Array, stats: Float32Array, lse: Float32Array, probs: Float32Array, dz: Float32Array, n: number, v: number): void;
+}
+
+/** A loaded native BLAS. */
+export interface NativeBlas extends NativeBlasAddon {
+  /** The shared library that provided `cblas_sgemm`, e.g. `libopenblas.so.0`. */
+  readonly library: string;
+}
+
+/** Libraries tried in order: OpenBLAS (threaded), then any CBLAS Debian's alternatives provide. */
+export const BLAS_CANDIDATES = ['libopenblas.so.0', 'libopenblas.so', 'libcblas.so.3', 'libblas.so.3'] as const;
+
+/** Where `npm run build` puts the addon, relative to the package root. */
+export const ADDON_PATH = 'native/build/turnwise_blas.node';
+
+let loaded: { blas: NativeBlas | null; why: string } | null = null;
+
+function packageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json'))) {
+    const up = dirname(dir);
+    if (up === dir) return dir;
+    dir = up;
+  }
+  return dir;
+}
+
+/**
+ * The native BLAS, or null with the reason (addon not built, no CBLAS library, turned off by
+ * `TURNWISE_NATIVE_BLAS=off`). Loads once per thread.
+ * @example
+ * const { blas, why } = nativeBlas();
+ * console.log(blas === null ? `wasm matmuls (${why})` : `matmuls: ${blas.library}`);
+ */
+export function nativeBlas(): { readonly blas: NativeBlas | null; readonly why: string } {
+  if (loaded !== null) return loaded;
+  if (process.env.TURNWISE_NATIVE_BLAS === 'off') {
+    loaded = { blas: null, why: 'turned off by TURNWISE_NATIVE_BLAS=off' };
+    return loaded;
+  }
+  const file = join(packageRoot(), ADDON_PATH);
+  if (!existsSync(file)) {
+    loaded = { blas: null, why: `addon not built (${ADDON_PATH}; \`npm run build\` builds it when a C compiler is present)` };
+    return loaded;
+  }
+  try {
+    const addon = createRequire(import.meta.url)(file) as NativeBlasAddon;
+    const library = addon.open(BLAS_CANDIDATES);
+    loaded = { blas: Object.assign(Object.create(addon) as NativeBlasAddon, addon, { library }) as NativeBlas, why: '' };
+  } catch (err) {
+    loaded = { blas: null, why: (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? 'failed to load' };
+  }
+  return loaded;
+}
