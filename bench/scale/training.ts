@@ -18,6 +18,8 @@ import { loadConfig } from '../../src/core/config.js';
 import { Rng } from '../../src/core/rng.js';
 import { describeBackend, selectBackend } from '../../src/models/backend/select.js';
 import { tf } from '../../src/models/backend/tf.js';
+import { nativeBlas } from '../../src/models/backend/native-blas.js';
+import { isNativeMatMulEnabled, setNativeMatMulEnabled } from '../../src/models/backend/wasm-batch-matmul.js';
 import { GradientPool } from '../../src/models/data-parallel/gradient-pool.js';
 import { accumulateGradients, type GradientOptions } from '../../src/models/grad-accumulate.js';
 import { AdamW } from '../../src/models/optimizer.js';
@@ -155,11 +157,27 @@ export async function measure(options: ScaleOptions): Promise<ScaleSection> {
   const seconds = options.quick ? 1.5 : 4;
   const torchSteps = options.quick ? 10 : 30;
   const load = loadavg()[0];
-  const best = { single: 0, parallel: 0, torch1: 0, torchAll: 0 };
+  const best = { single: 0, singleAllThreads: 0, parallel: 0, torch1: 0, torchAll: 0, wasmOnly: 0 };
+  const blas = isNativeMatMulEnabled() && (backend.matmul ?? '').startsWith('native') ? nativeBlas().blas : null;
   let torchNote = '';
   const max = (a: number, b: number | null): number => Math.max(a, b ?? 0);
   for (let round = 0; round < rounds; round++) {
+    // Per core: one process, one BLAS thread (PyTorch's 1-thread setting). OpenBLAS threads are per
+    // process, and the gradient workers pin them to 1, so every figure sets them first.
+    blas?.setThreads(1);
     best.single = max(best.single, await turnwiseRate(shape, 1, seconds));
+    if (blas !== null && cores > 1) {
+      blas.setThreads(cores);
+      best.singleAllThreads = max(best.singleAllThreads, await turnwiseRate(shape, 1, seconds));
+      // The same process with the native path off: what the addon adds.
+      blas.setThreads(1);
+      setNativeMatMulEnabled(false);
+      try {
+        best.wasmOnly = max(best.wasmOnly, await turnwiseRate(shape, 1, seconds));
+      } finally {
+        setNativeMatMulEnabled(true);
+      }
+    }
     if (cores > 1) best.parallel = max(best.parallel, await turnwiseRate(shape, cores, seconds));
     const t1 = torchRate(shape, 1, torchSteps);
     torchNote = t1.note;
@@ -169,19 +187,22 @@ export async function measure(options: ScaleOptions): Promise<ScaleSection> {
   const or = (x: number): number | null => (x > 0 ? x : null);
   const single = best.single;
   const parallel = cores > 1 ? best.parallel : null;
+  const machine = Math.max(single, best.parallel, best.singleAllThreads);
   const torch1 = or(best.torch1);
   const torchAll = cores > 1 ? or(best.torchAll) : torch1;
   const torchBest = torch1 === null && torchAll === null ? null : Math.max(torch1 ?? 0, torchAll ?? 0);
   return {
     title: 'training (default policy model)',
     rows: [
-      ['turnwise, 1 process', fmt(single)],
+      [`turnwise, 1 process${blas !== null ? ', 1 BLAS thread' : ''}`, fmt(single)],
+      [`turnwise, 1 process, ${cores} BLAS threads`, blas !== null && cores > 1 ? fmt(best.singleAllThreads) : 'n/a'],
+      ['turnwise, 1 process, wasm kernels only (model.matmul: wasm)', blas !== null ? `${fmt(best.wasmOnly)} (native path: ${ratio(single, best.wasmOnly)})` : 'n/a (no native path here)'],
       [`turnwise, dataParallel ${cores} (worker threads)`, parallel === null ? 'n/a (1 core)' : `${fmt(parallel)} (${ratio(parallel, single)} of 1 process)`],
       ['PyTorch, 1 thread', fmt(torch1)],
       [`PyTorch, ${cores} threads`, fmt(torchAll)],
       ['turnwise / PyTorch per core (1 process / 1 thread)', ratio(single, torch1)],
       // PyTorch "using the whole machine" is its faster setting: with any other load, N OpenMP threads can lose to 1.
-      [`turnwise / PyTorch per machine (${cores} workers / faster of 1 and ${cores} threads)`, ratio(parallel ?? single, torchBest)],
+      [`turnwise / PyTorch per machine (turnwise's fastest setting / PyTorch's, 1 or ${cores} threads)`, ratio(machine, torchBest)],
     ],
     notes: [
       `model d${shape.dModel} L${shape.nLayers} H${shape.nHeads} ffn${shape.ffnHidden} vocab ${shape.vocabSize}; batch [${BATCH}, ${SEQ}], every position trained; PPO-clip + clip-norm + Adam on both sides`,

@@ -8,6 +8,7 @@ import {
   mlpResidual,
   positionsFromMask,
   rmsNorm,
+  scaleColumns,
   ropeFactors,
   ropeTable,
   rotateHalfMatrix,
@@ -182,3 +183,21 @@ describe('targetLogProbsAndEntropy', () => {
   });
 });
 
+
+describe('scaleColumns', () => {
+  it('equals x * weight in value and in both gradients (weight gradient as a column-sum product)', () => {
+    const x = tf.variable(tf.tensor3d(Float32Array.from({ length: 2 * 3 * 4 }, (_, i) => Math.cos(i) * 3), [2, 3, 4]));
+    const w = tf.variable(tf.tensor1d([0.5, -2, 1.5, 3]));
+    const upstream = tf.tensor3d(Float32Array.from({ length: 24 }, (_, i) => Math.sin(i * 0.7)), [2, 3, 4]);
+    const custom = tf.variableGrads(() => tf.sum(tf.mul(scaleColumns(x, w as tf.Variable<tf.Rank.R1>), upstream)) as tf.Scalar, [x, w]);
+    const reference = tf.variableGrads(() => tf.sum(tf.mul(tf.mul(x, w), upstream)) as tf.Scalar, [x, w]);
+    expect(custom.value.dataSync()[0]).toBeCloseTo(reference.value.dataSync()[0] as number, 5);
+    expectClose(custom.grads[x.name]!.dataSync(), reference.grads[x.name]!.dataSync(), 1e-5);
+    expectClose(custom.grads[w.name]!.dataSync(), reference.grads[w.name]!.dataSync(), 1e-5);
+    // A hand-checked weight gradient: column 0 sums x[:, :, 0] * upstream[:, :, 0] over the 6 rows.
+    let col0 = 0;
+    for (let r = 0; r < 6; r++) col0 += Math.cos(r * 4) * 3 * Math.sin(r * 4 * 0.7);
+    expect(custom.grads[w.name]!.dataSync()[0]).toBeCloseTo(col0, 4);
+    tf.dispose([x, w, upstream, custom.value, reference.value, ...Object.values(custom.grads), ...Object.values(reference.grads)]);
+  });
+});
