@@ -55,7 +55,7 @@ const modelSchema = z
       .enum(['auto', 'native', 'wasm'])
       .default('auto')
       .describe(
-        "Matrix products on the wasm backend: auto runs them on a native BLAS (OpenBLAS, through turnwise's addon) when it loads, else in wasm; native requires it; wasm never uses it. Threads: OPENBLAS_NUM_THREADS (1 per gradient worker with train.dataParallel > 1).",
+        "Matrix products on the wasm backend: auto runs them on a native BLAS (OpenBLAS, through turnwise's addon) when it loads, else in wasm; native requires it; wasm never uses it. One BLAS thread unless OPENBLAS_NUM_THREADS says otherwise (always 1 with train.dataParallel > 1).",
       ),
   })
   .strict();

@@ -133,6 +133,10 @@ function chooseMatmul(preference: MatmulPreference, configPath: string): string 
     return `wasm (native BLAS: ${why})`;
   }
   setNativeMatMulEnabled(true);
+  // One BLAS thread unless the user sets OPENBLAS_NUM_THREADS: a run's sampling, environments and
+  // gradient workers want the other cores, and idle OpenBLAS threads spin (the quickstart took the
+  // same wall time with 2 threads, and 25x the system CPU time).
+  if (process.env.OPENBLAS_NUM_THREADS === undefined) blas.setThreads(1);
   const threads = blas.threads();
   return `native BLAS ${blas.library}, ${threads} thread${threads === 1 ? '' : 's'}`;
 }
