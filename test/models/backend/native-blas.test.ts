@@ -1,6 +1,8 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { InvalidConfigError } from '../../../src/core/errors.js';
-import { nativeBlas } from '../../../src/models/backend/native-blas.js';
+import { ADDON_PATH, nativeBlas } from '../../../src/models/backend/native-blas.js';
 import { describeBackend, selectBackend } from '../../../src/models/backend/select.js';
 import { tf } from '../../../src/models/backend/tf.js';
 import { nativeBatchMatMulCalls, reroutedBatchMatMulCalls, setNativeMatMulEnabled } from '../../../src/models/backend/wasm-batch-matmul.js';
@@ -23,6 +25,22 @@ describe('native BLAS availability', () => {
     const info = await selectBackend('wasm', { matmul: 'native' });
     expect(info.matmul).toMatch(/^native BLAS lib\S+, \d+ threads?$/);
     expect(describeBackend(info)).toContain(', matmul: native BLAS');
+  });
+});
+
+describe('the native addon without a BLAS library', () => {
+  it(existsSync(ADDON_PATH) ? 'names every library it tried' : `is not built here: ${why}`, () => {
+    if (!existsSync(ADDON_PATH)) {
+      expect(why).toMatch(/addon not built|TURNWISE_NATIVE_BLAS=off/);
+      return;
+    }
+    // A fresh process, so that no library is open yet.
+    const script = `const a = require(${JSON.stringify(`${process.cwd()}/${ADDON_PATH}`)}); try { a.open(['libturnwise-none.so.9', 'libm.so.6']); } catch (e) { console.log(e.message); process.exit(3); }`;
+    const run = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+    expect(run.status).toBe(3);
+    expect(run.stdout).toContain('no CBLAS library could be opened');
+    expect(run.stdout).toContain('libturnwise-none.so.9 (not found)');
+    expect(run.stdout).toContain('libm.so.6 (no cblas_sgemm)');
   });
 });
 
