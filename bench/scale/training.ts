@@ -8,6 +8,9 @@
  * a target, the PPO-clip token loss (token-mean), the gradient, global-norm clipping at 1 and one
  * Adam update. turnwise runs the learner's own code for it: `accumulateGradients` in-process, or
  * the `GradientPool` (shards on worker threads, gradients added, one optimizer step here).
+ * With the native matmul path (`model.matmul: auto` and the addon loaded) it also measures one
+ * process with every core as BLAS threads and one process with the wasm kernels only, so the
+ * addon's share shows in the same run.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';

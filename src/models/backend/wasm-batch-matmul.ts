@@ -1,6 +1,10 @@
 /**
  * `BatchMatMul` rerouting for the tfjs wasm backend.
  *
+ * First choice (issue #10): the native addon (`native-blas.ts`), when loaded and not turned off
+ * (`model.matmul`), runs every float32 product — any transposes, batch shapes and broadcasts —
+ * as OpenBLAS `sgemm` calls on views of the wasm heap. Otherwise, the XNNPACK rerouting below.
+ *
  * Why: the stock wasm kernel uses XNNPACK only for an untransposed matmul with batch 1; every
  * other case (`transposeA`, `transposeB`, rank 3/4, i.e. all of backprop and attention) runs a
  * naive triple loop that is 10-25x slower (platform-notes §1.2, §1.4b). This wrapper:
