@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "napi_arrays.h"
+
 enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
 typedef void (*sgemm_fn)(int order, int transA, int transB, int m, int n, int k, float alpha, const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc);
 typedef void (*set_threads_fn)(int);
@@ -82,14 +84,6 @@ static napi_value open_blas(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-static int float_array(napi_env env, napi_value value, float **data, size_t *length) {
-  napi_typedarray_type type;
-  void *raw = NULL;
-  if (napi_get_typedarray_info(env, value, &type, length, &raw, NULL, NULL) != napi_ok || type != napi_float32_array) return 0;
-  *data = (float *)raw;
-  return 1;
-}
-
 /*
  * sgemmBatch(a, b, c, batchA, batchB, batch, m, n, k, transA, transB): for i < batch,
  * c[i] = op(a[i % batchA]) x op(b[i % batchB]), row-major; a item [m, k] ([k, m] when
@@ -103,9 +97,9 @@ static napi_value sgemm_batch(napi_env env, napi_callback_info info) {
   if (argc < 11) return throw_type(env, "sgemmBatch: expected 11 arguments (a, b, c, batchA, batchB, batch, m, n, k, transA, transB)");
   float *a, *b, *c;
   size_t la, lb, lc;
-  if (!float_array(env, argv[0], &a, &la)) return throw_type(env, "sgemmBatch: a must be a Float32Array");
-  if (!float_array(env, argv[1], &b, &lb)) return throw_type(env, "sgemmBatch: b must be a Float32Array");
-  if (!float_array(env, argv[2], &c, &lc)) return throw_type(env, "sgemmBatch: c must be a Float32Array");
+  if (!f32(env, argv[0], &a, &la)) return throw_type(env, "sgemmBatch: a must be a Float32Array");
+  if (!f32(env, argv[1], &b, &lb)) return throw_type(env, "sgemmBatch: b must be a Float32Array");
+  if (!f32(env, argv[2], &c, &lc)) return throw_type(env, "sgemmBatch: c must be a Float32Array");
   int64_t dims[6];
   for (int i = 0; i < 6; i++) {
     if (napi_get_value_int64(env, argv[3 + i], &dims[i]) != napi_ok || dims[i] < 1 || dims[i] > INT32_MAX) return throw_type(env, "sgemmBatch: batchA, batchB, batch, m, n, k must be positive integers");

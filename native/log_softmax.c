@@ -15,25 +15,11 @@
 #include <node_api.h>
 #include <stdint.h>
 
+#include "napi_arrays.h"
+
 static napi_value fail(napi_env env, const char *message) {
   napi_throw_type_error(env, "TURNWISE_NATIVE", message);
   return NULL;
-}
-
-static int f32(napi_env env, napi_value v, float **data, size_t *len) {
-  napi_typedarray_type type;
-  void *raw = NULL;
-  if (napi_get_typedarray_info(env, v, &type, len, &raw, NULL, NULL) != napi_ok || type != napi_float32_array) return 0;
-  *data = (float *)raw;
-  return 1;
-}
-
-static int i32(napi_env env, napi_value v, int32_t **data, size_t *len) {
-  napi_typedarray_type type;
-  void *raw = NULL;
-  if (napi_get_typedarray_info(env, v, &type, len, &raw, NULL, NULL) != napi_ok || type != napi_int32_array) return 0;
-  *data = (int32_t *)raw;
-  return 1;
 }
 
 static int dims(napi_env env, napi_value nv, napi_value vv, int64_t *n, int64_t *v) {

@@ -23,7 +23,8 @@ function skip(why) {
 
 if (process.env.TURNWISE_NATIVE_BLAS === 'off') skip('TURNWISE_NATIVE_BLAS=off');
 if (!existsSync(join(headers, 'node_api.h'))) skip(`Node headers not found at ${headers}`);
-if (existsSync(out) && sources.every((f) => statSync(out).mtimeMs >= statSync(f).mtimeMs)) process.exit(0);
+const inputs = [...sources, join(root, 'native', 'napi_arrays.h')];
+if (existsSync(out) && inputs.every((f) => statSync(out).mtimeMs >= statSync(f).mtimeMs)) process.exit(0);
 mkdirSync(dirname(out), { recursive: true });
 const compiler = process.env.CC ?? 'cc';
 const args = ['-O3', '-ffast-math', '-Wall', '-shared', '-fPIC', `-I${headers}`, ...sources, '-o', out, '-ldl', '-lm'];

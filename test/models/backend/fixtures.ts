@@ -104,3 +104,24 @@ export function lossAndGrads(): { loss: number; grads: Record<string, number[]> 
   });
 }
 
+
+/** One matmul case on cpu and on wasm: both results, how many wasm data ids it left behind, and the wasm call's counter deltas. */
+export async function matmulOnCpuAndWasm(
+  c: MatmulCase,
+  counters: Record<string, () => number>,
+): Promise<{ want: { shape: number[]; data: number[] }; got: { shape: number[]; data: number[] }; leakedIds: number; deltas: Record<string, number> }> {
+  const aData = randomArray(size(c.a), 11);
+  const bData = randomArray(size(c.b), 13);
+  const run = () =>
+    tf.tidy(() => {
+      const out = tf.matMul(tf.tensor(aData, c.a), tf.tensor(bData, c.b), c.transposeA, c.transposeB);
+      return { shape: out.shape, data: Array.from(out.dataSync()) };
+    });
+  const want = await onBackend('cpu', run);
+  await tf.setBackend('wasm');
+  const idsBefore = tf.engine().backend.numDataIds();
+  const before = Object.fromEntries(Object.entries(counters).map(([k, f]) => [k, f()]));
+  const got = run();
+  const deltas = Object.fromEntries(Object.entries(counters).map(([k, f]) => [k, f() - (before[k] as number)]));
+  return { want, got, leakedIds: tf.engine().backend.numDataIds() - idsBefore, deltas };
+}

@@ -7,7 +7,7 @@ import { describeBackend, selectBackend } from '../../../src/models/backend/sele
 import { tf } from '../../../src/models/backend/tf.js';
 import { nativeBatchMatMulCalls, reroutedBatchMatMulCalls, setNativeMatMulEnabled } from '../../../src/models/backend/wasm-batch-matmul.js';
 import { MASK_VALUE, targetLogProbsAndEntropy } from '../../../src/models/transformer/layers.js';
-import { lossAndGrads, matmulCases, maxRelDiff, onBackend, randomArray, size } from './fixtures.js';
+import { lossAndGrads, matmulCases, matmulOnCpuAndWasm, maxRelDiff, onBackend, randomArray } from './fixtures.js';
 
 // The optional native matmul path. CI installs a C compiler and OpenBLAS, so there it must load;
 // elsewhere, a machine without it must say why and refuse `model.matmul: native`.
@@ -50,22 +50,9 @@ describe.runIf(blas !== null)('native BLAS BatchMatMul (wasm backend)', () => {
   });
 
   it.each(matmulCases)('matches cpu and takes the native path: $label', async (c) => {
-    const aData = randomArray(size(c.a), 11);
-    const bData = randomArray(size(c.b), 13);
-    const run = () =>
-      tf.tidy(() => {
-        const out = tf.matMul(tf.tensor(aData, c.a), tf.tensor(bData, c.b), c.transposeA, c.transposeB);
-        return { shape: out.shape, data: Array.from(out.dataSync()) };
-      });
-    const want = await onBackend('cpu', run);
-    await tf.setBackend('wasm');
-    const idsBefore = tf.engine().backend.numDataIds();
-    const native = nativeBatchMatMulCalls();
-    const rerouted = reroutedBatchMatMulCalls();
-    const got = run();
-    expect(nativeBatchMatMulCalls() - native).toBe(1);
-    expect(reroutedBatchMatMulCalls()).toBe(rerouted);
-    expect(tf.engine().backend.numDataIds()).toBe(idsBefore);
+    const { want, got, leakedIds, deltas } = await matmulOnCpuAndWasm(c, { native: nativeBatchMatMulCalls, rerouted: reroutedBatchMatMulCalls });
+    expect(deltas).toEqual({ native: 1, rerouted: 0 });
+    expect(leakedIds).toBe(0);
     expect(got.shape).toEqual(want.shape);
     expect(maxRelDiff(got.data, want.data)).toBeLessThan(1e-5);
   });

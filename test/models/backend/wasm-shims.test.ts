@@ -8,7 +8,7 @@ import {
   setBatchMatMulShimEnabled,
 } from '../../../src/models/backend/wasm-batch-matmul.js';
 import { segmentSumRows } from '../../../src/models/backend/wasm-unsorted-segment-sum.js';
-import { lossAndGrads, matmulCases as cases, maxRelDiff, onBackend, randomArray, size } from './fixtures.js';
+import { lossAndGrads, matmulCases as cases, matmulOnCpuAndWasm, maxRelDiff, onBackend, randomArray, size } from './fixtures.js';
 
 beforeAll(async () => {
   // The XNNPACK rerouting is what these tests check: keep the native BLAS path out of it.
@@ -55,20 +55,9 @@ describe('wasm UnsortedSegmentSum shim', () => {
 
 describe('wasm BatchMatMul rerouting', () => {
   it.each(cases)('matches cpu: $label', async (c) => {
-    const aData = randomArray(size(c.a), 11);
-    const bData = randomArray(size(c.b), 13);
-    const run = () =>
-      tf.tidy(() => {
-        const out = tf.matMul(tf.tensor(aData, c.a), tf.tensor(bData, c.b), c.transposeA, c.transposeB);
-        return { shape: out.shape, data: Array.from(out.dataSync()) };
-      });
-    const want = await onBackend('cpu', run);
-    await tf.setBackend('wasm');
-    const idsBefore = tf.engine().backend.numDataIds();
-    const callsBefore = reroutedBatchMatMulCalls();
-    const got = run();
-    expect(reroutedBatchMatMulCalls() - callsBefore).toBe(c.rerouted ? 1 : 0);
-    expect(tf.engine().backend.numDataIds()).toBe(idsBefore); // no leaked temporaries
+    const { want, got, leakedIds, deltas } = await matmulOnCpuAndWasm(c, { rerouted: reroutedBatchMatMulCalls });
+    expect(deltas.rerouted).toBe(c.rerouted ? 1 : 0);
+    expect(leakedIds).toBe(0); // no leaked temporaries
     expect(got.shape).toEqual(want.shape);
     expect(maxRelDiff(got.data, want.data)).toBeLessThan(1e-4);
   });

@@ -1,0 +1,25 @@
+/* Typed-array arguments of the addon's functions, shared by native/*.c. */
+#ifndef TURNWISE_NAPI_ARRAYS_H
+#define TURNWISE_NAPI_ARRAYS_H
+#include <node_api.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The data and length of a typed array of `want` type; 0 when the value is anything else. */
+static inline int typed_array(napi_env env, napi_value value, napi_typedarray_type want, void **data, size_t *length) {
+  napi_typedarray_type type;
+  void *raw = NULL;
+  if (napi_get_typedarray_info(env, value, &type, length, &raw, NULL, NULL) != napi_ok || type != want) return 0;
+  *data = raw;
+  return 1;
+}
+
+static inline int f32(napi_env env, napi_value value, float **data, size_t *length) {
+  return typed_array(env, value, napi_float32_array, (void **)data, length);
+}
+
+static inline int i32(napi_env env, napi_value value, int32_t **data, size_t *length) {
+  return typed_array(env, value, napi_int32_array, (void **)data, length);
+}
+
+#endif
