@@ -1,4 +1,4 @@
-/* Typed-array arguments of the addon's functions, shared by native/*.c. */
+/* Typed-array arguments of the addon's functions, shared by the C files of native/. */
 #ifndef TURNWISE_NAPI_ARRAYS_H
 #define TURNWISE_NAPI_ARRAYS_H
 #include <node_api.h>
