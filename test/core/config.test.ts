@@ -23,7 +23,7 @@ describe('parseConfig', () => {
       run: { dir: 'runs', name: 'babyai-grpo' },
       env: { name: 'babyai', settings: { levels: ['GoToRedBall'] }, trainSplit: 'train', testSplit: 'test', workers: 0 },
       tokenizer: { vocabSize: 512, corpusEpisodes: 400 },
-      model: { dModel: 64, nLayers: 2, nHeads: 4, ffnHidden: 172, maxContext: 256, ropeTheta: 10000, tieEmbeddings: false, backend: 'auto' },
+      model: { dModel: 64, nLayers: 2, nHeads: 4, ffnHidden: 172, maxContext: 256, ropeTheta: 10000, tieEmbeddings: false, backend: 'auto', matmul: 'auto' },
       context: { history: 0, includeInstruction: false },
       sampling: { temperature: 1, topP: 1, maxActionTokens: 24, constrained: true },
       algorithm: {
@@ -225,15 +225,16 @@ describe('describeConfig', () => {
     const byPath = new Map(fields.map((f) => [f.path, f]));
     expect(byPath.get('algorithm.lr')).toMatchObject({ type: 'number > 0', default: 0.001 });
     expect(byPath.get('model.backend')).toMatchObject({ type: "'auto' | 'tensorflow' | 'wasm' | 'cpu'", default: 'auto' });
+    expect(byPath.get('model.matmul')).toMatchObject({ type: "'auto' | 'native' | 'wasm'", default: 'auto' });
     expect(byPath.get('context.history')?.type).toBe("integer >= 0 | 'full'");
     expect(byPath.get('horizon.schedule')).toMatchObject({ type: "'fixed' | 'stepwise' | 'linear' | 'adaptive' | 'per-env'", default: 'fixed' });
     expect(byPath.get('horizon.horizons')).toMatchObject({ type: 'integer > 0[]', when: "schedule: 'stepwise'" });
     expect(byPath.get('horizon.every')?.default).toBeUndefined();
     expect(byPath.get('env.settings')?.default).toEqual({ levels: ['GoToRedBall'] });
-    // Fields outside the union options: seed, run 2, env 5, tokenizer 2, model 8, context 2,
+    // Fields outside the union options: seed, run 2, env 5, tokenizer 2, model 9, context 2,
     // sampling 4, algorithm 24 (name + the fields every algorithm has), horizon.schedule, train 6, runtime 5,
     // mode 1, async 3, offPolicy 2.
-    expect(fields.filter((f) => f.when === undefined)).toHaveLength(1 + 2 + 5 + 2 + 8 + 2 + 4 + 24 + 1 + 6 + 5 + 1 + 3 + 2);
+    expect(fields.filter((f) => f.when === undefined)).toHaveLength(1 + 2 + 5 + 2 + 9 + 2 + 4 + 24 + 1 + 6 + 5 + 1 + 3 + 2);
     expect(byPath.get('algorithm.name')).toMatchObject({ type: "'grpo' | 'rloo' | 'reinforce_pp' | 'reinforce' | 'ppo'", default: 'grpo' });
     expect(byPath.get('algorithm.critic.lr')).toMatchObject({ when: "name: 'ppo'" });
     const horizonOptions = fields.filter((f) => f.when !== undefined && !f.path.startsWith('algorithm.'));
