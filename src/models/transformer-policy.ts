@@ -15,9 +15,8 @@
  */
 import { InvalidArgumentError } from '../core/errors.js';
 import { Rng } from '../core/rng.js';
-import type { DecodeConstraint } from '../core/types.js';
-import { ActionTrie, type TrieNode } from './action-trie.js';
-import { type CacheHit, type EpisodeCacheCounters, EpisodeCacheStore } from './episode-caches.js';
+import { absorbForced, appendToken, type DecodeLimits, initRequestState, type RequestState, toResult } from './decode-state.js';
+import { type EpisodeCacheCounters, EpisodeCacheStore } from './episode-caches.js';
 import { KvCache } from './kv-cache.js';
 import type { ActRequest, ActResult, Policy, SamplingOptions } from './policy.js';
 import { prefillBuckets } from './prefill-buckets.js';
@@ -86,22 +85,6 @@ export interface DecodeStats {
 interface CachePart {
   readonly cache: KvCache;
   readonly owners: number[];
-}
-
-/** Decoding state of one request. */
-interface RequestState {
-  readonly trie: ActionTrie | null;
-  node: TrieNode;
-  readonly tokens: number[];
-  readonly logprobs: number[];
-  readonly lossMask: number[];
-  readonly allowedOffsets: number[];
-  readonly allowedIds: number[];
-  /** Tokens not yet fed to the model (the context, then the last sampled + forced ones). */
-  pending: number[];
-  done: boolean;
-  /** The episode's cached prefix this turn started from, if any. */
-  hit: CacheHit | null;
 }
 
 /** Chooses a token for request `requestIndex` from its logits row and allowed candidates. */
@@ -184,13 +167,15 @@ export class TransformerPolicy implements Policy {
     const version = this.currentVersion;
     const stamp = this.caches.stampFor(this.model.trainableVariables().map((v) => v.dataId)); // new weights drop every cache
     const stats = emptyStats(); // local: overlapping calls must not mix their counters
-    const states = requests.map((r, i) => this.initState(r, i, maxNewTokens));
+    const { vocabSize, maxContext } = this.model.config;
+    const limits: DecodeLimits = { vocabSize, maxContext, endTokenId: this.options.endTokenId, maxNewTokens };
+    const states = requests.map((r, i) => initRequestState(r, i, limits));
     // The caches rows live in: one per prefill bucket, merged into one for the decode steps (only
     // the rows still deciding are merged, so finished rows are never copied again).
     let parts: CachePart[] | null = null;
     let rowOwner: number[] = []; // request index of each row, parts in order
     for (;;) {
-      for (const s of states) if (!s.done) stats.forcedTokens += this.absorbForced(s, maxNewTokens);
+      for (const s of states) if (!s.done) stats.forcedTokens += absorbForced(s, limits);
       const active = states.flatMap((s, i) => (s.done ? [] : [i]));
       // Rows about to be dropped: keep each episode's row for its next turn.
       for (const part of parts ?? []) {
@@ -222,7 +207,7 @@ export class TransformerPolicy implements Policy {
         const s = states[i];
         const candidates = s.trie === null ? this.vocab : s.trie.allowed(s.node);
         const choice = pick(logits.subarray(row * v, (row + 1) * v), candidates, i);
-        this.append(s, choice.tokenId, choice.logprob, 1, candidates, maxNewTokens);
+        appendToken(s, choice.tokenId, choice.logprob, 1, candidates, limits);
         stats.sampledTokens++;
       });
     }
@@ -240,60 +225,6 @@ export class TransformerPolicy implements Policy {
     fed.set(request.contextTokens);
     for (let j = 0; j < fedActions; j++) fed[request.contextTokens.length + j] = s.tokens[j];
     this.caches.put(request.episodeId, cache.extractRow(row), fed, stamp);
-  }
-
-  private initState(request: ActRequest, index: number, maxNewTokens: number): RequestState {
-    const context = request.contextTokens;
-    const field = `requests[${index}].contextTokens`;
-    if (context.length === 0) throw InvalidArgumentError.format(field, 'expected at least one token');
-    const v = this.model.config.vocabSize;
-    for (const id of context) if (id < 0 || id >= v) throw InvalidArgumentError.format(field, `id ${id} outside [0, ${v})`);
-    const trie = request.actionChoices === null ? null : ActionTrie.fromChoices(request.actionChoices);
-    if (request.actionChoices !== null) {
-      request.actionChoices.forEach((choice, j) => {
-        if (choice[choice.length - 1] !== this.options.endTokenId) {
-          throw InvalidArgumentError.format(`requests[${index}].actionChoices[${j}]`, `must end with the <|end|> id ${this.options.endTokenId}`);
-        }
-        for (const id of choice) if (id < 0 || id >= v) throw InvalidArgumentError.format(`requests[${index}].actionChoices[${j}]`, `id ${id} outside [0, ${v})`);
-      });
-    }
-    const longest = request.actionChoices === null ? maxNewTokens : Math.min(maxNewTokens, Math.max(...request.actionChoices.map((c) => c.length)));
-    // The last generated token is never fed back, so positions reach context + longest - 1.
-    if (context.length + longest - 1 > this.model.config.maxContext) {
-      throw InvalidArgumentError.format(field, `${context.length} tokens + ${longest} new exceed maxContext ${this.model.config.maxContext}`);
-    }
-    return { trie, node: 0, tokens: [], logprobs: [], lossMask: [], allowedOffsets: [0], allowedIds: [], pending: [...context], done: false, hit: null };
-  }
-
-  /**
-   * Appends forced tokens (single allowed id) without the model, until a real choice or the end.
-   * Returns how many were appended.
-   */
-  private absorbForced(s: RequestState, maxNewTokens: number): number {
-    let forced = 0;
-    while (!s.done && s.trie !== null) {
-      const allowed = s.trie.allowed(s.node);
-      if (allowed.length !== 1) break;
-      this.append(s, allowed[0], 0, 0, allowed, maxNewTokens);
-      forced++;
-    }
-    return forced;
-  }
-
-  private append(s: RequestState, tokenId: number, logprob: number, loss: number, candidates: Int32Array, maxNewTokens: number): void {
-    s.tokens.push(tokenId);
-    s.logprobs.push(logprob);
-    s.lossMask.push(loss);
-    s.pending.push(tokenId);
-    if (s.trie !== null) {
-      for (const id of candidates) s.allowedIds.push(id);
-      s.allowedOffsets.push(s.allowedIds.length);
-      s.node = s.trie.advance(s.node, tokenId);
-      s.done = s.trie.isLeaf(s.node);
-    } else {
-      s.done = tokenId === this.options.endTokenId;
-    }
-    if (s.tokens.length >= maxNewTokens) s.done = true;
   }
 
   /**
@@ -407,16 +338,4 @@ export class TransformerPolicy implements Policy {
 
 function emptyStats(): DecodeStats {
   return { modelCalls: 0, prefillBuckets: 0, paddedTokens: 0, realTokens: 0, sampledTokens: 0, forcedTokens: 0, cacheHits: 0, reusedTokens: 0 };
-}
-
-function toResult(s: RequestState, policyVersion: number): ActResult {
-  const constraint: DecodeConstraint | null =
-    s.trie === null ? null : { allowedOffsets: Int32Array.from(s.allowedOffsets), allowedIds: Int32Array.from(s.allowedIds) };
-  return {
-    tokens: Int32Array.from(s.tokens),
-    logprobs: Float32Array.from(s.logprobs),
-    lossMask: Uint8Array.from(s.lossMask),
-    constraint,
-    policyVersion,
-  };
 }

@@ -10,17 +10,17 @@
  * Per turn the main thread does: one `actor.send`, the policy's choice, and its share of a batch's
  * encoding — no promise, timer or AbortController per turn.
  */
-import { type Actor, createActor } from 'xstate';
+import { createActor } from 'xstate';
 import { episodeErrors } from '../../actors/episode-rules.js';
 import { episodeFlowMachine, type FlowHost, type FlowResult } from '../../actors/episode-flow.js';
 import type { Clock } from '../../core/clock.js';
 import { InvalidArgumentError } from '../../core/errors.js';
-import type { Observation } from '../../core/types.js';
 import type { EnvOp, OpKind } from '../env-pool/batch-codec.js';
 import { OP } from '../env-pool/batch-codec.js';
 import type { BatchEnv, EnvAnswer } from '../env-pool/batch-env.js';
 import type { EpisodePlan } from '../rollout.js';
-import type { FlowPolicy, FlowTurn } from './flow-policies.js';
+import { assignEpisode, createLane, type FlowActor, type Lane } from './flow-lane.js';
+import type { FlowPolicy } from './flow-policies.js';
 
 /** Options of {@link FlowDriver}. */
 export interface FlowDriverOptions {
@@ -44,24 +44,6 @@ export interface FlowDriverOptions {
   readonly maxInFlight?: number;
 }
 
-type FlowActor = Actor<typeof episodeFlowMachine>;
-
-interface Lane extends FlowTurn {
-  readonly lane: number;
-  observation: Observation;
-  turnCount: number;
-  seed: number;
-  envSlot: number;
-  actor: FlowActor | null;
-  plan: EpisodePlan | null;
-  planIndex: number;
-  /** The action sent with the pending step. */
-  action: string;
-  /** Id of the request the lane waits on; answers with another id are stale. */
-  ticket: number;
-  result: FlowResult | null;
-}
-
 interface Batch {
   readonly shard: number;
   readonly lanes: (Lane | null)[];
@@ -83,8 +65,6 @@ export interface FlowDriverStats {
   readonly batches: number;
   readonly ops: number;
 }
-
-const EMPTY: Observation = { text: '' };
 
 /**
  * Runs flow episodes over a batch environment with a batched policy.
@@ -116,19 +96,7 @@ export class FlowDriver implements FlowHost {
     if (!Number.isInteger(options.lanes) || options.lanes < 1) throw InvalidArgumentError.format('lanes', `expected a positive integer, got ${String(options.lanes)}`);
     this.maxBatch = options.maxBatch ?? 1024;
     this.maxInFlight = options.maxInFlight ?? 2;
-    this.lanes = Array.from({ length: options.lanes }, (_, lane) => ({
-      lane,
-      observation: EMPTY,
-      turnCount: 0,
-      seed: 0,
-      envSlot: lane,
-      actor: null,
-      plan: null,
-      planIndex: -1,
-      action: '',
-      ticket: 0,
-      result: null,
-    }));
+    this.lanes = Array.from({ length: options.lanes }, (_, lane) => createLane(lane));
     this.nextSlot = options.lanes;
     this.queues = Array.from({ length: options.env.shards }, () => ({ ops: [], lanes: [], tickets: [], inFlight: 0 }));
   }
@@ -190,12 +158,7 @@ export class FlowDriver implements FlowHost {
       this.exhausted = true;
       return;
     }
-    lane.plan = plan;
-    lane.planIndex = index;
-    lane.seed = plan.seed;
-    lane.turnCount = 0;
-    lane.observation = EMPTY;
-    lane.result = null;
+    assignEpisode(lane, plan, index);
     this.live++;
     const { step, horizon, recordTurns } = this.options;
     lane.actor = createActor(episodeFlowMachine, {

@@ -1,0 +1,132 @@
+/**
+ * The decoding state of one request of `TransformerPolicy`: checked and built from its
+ * {@link ActRequest}, advanced one token at a time (sampled, or forced when the action trie allows
+ * a single id), and turned into its {@link ActResult}. No model here: the policy feeds the model and
+ * hands the chosen tokens to {@link appendToken}.
+ */
+import { InvalidArgumentError } from '../core/errors.js';
+import type { DecodeConstraint } from '../core/types.js';
+import { ActionTrie, type TrieNode } from './action-trie.js';
+import type { CacheHit } from './episode-caches.js';
+import type { ActRequest, ActResult } from './policy.js';
+
+/** What a request is checked against and when its decoding stops. */
+export interface DecodeLimits {
+  /** Token ids must lie in [0, vocabSize). */
+  readonly vocabSize: number;
+  /** Context plus generated tokens (the last one never fed back) must fit. */
+  readonly maxContext: number;
+  /** Id of `<|end|>`: closes every action choice; free generation stops after it. */
+  readonly endTokenId: number;
+  /** Most tokens generated per request. */
+  readonly maxNewTokens: number;
+}
+
+/** Decoding state of one request. */
+export interface RequestState {
+  readonly trie: ActionTrie | null;
+  node: TrieNode;
+  readonly tokens: number[];
+  readonly logprobs: number[];
+  readonly lossMask: number[];
+  readonly allowedOffsets: number[];
+  readonly allowedIds: number[];
+  /** Tokens not yet fed to the model (the context, then the last sampled + forced ones). */
+  pending: number[];
+  done: boolean;
+  /** The episode's cached prefix this turn started from, if any. */
+  hit: CacheHit | null;
+}
+
+/**
+ * Checks request `index` (its context ids, its action choices' ids and `<|end|>` endings, and
+ * that context + longest action fit `maxContext`) and returns its fresh state, context pending.
+ * @example
+ * const s = initRequestState({ contextTokens: [5, 6], actionChoices: [[7, 2], [8, 2]] }, 0, { vocabSize: 16, maxContext: 64, endTokenId: 2, maxNewTokens: 8 });
+ * // s.pending = [5, 6], s.done = false
+ */
+export function initRequestState(request: ActRequest, index: number, limits: DecodeLimits): RequestState {
+  const { vocabSize: v, maxContext, endTokenId, maxNewTokens } = limits;
+  const context = request.contextTokens;
+  const field = `requests[${index}].contextTokens`;
+  if (context.length === 0) throw InvalidArgumentError.format(field, 'expected at least one token');
+  for (const id of context) if (id < 0 || id >= v) throw InvalidArgumentError.format(field, `id ${id} outside [0, ${v})`);
+  const trie = request.actionChoices === null ? null : ActionTrie.fromChoices(request.actionChoices);
+  if (request.actionChoices !== null) {
+    request.actionChoices.forEach((choice, j) => {
+      if (choice[choice.length - 1] !== endTokenId) {
+        throw InvalidArgumentError.format(`requests[${index}].actionChoices[${j}]`, `must end with the <|end|> id ${endTokenId}`);
+      }
+      for (const id of choice) if (id < 0 || id >= v) throw InvalidArgumentError.format(`requests[${index}].actionChoices[${j}]`, `id ${id} outside [0, ${v})`);
+    });
+  }
+  const longest = request.actionChoices === null ? maxNewTokens : Math.min(maxNewTokens, Math.max(...request.actionChoices.map((c) => c.length)));
+  // The last generated token is never fed back, so positions reach context + longest - 1.
+  if (context.length + longest - 1 > maxContext) {
+    throw InvalidArgumentError.format(field, `${context.length} tokens + ${longest} new exceed maxContext ${maxContext}`);
+  }
+  return { trie, node: 0, tokens: [], logprobs: [], lossMask: [], allowedOffsets: [0], allowedIds: [], pending: [...context], done: false, hit: null };
+}
+
+/**
+ * Appends `tokenId` (chosen among `candidates`) to `s`, queues it to be fed back, and marks `s`
+ * done at a trie leaf, at `<|end|>` in free generation, or at `maxNewTokens`.
+ * @example
+ * appendToken(s, choice.tokenId, choice.logprob, 1, candidates, limits); // a sampled token: in the loss
+ */
+export function appendToken(
+  s: RequestState,
+  tokenId: number,
+  logprob: number,
+  loss: number,
+  candidates: Int32Array,
+  limits: Pick<DecodeLimits, 'endTokenId' | 'maxNewTokens'>,
+): void {
+  s.tokens.push(tokenId);
+  s.logprobs.push(logprob);
+  s.lossMask.push(loss);
+  s.pending.push(tokenId);
+  if (s.trie !== null) {
+    for (const id of candidates) s.allowedIds.push(id);
+    s.allowedOffsets.push(s.allowedIds.length);
+    s.node = s.trie.advance(s.node, tokenId);
+    s.done = s.trie.isLeaf(s.node);
+  } else {
+    s.done = tokenId === limits.endTokenId;
+  }
+  if (s.tokens.length >= limits.maxNewTokens) s.done = true;
+}
+
+/**
+ * Appends forced tokens (single allowed id) without the model — logprob 0, out of the loss —
+ * until a real choice or the end. Returns how many were appended.
+ * @example
+ * stats.forcedTokens += absorbForced(s, limits);
+ */
+export function absorbForced(s: RequestState, limits: Pick<DecodeLimits, 'endTokenId' | 'maxNewTokens'>): number {
+  let forced = 0;
+  while (!s.done && s.trie !== null) {
+    const allowed = s.trie.allowed(s.node);
+    if (allowed.length !== 1) break;
+    appendToken(s, allowed[0], 0, 0, allowed, limits);
+    forced++;
+  }
+  return forced;
+}
+
+/**
+ * The result of a finished request, stamped with the weights version it was decoded with.
+ * @example
+ * const results = states.map((s) => toResult(s, version));
+ */
+export function toResult(s: RequestState, policyVersion: number): ActResult {
+  const constraint: DecodeConstraint | null =
+    s.trie === null ? null : { allowedOffsets: Int32Array.from(s.allowedOffsets), allowedIds: Int32Array.from(s.allowedIds) };
+  return {
+    tokens: Int32Array.from(s.tokens),
+    logprobs: Float32Array.from(s.logprobs),
+    lossMask: Uint8Array.from(s.lossMask),
+    constraint,
+    policyVersion,
+  };
+}
