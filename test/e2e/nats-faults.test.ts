@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import { natsTrainRun } from '../../src/runtime/nats/nats-train-run.js';
 import { type NatsServerHandle, startNatsServer } from '../helpers/nats-server.js';
-import { expectStoreComplete, killProcess as kill, spawnCli } from '../helpers/nats-run.js';
+import { type CliProcess, expectStoreComplete, killProcess as kill, spawnCli } from '../helpers/nats-run.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-nats-faults-'));
 let server: NatsServerHandle;
@@ -38,6 +38,20 @@ const raw = (name: string, steps: number) => ({
   runtime: { requestTimeoutMs: 5000 },
 });
 
+/** Two sampler+episodes worker processes for run `name`. */
+function startWorkers(name: string): CliProcess[] {
+  return [0, 1].map(() => spawnCli(procs, ['worker', '--nats', server.url, '--run', name, '--role', 'sampler,episodes']));
+}
+
+/**
+ * Resolves when any worker starts running plans of `step`. Either may take them all (a slow second
+ * start, or a fast step): waiting on one worker's log alone hung until the test timed out.
+ */
+function stepStarted(workers: readonly CliProcess[], step: number): Promise<void> {
+  const pattern = new RegExp(`running plans of step ${step}\\b`);
+  return Promise.race(workers.map((w) => w.waitFor(pattern)));
+}
+
 describe('faults in a run over NATS', () => {
   it('resumes a SIGKILLed learner from its checkpoint; the step is replayed from the stream, nothing lost or duplicated', async () => {
     const steps = 3;
@@ -46,11 +60,10 @@ describe('faults in a run over NATS', () => {
     const configFile = join(dir, `${name}.json`);
     writeFileSync(configFile, JSON.stringify(raw(name, steps)));
     const natsArgs = ['--nats', server.url, '--plan-ack-wait-ms', '2000'];
-    spawnCli(procs, ['worker', '--nats', server.url, '--run', name, '--role', 'sampler,episodes']);
-    const worker = spawnCli(procs, ['worker', '--nats', server.url, '--run', name, '--role', 'sampler,episodes']);
+    const workers = startWorkers(name);
     const learner = spawnCli(procs, ['train', configFile, '--run-dir', runDir, ...natsArgs]);
     // Step 0 trained and checkpointed (plans of step 1 go out after the checkpoint): kill while step 1's episodes stream in.
-    await worker.waitFor(/running plans of step 1/);
+    await stepStarted(workers, 1);
     await kill(learner.proc);
     const resumed = spawnCli(procs, ['train', '--resume', runDir, ...natsArgs]);
     expect(await resumed.exit).toBe(0);
@@ -63,11 +76,10 @@ describe('faults in a run over NATS', () => {
   it('finishes the run when nats-server restarts mid-run; clients reconnect', async () => {
     const steps = 2;
     const name = 'server-restart';
-    spawnCli(procs, ['worker', '--nats', server.url, '--run', name, '--role', 'sampler,episodes']);
-    const worker = spawnCli(procs, ['worker', '--nats', server.url, '--run', name, '--role', 'sampler,episodes']);
+    const workers = startWorkers(name);
     const runDir = join(dir, name);
     const running = natsTrainRun({ config: resolveConfig(parseConfig(raw(name, steps))), runDir, nats: { servers: server.url }, infra: { planAckWaitMs: 2000 } });
-    await worker.waitFor(/running plans of step 1/);
+    await stepStarted(workers, 1);
     await server.restart();
     const result = await running;
     expect(result.status).toBe('finished');
