@@ -112,7 +112,7 @@ export async function buildPolicyStack(
   const gradientPool = workers > 1 ? new GradientPool({ workers, spec: { policy: shape, critic: criticSpec }, policy: learnerModel, critic }) : null;
   const trainer = new PolicyTrainer({ policy: learnerModel, reference, critic, initialVersion: version, gradientPool, ...trainerSettingsOf(config) });
   if (checkpoint) await trainer.setState(trainerStateOf(checkpoint.optimizer, version));
-  const policy = new TransformerPolicy(samplerModel, { endTokenId: tokenizer.specialId('end'), version });
+  const policy = new TransformerPolicy(samplerModel, { endTokenId: tokenizer.specialId('end'), version, cacheMaxBytes: config.runtime.kvCacheMiB * 2 ** 20 });
   let closing: Promise<void> | null = null;
   let disposed = false;
   const dispose = (): void => {

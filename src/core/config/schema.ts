@@ -174,6 +174,11 @@ const runtimeSchema = z
     samplerMaxWaitMs: z.number().min(0).default(2).describe('How long the sampler waits to fill a batch, in milliseconds.'),
     requestTimeoutMs: posInt().default(60000).describe('Timeout of bus requests between actors, in milliseconds.'),
     envTimeoutMs: posInt().default(30000).describe('Timeout of one environment reset or step, in milliseconds.'),
+    kvCacheMiB: z
+      .number()
+      .min(0)
+      .default(128)
+      .describe("Per-episode KV caches the sampler keeps between an episode's turns, in MiB (about 1 KiB per cached token on the default model); least recently used beyond it are evicted, 0 keeps none."),
   })
   .strict();
 

@@ -49,7 +49,7 @@ export async function startSamplerWorker(options: SamplerWorkerOptions): Promise
   const { bus, infra, config, tokenizer, log } = options;
   const clock = options.clock ?? systemClock;
   const model = new TransformerModel(transformerConfigOf(config, tokenizer.vocabSize), Rng.fromSeed(config.seed).fork('model'));
-  const policy = new TransformerPolicy(model, { endTokenId: tokenizer.specialId('end'), version: 0 });
+  const policy = new TransformerPolicy(model, { endTokenId: tokenizer.specialId('end'), version: 0, cacheMaxBytes: config.runtime.kvCacheMiB * 2 ** 20 });
   const samplerRng = Rng.fromSeed(config.seed).fork('sampler');
   const sampling = { temperature: config.sampling.temperature, topP: config.sampling.topP, maxNewTokens: config.sampling.maxActionTokens };
   const sampler = createActor(
