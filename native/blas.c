@@ -33,9 +33,10 @@ static char library[256] = "";
     }                                                                      \
   } while (0)
 
-static napi_value throw_type(napi_env env, const char *message) {
-  napi_throw_type_error(env, "TURNWISE_BLAS", message);
-  return NULL;
+/* Appends "name (why); " to the list of libraries tried, truncating at the buffer's end. */
+static void note_tried(char *tried, size_t size, const char *name, const char *why) {
+  size_t used = strlen(tried);
+  if (used < size) snprintf(tried + used, size - used, "%s (%s); ", name, why);
 }
 
 /* open(candidates: string[]): string — the library that provided cblas_sgemm. */
@@ -59,14 +60,12 @@ static napi_value open_blas(napi_env env, napi_callback_info info) {
     if (napi_get_value_string_utf8(env, item, name, sizeof name, &len) != napi_ok) return throw_type(env, "open: library names must be strings");
     void *handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (handle == NULL) {
-      strncat(tried, name, sizeof tried - strlen(tried) - 16);
-      strncat(tried, " (not found); ", sizeof tried - strlen(tried) - 1);
+      note_tried(tried, sizeof tried, name, "not found");
       continue;
     }
     sgemm_fn f = (sgemm_fn)dlsym(handle, "cblas_sgemm");
     if (f == NULL) {
-      strncat(tried, name, sizeof tried - strlen(tried) - 24);
-      strncat(tried, " (no cblas_sgemm); ", sizeof tried - strlen(tried) - 1);
+      note_tried(tried, sizeof tried, name, "no cblas_sgemm");
       dlclose(handle);
       continue;
     }

@@ -17,11 +17,6 @@
 
 #include "napi_arrays.h"
 
-static napi_value fail(napi_env env, const char *message) {
-  napi_throw_type_error(env, "TURNWISE_NATIVE", message);
-  return NULL;
-}
-
 static int dims(napi_env env, napi_value nv, napi_value vv, int64_t *n, int64_t *v) {
   return napi_get_value_int64(env, nv, n) == napi_ok && napi_get_value_int64(env, vv, v) == napi_ok && *n >= 1 && *v >= 1;
 }
@@ -51,21 +46,21 @@ __attribute__((target_clones("avx2", "default"))) static void exp_row(const floa
 napi_value log_softmax_stats(napi_env env, napi_callback_info info) {
   size_t argc = 7;
   napi_value a[7];
-  if (napi_get_cb_info(env, info, &argc, a, NULL, NULL) != napi_ok || argc < 7) return fail(env, "logSoftmaxStats: expected (z, targets, stats, lse, probs, n, v)");
+  if (napi_get_cb_info(env, info, &argc, a, NULL, NULL) != napi_ok || argc < 7) return throw_type(env, "logSoftmaxStats: expected (z, targets, stats, lse, probs, n, v)");
   float *z, *stats, *lse, *probs;
   int32_t *targets;
   size_t lz, lt, ls, ll, lp;
   int64_t n, v;
-  if (!f32(env, a[0], &z, &lz)) return fail(env, "logSoftmaxStats: z must be a Float32Array");
-  if (!i32(env, a[1], &targets, &lt)) return fail(env, "logSoftmaxStats: targets must be an Int32Array");
-  if (!f32(env, a[2], &stats, &ls)) return fail(env, "logSoftmaxStats: stats must be a Float32Array");
-  if (!f32(env, a[3], &lse, &ll)) return fail(env, "logSoftmaxStats: lse must be a Float32Array");
-  if (!f32(env, a[4], &probs, &lp)) return fail(env, "logSoftmaxStats: probs must be a Float32Array");
-  if (!dims(env, a[5], a[6], &n, &v)) return fail(env, "logSoftmaxStats: n and v must be positive integers");
-  if (lz < (size_t)(n * v) || lt < (size_t)n || ls < (size_t)(2 * n) || ll < (size_t)n || lp < (size_t)(n * v)) return fail(env, "logSoftmaxStats: an array is shorter than n and v say");
+  if (!f32(env, a[0], &z, &lz)) return throw_type(env, "logSoftmaxStats: z must be a Float32Array");
+  if (!i32(env, a[1], &targets, &lt)) return throw_type(env, "logSoftmaxStats: targets must be an Int32Array");
+  if (!f32(env, a[2], &stats, &ls)) return throw_type(env, "logSoftmaxStats: stats must be a Float32Array");
+  if (!f32(env, a[3], &lse, &ll)) return throw_type(env, "logSoftmaxStats: lse must be a Float32Array");
+  if (!f32(env, a[4], &probs, &lp)) return throw_type(env, "logSoftmaxStats: probs must be a Float32Array");
+  if (!dims(env, a[5], a[6], &n, &v)) return throw_type(env, "logSoftmaxStats: n and v must be positive integers");
+  if (lz < (size_t)(n * v) || lt < (size_t)n || ls < (size_t)(2 * n) || ll < (size_t)n || lp < (size_t)(n * v)) return throw_type(env, "logSoftmaxStats: an array is shorter than n and v say");
   for (int64_t i = 0; i < n; i++) {
     int32_t t = targets[i];
-    if (t < 0 || t >= v) return fail(env, "logSoftmaxStats: a target id is outside [0, v)");
+    if (t < 0 || t >= v) return throw_type(env, "logSoftmaxStats: a target id is outside [0, v)");
   }
   for (int64_t i = 0; i < n; i++) {
     const float *row = z + i * v;
@@ -86,18 +81,18 @@ napi_value log_softmax_stats(napi_env env, napi_callback_info info) {
 napi_value log_softmax_stats_grad(napi_env env, napi_callback_info info) {
   size_t argc = 9;
   napi_value a[9];
-  if (napi_get_cb_info(env, info, &argc, a, NULL, NULL) != napi_ok || argc < 9) return fail(env, "logSoftmaxStatsGrad: expected (dy, z, targets, stats, lse, probs, dz, n, v)");
+  if (napi_get_cb_info(env, info, &argc, a, NULL, NULL) != napi_ok || argc < 9) return throw_type(env, "logSoftmaxStatsGrad: expected (dy, z, targets, stats, lse, probs, dz, n, v)");
   float *dy, *z, *stats, *lse, *probs, *dz;
   int32_t *targets;
   size_t ldy, lz, lt, ls, ll, lp, ldz;
   int64_t n, v;
   if (!f32(env, a[0], &dy, &ldy) || !f32(env, a[1], &z, &lz) || !f32(env, a[3], &stats, &ls) || !f32(env, a[4], &lse, &ll) || !f32(env, a[5], &probs, &lp) || !f32(env, a[6], &dz, &ldz)) {
-    return fail(env, "logSoftmaxStatsGrad: dy, z, stats, lse, probs and dz must be Float32Arrays");
+    return throw_type(env, "logSoftmaxStatsGrad: dy, z, stats, lse, probs and dz must be Float32Arrays");
   }
-  if (!i32(env, a[2], &targets, &lt)) return fail(env, "logSoftmaxStatsGrad: targets must be an Int32Array");
-  if (!dims(env, a[7], a[8], &n, &v)) return fail(env, "logSoftmaxStatsGrad: n and v must be positive integers");
+  if (!i32(env, a[2], &targets, &lt)) return throw_type(env, "logSoftmaxStatsGrad: targets must be an Int32Array");
+  if (!dims(env, a[7], a[8], &n, &v)) return throw_type(env, "logSoftmaxStatsGrad: n and v must be positive integers");
   if (ldy < (size_t)(2 * n) || lz < (size_t)(n * v) || lt < (size_t)n || ls < (size_t)(2 * n) || ll < (size_t)n || lp < (size_t)(n * v) || ldz < (size_t)(n * v)) {
-    return fail(env, "logSoftmaxStatsGrad: an array is shorter than n and v say");
+    return throw_type(env, "logSoftmaxStatsGrad: an array is shorter than n and v say");
   }
   for (int64_t i = 0; i < n; i++) {
     const float *row = z + i * v;

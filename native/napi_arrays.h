@@ -1,4 +1,4 @@
-/* Typed-array arguments of the addon's functions, shared by the C files of native/. */
+/* Argument helpers of the addon's functions (typed arrays, type errors), shared by the C files of native/. */
 #ifndef TURNWISE_NAPI_ARRAYS_H
 #define TURNWISE_NAPI_ARRAYS_H
 #include <node_api.h>
@@ -12,6 +12,12 @@ static inline int typed_array(napi_env env, napi_value value, napi_typedarray_ty
   if (napi_get_typedarray_info(env, value, &type, length, &raw, NULL, NULL) != napi_ok || type != want) return 0;
   *data = raw;
   return 1;
+}
+
+/* Throws a TypeError with `message` (the addon's one error shape for bad arguments); returns NULL to return. */
+static inline napi_value throw_type(napi_env env, const char *message) {
+  napi_throw_type_error(env, "TURNWISE_NATIVE", message);
+  return NULL;
 }
 
 static inline int f32(napi_env env, napi_value value, float **data, size_t *length) {

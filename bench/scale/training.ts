@@ -54,7 +54,7 @@ function defaultShape(): TransformerConfig {
 }
 
 /** The [BATCH, SEQ] step as `shards` micro-batches of BATCH / shards rows, token-mean weights over all. */
-export function syntheticStep(shards: number): MicroBatch[] {
+function syntheticStep(shards: number): MicroBatch[] {
   const rng = Rng.fromSeed(5);
   const total = BATCH * SEQ;
   const rows = BATCH / shards;

@@ -71,7 +71,8 @@ export function nativeBlas(): { readonly blas: NativeBlas | null; readonly why: 
   try {
     const addon = createRequire(import.meta.url)(file) as NativeBlasAddon;
     const library = addon.open(BLAS_CANDIDATES);
-    loaded = { blas: Object.assign(Object.create(addon) as NativeBlasAddon, addon, { library }) as NativeBlas, why: '' };
+    // The addon's functions are non-enumerable (napi_default), so a spread would copy none: inherit them.
+    loaded = { blas: Object.create(addon, { library: { value: library, enumerable: true } }) as NativeBlas, why: '' };
   } catch (err) {
     loaded = { blas: null, why: (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? 'failed to load' };
   }

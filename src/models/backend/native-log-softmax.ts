@@ -17,6 +17,15 @@ const BACKWARD = 'TurnwiseLogSoftmaxStatsGrad';
 type KernelArgs = { inputs: Record<string, tf.TensorInfo>; backend: unknown; attrs?: tf.NamedAttrMap };
 
 let registered = false;
+let calls = 0;
+
+/**
+ * How many loss-head calls ran natively since start-up (tests, benchmarks).
+ * @example const before = nativeLossHeadCalls(); targetLogProbsAndEntropy(logits, ids); // +1 on wasm with the addon
+ */
+export function nativeLossHeadCalls(): number {
+  return calls;
+}
 
 function heap<T extends Float32Array | Int32Array>(backend: BackendWasm, t: tf.TensorInfo): T {
   return backend.typedArrayFromHeap(t) as T;
@@ -64,6 +73,7 @@ export function nativeTargetLogProbsAndEntropy(logits: tf.Tensor2D, targetIds: I
   const blas = activeNativeBlas();
   if (blas === null || tf.getBackend() !== 'wasm' || logits.dtype !== 'float32') return null;
   register(blas);
+  calls++;
   const targets = tf.tensor1d(targetIds, 'int32');
   const op = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
     const [z, save] = args as [tf.Tensor2D, tf.GradSaveFunc];

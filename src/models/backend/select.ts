@@ -95,11 +95,18 @@ export async function selectBackend(preference: BackendPreference, options: Sele
   }
   while (pending !== null) await pending.catch(() => undefined);
   const matmul = options.matmul ?? 'auto';
-  if (current !== null && current.preference === preference && current.matmul === matmul && tf.getBackend() === current.info.name) return current.info;
+  const matmulPath = options.matmulPath ?? 'model.matmul';
+  if (current !== null && current.preference === preference && tf.getBackend() === current.info.name) {
+    if (current.matmul === matmul) return current.info;
+    // Same backend, another matmul path: switch the path only, no re-initialisation.
+    const info = current.info.name === 'wasm' ? { ...current.info, matmul: chooseMatmul(matmul, matmulPath) } : current.info;
+    current = { preference, matmul, info };
+    return info;
+  }
   pending = choose(preference, configPath, options.loader ?? defaultLoader);
   try {
     const chosen = await pending;
-    const info = chosen.name === 'wasm' ? { ...chosen, matmul: chooseMatmul(matmul, options.matmulPath ?? 'model.matmul') } : chosen;
+    const info = chosen.name === 'wasm' ? { ...chosen, matmul: chooseMatmul(matmul, matmulPath) } : chosen;
     current = { preference, matmul, info };
     return info;
   } finally {

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { InvalidConfigError } from '../../../src/core/errors.js';
 import { ADDON_PATH, nativeBlas } from '../../../src/models/backend/native-blas.js';
+import { nativeLossHeadCalls } from '../../../src/models/backend/native-log-softmax.js';
 import { describeBackend, selectBackend } from '../../../src/models/backend/select.js';
 import { tf } from '../../../src/models/backend/tf.js';
 import { nativeBatchMatMulCalls, reroutedBatchMatMulCalls, setNativeMatMulEnabled } from '../../../src/models/backend/wasm-batch-matmul.js';
@@ -117,7 +118,9 @@ describe.runIf(blas !== null)('native BLAS BatchMatMul (wasm backend)', () => {
       }
     };
     const tensorsBefore = tf.memory().numTensors;
+    const callsBefore = nativeLossHeadCalls();
     const native = run();
+    expect(nativeLossHeadCalls() - callsBefore, 'the native kernels ran').toBe(1);
     expect(tf.memory().numTensors, 'native leak').toBe(tensorsBefore);
     setNativeMatMulEnabled(false); // the tfjs form
     let tfjs: ReturnType<typeof run>;
@@ -126,6 +129,7 @@ describe.runIf(blas !== null)('native BLAS BatchMatMul (wasm backend)', () => {
     } finally {
       setNativeMatMulEnabled(true);
     }
+    expect(nativeLossHeadCalls() - callsBefore, 'the tfjs form ran').toBe(1);
     expect(tf.memory().numTensors, 'tfjs leak').toBe(tensorsBefore);
     expect(Math.abs(native.loss - tfjs.loss)).toBeLessThan(1e-4);
     expect(maxRelDiff(native.grad, tfjs.grad)).toBeLessThan(1e-5);

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { InvalidConfigError } from '../../../src/core/errors.js';
 import { type BackendLoader, describeBackend, selectBackend } from '../../../src/models/backend/select.js';
+import { isNativeMatMulEnabled } from '../../../src/models/backend/wasm-batch-matmul.js';
 import { tf } from '../../../src/models/backend/tf.js';
 
 const notInstalled: BackendLoader = { resolve: () => null, load: () => Promise.reject(new Error('unreachable')) };
@@ -34,6 +35,19 @@ describe('selectBackend', () => {
     expect(tf.getKernel('UnsortedSegmentSum', 'wasm')?.backendName).toBe('wasm');
     const sums = tf.tidy(() => Array.from(tf.unsortedSegmentSum(tf.tensor1d([1, 2, 3]), tf.tensor1d([0, 1, 0], 'int32'), 2).dataSync()));
     expect(sums).toEqual([4, 2]);
+  });
+
+  it('switches only the matmul path when the same backend is asked for with another model.matmul', async () => {
+    const first = await selectBackend('wasm');
+    const backend = tf.backend();
+    const wasmOnly = await selectBackend('wasm', { matmul: 'wasm' });
+    expect(wasmOnly.matmul).toBe('wasm (requested)');
+    expect(isNativeMatMulEnabled()).toBe(false);
+    expect(tf.backend()).toBe(backend);
+    const again = await selectBackend('wasm');
+    expect(again.matmul).toBe(first.matmul);
+    expect(isNativeMatMulEnabled()).toBe(first.matmul?.startsWith('native') === true);
+    await expect(selectBackend('wasm', { matmul: 'fast' as never })).rejects.toThrow(/model\.matmul/);
   });
 
   it('is idempotent: a second call returns the same info without re-initialising', async () => {
