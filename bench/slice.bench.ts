@@ -16,7 +16,7 @@ import { getEnvironmentSpec } from '../src/envs/registry.js';
 import { tf } from '../src/models/backend/tf.js';
 import { describeBackend, selectBackend } from '../src/models/backend/select.js';
 import { buildContext, encodeActionChoices } from '../src/models/context.js';
-import type { ActRequest } from '../src/models/policy.js';
+import type { ActRequest } from '../src/core/policy.js';
 import { trainBpe } from '../src/models/tokenizer/index.js';
 import type { TrainBatch } from '../src/models/train-batch.js';
 import { TransformerModel } from '../src/models/transformer.js';

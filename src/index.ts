@@ -32,7 +32,7 @@ export { evalRun } from './runtime/eval-run.js';
 export type { EvalRunOptions, EvalRunResult } from './runtime/eval-run.js';
 export type { RunEvent } from './runtime/run-events.js';
 export { RunStore } from './store/run-store.js';
-export type { ActRequest, ActResult, Policy, SamplingOptions } from './models/policy.js';
+export type { ActRequest, ActResult, Policy, SamplingOptions } from './core/policy.js';
 export { TransformerModel } from './models/transformer.js';
 export { TransformerPolicy } from './models/transformer-policy.js';
 export { selectBackend } from './models/backend/select.js';

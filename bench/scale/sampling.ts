@@ -25,7 +25,7 @@ import { getEnvironmentSpec } from '../../src/envs/registry.js';
 import { describeBackend, selectBackend } from '../../src/models/backend/select.js';
 import { KvCache } from '../../src/models/kv-cache.js';
 import { buildContext, encodeActionChoices, type PastTurn } from '../../src/models/context.js';
-import type { ActRequest, ActResult } from '../../src/models/policy.js';
+import type { ActRequest, ActResult } from '../../src/core/policy.js';
 import { trainBpe } from '../../src/models/tokenizer/index.js';
 import type { BpeTokenizer } from '../../src/models/tokenizer/index.js';
 import { TransformerModel } from '../../src/models/transformer.js';

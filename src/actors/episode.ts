@@ -12,7 +12,7 @@
 import { type ActorRefFrom, assign, emit, fromPromise, setup } from 'xstate';
 import { TurnwiseError } from '../core/errors.js';
 import type { Observation, Outcome, StepResult, Trajectory, Turn } from '../core/types.js';
-import type { ActResult } from '../models/policy.js';
+import type { ActResult } from '../core/policy.js';
 import { envNameOf, episodeErrors, outcomeAfter } from './episode-rules.js';
 
 /** Events the episode accepts. */

@@ -24,7 +24,7 @@
  */
 import { type ActorRefFrom, assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
 import { TurnwiseError } from '../core/errors.js';
-import type { ActRequest, ActResult } from '../models/policy.js';
+import type { ActRequest, ActResult } from '../core/policy.js';
 
 /** Events the sampler accepts. */
 export type SamplerAccepts =

@@ -8,7 +8,7 @@ import { InvalidArgumentError } from '../core/errors.js';
 import type { DecodeConstraint } from '../core/types.js';
 import { ActionTrie, type TrieNode } from './action-trie.js';
 import type { CacheHit } from './episode-caches.js';
-import type { ActRequest, ActResult } from './policy.js';
+import type { ActRequest, ActResult } from '../core/policy.js';
 
 /** What a request is checked against and when its decoding stops. */
 export interface DecodeLimits {

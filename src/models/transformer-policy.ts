@@ -18,7 +18,7 @@ import { Rng } from '../core/rng.js';
 import { absorbForced, appendToken, type DecodeLimits, initRequestState, type RequestState, toResult } from './decode-state.js';
 import { type EpisodeCacheCounters, EpisodeCacheStore } from './episode-caches.js';
 import { KvCache } from './kv-cache.js';
-import type { ActRequest, ActResult, Policy, SamplingOptions } from './policy.js';
+import type { ActRequest, ActResult, Policy, SamplingOptions } from '../core/policy.js';
 import { prefillBuckets } from './prefill-buckets.js';
 import type { TransformerModel } from './transformer.js';
 import { greedyToken, sampleToken, type TokenChoice } from './transformer/sampling.js';

@@ -17,7 +17,7 @@ import type { ResolvedConfig } from '../core/config.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import type { Rng } from '../core/rng.js';
 import { buildContext, encodeActionChoices } from '../models/context.js';
-import type { ActResult, Policy } from '../models/policy.js';
+import type { ActResult, Policy } from '../core/policy.js';
 import type { Tokenizer } from '../models/tokenizer.js';
 import { GenerationBatcher } from './batcher.js';
 import { type ChatRequest, parseAvailableActions, parseChatRequest, toEpisodeView } from './chat-request.js';

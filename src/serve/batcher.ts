@@ -8,7 +8,7 @@
  * draws do not depend on its batch-mates (see `ActRequest.seed`).
  */
 import type { Rng } from '../core/rng.js';
-import type { ActRequest, ActResult, Policy } from '../models/policy.js';
+import type { ActRequest, ActResult, Policy } from '../core/policy.js';
 
 /** Sampling of one request; `temperature: 0` means argmax decoding. */
 export interface GenerationSettings {

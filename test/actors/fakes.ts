@@ -1,5 +1,5 @@
 /** Test helpers for actor tests: controllable promises and a scripted turn result. */
-import type { ActResult } from '../../src/models/policy.js';
+import type { ActResult } from '../../src/core/policy.js';
 
 export interface Deferred<T> {
   readonly promise: Promise<T>;

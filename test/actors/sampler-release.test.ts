@@ -2,7 +2,7 @@ import { createActor } from 'xstate';
 import { describe, expect, it } from 'vitest';
 import { withSamplerEffects } from '../../src/actors/sampler.js';
 import { SimulatedClock } from '../../src/core/clock.js';
-import type { ActResult } from '../../src/models/policy.js';
+import type { ActResult } from '../../src/core/policy.js';
 import { deferred } from './fakes.js';
 
 describe('sampler actor RELEASE', () => {

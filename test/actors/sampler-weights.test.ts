@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { type SamplerEmits, withSamplerEffects } from '../../src/actors/sampler.js';
 import { SimulatedClock } from '../../src/core/clock.js';
 import { Rng } from '../../src/core/rng.js';
-import type { ActRequest } from '../../src/models/policy.js';
+import type { ActRequest } from '../../src/core/policy.js';
 import { fakeActResult, never } from './fakes.js';
 
 const request = (id: number): ActRequest => ({ contextTokens: new Int32Array([id]), actionChoices: null });

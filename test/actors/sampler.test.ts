@@ -2,7 +2,7 @@ import { createActor, initialTransition, transition, waitFor } from 'xstate';
 import { describe, expect, it } from 'vitest';
 import { type SamplerEmits, samplerMachine, withSamplerEffects } from '../../src/actors/sampler.js';
 import { SimulatedClock } from '../../src/core/clock.js';
-import type { ActRequest, ActResult } from '../../src/models/policy.js';
+import type { ActRequest, ActResult } from '../../src/core/policy.js';
 import { type Deferred, deferred, fakeActResult } from './fakes.js';
 
 const request = (id: number): ActRequest => ({ contextTokens: new Int32Array([id]), actionChoices: null });

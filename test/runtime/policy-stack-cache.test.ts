@@ -4,7 +4,7 @@ import { Rng } from '../../src/core/rng.js';
 import '../../src/envs/index.js';
 import { getEnvironmentSpec } from '../../src/envs/registry.js';
 import { tf } from '../../src/models/backend/tf.js';
-import type { ActRequest } from '../../src/models/policy.js';
+import type { ActRequest } from '../../src/core/policy.js';
 import { buildPolicyStack, type PolicyStack } from '../../src/runtime/policy-stack.js';
 
 // `runtime.kvCacheMiB` reaches the sampler's policy: the default keeps an episode's KV cache

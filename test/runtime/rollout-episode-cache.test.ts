@@ -9,7 +9,7 @@ import { withSamplerEffects } from '../../src/actors/sampler.js';
 import { systemClock } from '../../src/core/clock.js';
 import '../../src/envs/index.js';
 import { getEnvironmentSpec } from '../../src/envs/registry.js';
-import type { ActRequest, ActResult } from '../../src/models/policy.js';
+import type { ActRequest, ActResult } from '../../src/core/policy.js';
 import { BpeTokenizer } from '../../src/models/tokenizer/bpe.js';
 import { baseVocab } from '../../src/models/tokenizer/tables.js';
 import { MemoryBus } from '../../src/runtime/memory-bus.js';

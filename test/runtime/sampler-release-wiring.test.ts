@@ -2,7 +2,7 @@ import { createActor } from 'xstate';
 import { describe, expect, it } from 'vitest';
 import { withSamplerEffects } from '../../src/actors/sampler.js';
 import { SimulatedClock } from '../../src/core/clock.js';
-import type { ActRequest, ActResult } from '../../src/models/policy.js';
+import type { ActRequest, ActResult } from '../../src/core/policy.js';
 import { MemoryBus } from '../../src/runtime/memory-bus.js';
 import { releaseEpisodes, remoteAct, serveSampler } from '../../src/runtime/wiring/sampler.js';
 

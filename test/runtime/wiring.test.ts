@@ -7,7 +7,7 @@ import { withSamplerEffects } from '../../src/actors/sampler.js';
 import { SimulatedClock } from '../../src/core/clock.js';
 import { InvalidArgumentError } from '../../src/core/errors.js';
 import type { StepResult, Trajectory } from '../../src/core/types.js';
-import type { ActRequest, ActResult } from '../../src/models/policy.js';
+import type { ActRequest, ActResult } from '../../src/core/policy.js';
 import { roundTrip } from '../../src/runtime/codec.js';
 import { MemoryBus } from '../../src/runtime/memory-bus.js';
 import { messageFlow, subjects } from '../../src/runtime/wiring.js';

@@ -4,7 +4,7 @@
  */
 import type { Trajectory } from '../../core/types.js';
 import type { EpisodeActRequest, EpisodeEffects } from '../../actors/episode.js';
-import type { ActRequest } from '../../models/policy.js';
+import type { ActRequest } from '../../core/policy.js';
 import type { Bus } from '../bus.js';
 import { subjects } from '../wiring.js';
 import { remoteEnvSession } from './env-session.js';

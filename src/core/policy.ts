@@ -3,8 +3,8 @@
  * behaviour log-probs and the weights version), `greedyActions` for evaluation. Training goes
  * through the model's `forwardTrain` (see `src/models/transformer.ts`).
  */
-import type { Rng } from '../core/rng.js';
-import type { DecodeConstraint } from '../core/types.js';
+import type { Rng } from './rng.js';
+import type { DecodeConstraint } from './types.js';
 
 /** One generation request: a context and, for constrained decoding, the allowed actions. */
 export interface ActRequest {
