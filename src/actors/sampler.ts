@@ -13,8 +13,8 @@
  * arrived (an xstate delay, so the clock drives it). Requests that arrive while generating,
  * draining, loading or paused are queued, never dropped.
  *
- * Routing: each `ACT` carries a `requestId`; the sampler answers it with exactly one emitted
- * `ACT_DONE {requestId, result}` or `ACT_FAILED {requestId, error}`. Events rather than callbacks
+ * Routing: each `ACT` carries a `requestId` (an `ACT_BATCH` several); the sampler answers each
+ * with exactly one emitted `ACT_DONE {requestId, result}` or `ACT_FAILED {requestId, error}`. Events rather than callbacks
  * keep the messages plain data, so the same contract holds across a bus (see `serveSampler` in
  * `src/runtime/wiring.ts`). `PAUSE`/`RESUME` are first-class backpressure events.
  *
@@ -29,6 +29,8 @@ import type { ActRequest, ActResult } from '../core/policy.js';
 /** Events the sampler accepts. */
 export type SamplerAccepts =
   | { readonly type: 'ACT'; readonly requestId: string; readonly request: ActRequest }
+  /** Several ACTs at once (one queue copy instead of one per request: thousands of episodes wait at a time). */
+  | { readonly type: 'ACT_BATCH'; readonly acts: readonly { readonly requestId: string; readonly request: ActRequest }[] }
   /** New weights (opaque to the sampler; the `loadWeights` effect knows the format). */
   | { readonly type: 'LOAD_WEIGHTS'; readonly version: number; readonly weights: unknown }
   /** Stop starting batches (queue keeps filling); the batch in flight finishes. */
@@ -140,7 +142,10 @@ export const samplerMachine = setup({
   },
   actions: {
     enqueue: assign({
-      pending: ({ context, event }) => (event.type === 'ACT' ? [...context.pending, { requestId: event.requestId, request: event.request }] : context.pending),
+      pending: ({ context, event }) => {
+        if (event.type === 'ACT') return [...context.pending, { requestId: event.requestId, request: event.request }];
+        return event.type === 'ACT_BATCH' ? [...context.pending, ...event.acts] : context.pending;
+      },
     }),
     storeWeights: assign({
       nextWeights: ({ context, event }) => (event.type === 'LOAD_WEIGHTS' ? { version: event.version, weights: event.weights } : context.nextWeights),
@@ -171,6 +176,7 @@ export const samplerMachine = setup({
   on: {
     // Defaults for every state; states that must act differently override them.
     ACT: { actions: 'enqueue' },
+    ACT_BATCH: { actions: 'enqueue' },
     LOAD_WEIGHTS: { actions: 'storeWeights' },
     PAUSE: { actions: assign({ paused: true }) },
     RESUME: { actions: assign({ paused: false }) },
@@ -181,6 +187,7 @@ export const samplerMachine = setup({
     idle: {
       on: {
         ACT: { target: 'collecting', actions: 'enqueue' },
+        ACT_BATCH: { guard: ({ event }) => event.acts.length > 0, target: 'collecting', actions: 'enqueue' },
         LOAD_WEIGHTS: { target: 'loadingWeights', actions: 'storeWeights' },
         PAUSE: { target: 'paused', actions: assign({ paused: true }) },
       },

@@ -17,6 +17,7 @@ export interface SimulateFlags {
   readonly turns?: string;
   readonly seconds?: string;
   readonly envWorkers?: string;
+  readonly inferenceWorkers?: string;
   readonly horizon?: string;
   readonly json?: boolean;
 }
@@ -31,7 +32,7 @@ function integerFlag(flag: string, value: string, min: number): number {
  * Validates the flags.
  * @example parseSimulateFlags({ agents: '200', policy: 'random', turns: '5000' })
  */
-export function parseSimulateFlags(flags: SimulateFlags): { agents: number; policy: SimPolicy; budget: SimBudget; envWorkers?: number; horizon?: number } {
+export function parseSimulateFlags(flags: SimulateFlags): { agents: number; policy: SimPolicy; budget: SimBudget; envWorkers?: number; inferenceWorkers?: number; horizon?: number } {
   if (flags.agents === undefined) throw InvalidArgumentError.format('--agents', 'required: the number of concurrent episodes');
   const agents = integerFlag('--agents', flags.agents, 1);
   const policyText = flags.policy ?? 'scripted';
@@ -51,6 +52,7 @@ export function parseSimulateFlags(flags: SimulateFlags): { agents: number; poli
     policy,
     budget,
     ...(flags.envWorkers !== undefined ? { envWorkers: integerFlag('--env-workers', flags.envWorkers, 0) } : {}),
+    ...(flags.inferenceWorkers !== undefined ? { inferenceWorkers: integerFlag('--inference-workers', flags.inferenceWorkers, 0) } : {}),
     ...(flags.horizon !== undefined ? { horizon: integerFlag('--horizon', flags.horizon, 1) } : {}),
   };
 }
@@ -87,6 +89,7 @@ export function registerSimulateCommand(program: Command): void {
     .option('--turns <n>', 'stop starting episodes after this many turns (default 10 x agents)')
     .option('--seconds <s>', 'stop starting episodes after this many seconds')
     .option('--env-workers <n>', 'environment worker threads (default: env.workers of the config; 0 = in-process)')
+    .option('--inference-workers <n>', "threads running a checkpoint policy's model (default: runtime.inferenceWorkers of its run; 0 = the main thread)")
     .option('--horizon <n>', 'turns per episode at most (default: the config horizon)')
     .option('--json', 'print the report as JSON')
     .action(async (configPath: string, flags: SimulateFlags) => {

@@ -4,8 +4,10 @@
  * the trainer — either fresh or restored from a checkpoint.
  *
  * The sampler owns a separate model instance on purpose: weights reach it only as a published,
- * versioned message, exactly as they will across processes over NATS.
+ * versioned message, exactly as they will across processes over NATS. It runs in inference worker
+ * threads (`runtime.inferenceWorkers`, issue #20) or, with 0, on this thread.
  */
+import { availableParallelism } from 'node:os';
 import type { ResolvedConfig } from '../core/config.js';
 import { Rng } from '../core/rng.js';
 import type { EnvironmentSpec } from '../envs/environment.js';
@@ -18,6 +20,11 @@ import { PolicyTrainer, type TrainerState } from '../models/trainer.js';
 import { TransformerModel, type TransformerConfig } from '../models/transformer.js';
 import { fromHfConfig } from '../models/transformer/config.js';
 import { TransformerPolicy } from '../models/transformer-policy.js';
+import { tf } from '../models/backend/tf.js';
+import type { BackendPreference, MatmulPreference } from '../models/backend/select.js';
+import { isNativeMatMulEnabled } from '../models/backend/wasm-batch-matmul.js';
+import { InferencePool } from '../models/inference/inference-pool.js';
+import { localServingPolicy, type ServingPolicy } from '../models/inference/serving-policy.js';
 import { criticConfigOf, trainerSettingsOf } from './algorithm-setup.js';
 
 /** Everything that learns or acts, for one run. */
@@ -25,17 +32,16 @@ export interface PolicyStack {
   readonly tokenizer: BpeTokenizer;
   /** The learner's model (trained in place). */
   readonly learnerModel: TransformerModel;
-  /** The sampler's model (receives published weights). */
-  readonly samplerModel: TransformerModel;
-  readonly policy: TransformerPolicy;
+  /** The sampler's policy: its own model copy, in inference workers or on this thread; receives published weights. */
+  readonly policy: ServingPolicy;
   readonly trainer: PolicyTrainer;
   /** The critic (ppo), or null. */
   readonly critic: Critic | null;
   /** The learner's gradient workers when `train.dataParallel` > 1, else null. */
   readonly gradientPool: GradientPool | null;
-  /** Frees the models; stops the gradient workers without waiting (use {@link close} to wait). */
+  /** Frees the models; stops the gradient and inference workers without waiting (use {@link close} to wait). */
   dispose(): void;
-  /** {@link dispose}, then waits until every gradient worker thread has exited. */
+  /** {@link dispose}, then waits until every gradient and inference worker thread has exited. */
   close(): Promise<void>;
 }
 
@@ -59,6 +65,61 @@ export function transformerConfigOf(config: ResolvedConfig, vocabSize: number): 
     rmsNormEps: 1e-5,
     tieEmbeddings: m.tieEmbeddings,
   };
+}
+
+/**
+ * Inference workers the sampler gets: `runtime.inferenceWorkers`, or for `auto` one per core, less
+ * one when a learner trains while the sampler samples (modes one-step-off and async).
+ * @example inferenceWorkersOf(config) // 2 on a 2-core machine in mode sync
+ */
+export function inferenceWorkersOf(config: ResolvedConfig): number {
+  const asked = config.runtime.inferenceWorkers;
+  if (asked !== 'auto') return asked;
+  return Math.max(1, availableParallelism() - (config.mode === 'sync' ? 0 : 1));
+}
+
+/** Where this thread's tensors run now: the inference workers use the same backend and matmul path. */
+function currentBackend(): { backend: BackendPreference; matmul: MatmulPreference } {
+  const name = tf.getBackend();
+  const backend: BackendPreference = name === 'wasm' || name === 'cpu' || name === 'tensorflow' ? name : 'auto';
+  return { backend, matmul: backend === 'wasm' && !isNativeMatMulEnabled() ? 'wasm' : 'auto' };
+}
+
+/** Options of {@link servingPolicyOf}. */
+export interface ServingPolicyOptions {
+  readonly config: ResolvedConfig;
+  /** The model's shape (passed as is to each worker's `TransformerModel`). */
+  readonly shape: TransformerConfig;
+  readonly endTokenId: number;
+  /** Weights to serve (HF layout) and their version. */
+  readonly weights: NamedTensors;
+  readonly version: number;
+  /** Worker threads; 0 = this thread. Default {@link inferenceWorkersOf}. */
+  readonly workers?: number;
+  /** Tensor backend of the workers. Default: this thread's current one. */
+  readonly backend?: { backend: BackendPreference; matmul: MatmulPreference };
+}
+
+/**
+ * The sampler's policy: a copy of the model in inference workers (the KV-cache budget split between
+ * them), or on this thread when `workers` is 0.
+ * @example const policy = servingPolicyOf({ config, shape, endTokenId, weights: model.namedWeights(), version: 0 });
+ */
+export function servingPolicyOf(options: ServingPolicyOptions): ServingPolicy {
+  const { config, shape, endTokenId, weights, version } = options;
+  const workers = options.workers ?? inferenceWorkersOf(config);
+  const cacheBytes = config.runtime.kvCacheMiB * 2 ** 20;
+  if (workers === 0) {
+    const model = new TransformerModel(shape, Rng.fromSeed(config.seed).fork('model'));
+    model.loadNamedWeights(weights);
+    return localServingPolicy(model, new TransformerPolicy(model, { endTokenId, version, cacheMaxBytes: cacheBytes }));
+  }
+  return new InferencePool({
+    workers,
+    spec: { model: shape, policy: { endTokenId, cacheMaxBytes: cacheBytes / workers }, ...(options.backend ?? currentBackend()) },
+    weights,
+    version,
+  });
 }
 
 function trainerStateOf(tensors: NamedTensors, version: number): TrainerState {
@@ -86,8 +147,6 @@ export async function buildPolicyStack(
     : transformerConfigOf(config, tokenizer.vocabSize);
   const learnerModel = new TransformerModel(shape, root.fork('model'));
   if (checkpoint) learnerModel.loadNamedWeights(checkpoint.weights);
-  const samplerModel = new TransformerModel(shape, root.fork('model'));
-  samplerModel.loadNamedWeights(learnerModel.namedWeights());
   const version = checkpoint ? Number(checkpoint.state.policyVersion ?? 0) : 0;
   // The KL reference is the initial policy; it is rebuilt from the seed on resume (same values).
   const reference =
@@ -112,24 +171,22 @@ export async function buildPolicyStack(
   const gradientPool = workers > 1 ? new GradientPool({ workers, spec: { policy: shape, critic: criticSpec }, policy: learnerModel, critic }) : null;
   const trainer = new PolicyTrainer({ policy: learnerModel, reference, critic, initialVersion: version, gradientPool, ...trainerSettingsOf(config) });
   if (checkpoint) await trainer.setState(trainerStateOf(checkpoint.optimizer, version));
-  const policy = new TransformerPolicy(samplerModel, { endTokenId: tokenizer.specialId('end'), version, cacheMaxBytes: config.runtime.kvCacheMiB * 2 ** 20 });
+  const policy = servingPolicyOf({ config, shape, endTokenId: tokenizer.specialId('end'), weights: learnerModel.namedWeights(), version });
   let closing: Promise<void> | null = null;
   let disposed = false;
   const dispose = (): void => {
-    closing ??= gradientPool?.close() ?? Promise.resolve();
+    closing ??= Promise.all([gradientPool?.close(), policy.close()]).then(() => undefined);
     closing.catch(() => {}); // awaited by close(); a failed shutdown must not become an unhandled rejection
     if (disposed) return;
     disposed = true;
     trainer.dispose();
     critic?.dispose();
     learnerModel.dispose();
-    samplerModel.dispose();
     reference?.dispose();
   };
   return {
     tokenizer,
     learnerModel,
-    samplerModel,
     policy,
     trainer,
     critic,

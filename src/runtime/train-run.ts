@@ -122,7 +122,7 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
   const checkpoint = resuming ? await loadCheckpoint(await resolveCheckpointDir(runDir)) : null;
   const startStep = checkpoint?.step ?? 0;
   const stack = await buildPolicyStack(config, spec, checkpoint);
-  const { tokenizer, trainer, policy, samplerModel, learnerModel } = stack;
+  const { tokenizer, trainer, policy, learnerModel } = stack;
   // Checked before anything is written: a bad `state.async` fails the resume with the field named.
   const restoredStaleness = restoreStaleness(checkpoint?.state.async, trainer.version, asyncSettingsOf(config).maxStaleness, runDir);
 
@@ -150,10 +150,7 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
         for (let i = 0; i < requests.length; i++) sampledTokens += (requests[i]?.contextTokens.length ?? 0) + (results[i]?.tokens.length ?? 0);
         return results;
       },
-      loadWeights: async (version, weights) => {
-        samplerModel.loadNamedWeights(weights as NamedTensors);
-        policy.setVersion(version);
-      },
+      loadWeights: (version, weights) => policy.loadWeights(version, weights as NamedTensors),
       release: (episodeIds) => policy.releaseEpisodes(episodeIds),
     }),
     { input: { maxBatch: config.runtime.samplerMaxBatch, maxWaitMs: config.runtime.samplerMaxWaitMs, policyVersion: policy.version, ...samplerTimeouts(config) }, clock },
@@ -235,7 +232,7 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
     return metrics;
   };
 
-  emit({ type: 'info', message: `${describeBackend(backend)} | run folder ${runDir} | ${learnerModel.parameterCount} parameters, vocab ${tokenizer.vocabSize}` });
+  emit({ type: 'info', message: `${describeBackend(backend)} | sampling: ${policy.placement} | run folder ${runDir} | ${learnerModel.parameterCount} parameters, vocab ${tokenizer.vocabSize}` });
   await options.distributed?.start({ runId, store, tokenizerJson: tokenizer.toJSON(), version: trainer.version, weights: learnerModel.namedWeights() });
   if (startStep === 0 && config.train.evalEvery > 0) await evaluate(0);
   emit({ type: 'started', step: startStep, message: resuming ? `resuming at step ${startStep}` : `training ${config.train.steps} steps` });

@@ -179,6 +179,12 @@ const runtimeSchema = z
       .min(0)
       .default(128)
       .describe("Per-episode KV caches the sampler keeps between an episode's turns, in MiB (about 1 KiB per cached token on the default model); least recently used beyond it are evicted, 0 keeps none."),
+    inferenceWorkers: z
+      .union([nonNegInt(), z.literal('auto')], { error: "expected a non-negative integer or 'auto'" })
+      .default('auto')
+      .describe(
+        "Worker threads that run the sampler's model (each with its own tensor backend), so sampling never blocks the main thread; 0 runs it on the main thread. auto: one per core, less one when a learner trains at the same time (modes one-step-off and async).",
+      ),
   })
   .strict();
 

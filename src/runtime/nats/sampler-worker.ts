@@ -12,8 +12,7 @@ import { Rng } from '../../core/rng.js';
 import type { NamedTensors } from '../../models/checkpoint.js';
 import type { BpeTokenizer } from '../../models/tokenizer/index.js';
 import { TransformerModel } from '../../models/transformer.js';
-import { TransformerPolicy } from '../../models/transformer-policy.js';
-import { transformerConfigOf } from '../policy-stack.js';
+import { servingPolicyOf, transformerConfigOf } from '../policy-stack.js';
 import type { Served } from '../wiring/ports.js';
 import { serveSampler } from '../wiring/sampler.js';
 import { limitInFlight } from './in-flight-limit.js';
@@ -48,17 +47,17 @@ export interface SamplerWorker {
 export async function startSamplerWorker(options: SamplerWorkerOptions): Promise<SamplerWorker> {
   const { bus, infra, config, tokenizer, log } = options;
   const clock = options.clock ?? systemClock;
-  const model = new TransformerModel(transformerConfigOf(config, tokenizer.vocabSize), Rng.fromSeed(config.seed).fork('model'));
-  const policy = new TransformerPolicy(model, { endTokenId: tokenizer.specialId('end'), version: 0, cacheMaxBytes: config.runtime.kvCacheMiB * 2 ** 20 });
+  const shape = transformerConfigOf(config, tokenizer.vocabSize);
+  // The initial weights only fill the model until the first version loads (nothing is served before).
+  const initial = new TransformerModel(shape, Rng.fromSeed(config.seed).fork('model'));
+  const policy = servingPolicyOf({ config, shape, endTokenId: tokenizer.specialId('end'), weights: initial.namedWeights(), version: 0 });
+  initial.dispose();
   const samplerRng = Rng.fromSeed(config.seed).fork('sampler');
   const sampling = { temperature: config.sampling.temperature, topP: config.sampling.topP, maxNewTokens: config.sampling.maxActionTokens };
   const sampler = createActor(
     withSamplerEffects({
       generate: (requests) => policy.sampleActions(requests, sampling, samplerRng),
-      loadWeights: async (version, weights) => {
-        model.loadNamedWeights(weights as NamedTensors);
-        policy.setVersion(version);
-      },
+      loadWeights: (version, weights) => policy.loadWeights(version, weights as NamedTensors),
       release: (episodeIds) => policy.releaseEpisodes(episodeIds),
     }),
     { input: { maxBatch: config.runtime.samplerMaxBatch, maxWaitMs: config.runtime.samplerMaxWaitMs, policyVersion: 0 }, clock },
@@ -114,7 +113,7 @@ export async function startSamplerWorker(options: SamplerWorkerOptions): Promise
       await chain;
       served?.close();
       sampler.stop();
-      model.dispose();
+      await policy.close();
     },
   };
 }

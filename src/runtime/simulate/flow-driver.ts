@@ -246,7 +246,7 @@ export class FlowDriver implements FlowHost {
       return;
     }
     lane.observation = answer.observation;
-    this.options.policy.begin(lane.lane, answer.observation);
+    this.options.policy.begin(lane.lane, answer.observation, (lane.plan as EpisodePlan).trajectoryId);
     actor.send({ type: 'RESET_RESULT', observationText: answer.observation.text });
   }
 
@@ -270,27 +270,57 @@ export class FlowDriver implements FlowHost {
     });
   }
 
-  /** After a wave of answers: one policy call for every turn asked for, then restart ended lanes. */
+  /**
+   * After a wave of answers: one policy call for every turn asked for, then restart ended lanes. An
+   * asynchronous policy answers later; its turns step then, unless their episode ended meanwhile.
+   */
   private afterWave(): void {
     if (this.wantTurn.length > 0) {
       const turns = this.wantTurn;
       this.wantTurn = [];
-      let actions: string[] | null = null;
+      let actions: string[] | Promise<string[]> | null = null;
       try {
         actions = this.options.policy.act(turns);
       } catch (error) {
         for (const lane of turns) lane.actor?.send({ type: 'FAILED', message: episodeErrors.actFailed(error) });
       }
-      if (actions !== null) {
-        for (let i = 0; i < turns.length; i++) {
-          const lane = turns[i] as Lane;
-          lane.action = actions[i] ?? '';
-          this.enqueue(lane, OP.step, 0, lane.action);
-        }
+      if (Array.isArray(actions)) this.stepTurns(turns, null, actions);
+      else if (actions !== null) {
+        const episodes = turns.map((lane) => lane.planIndex);
+        actions.then(
+          (chosen) => this.afterActs(turns, episodes, chosen, null),
+          (error: unknown) => this.afterActs(turns, episodes, null, error),
+        );
       }
     }
     this.drainEnded();
     this.settle();
+  }
+
+  /** An asynchronous policy answered (or failed) the turns of `episodes`. */
+  private afterActs(turns: readonly Lane[], episodes: readonly number[], actions: readonly string[] | null, error: unknown): void {
+    try {
+      if (actions !== null) this.stepTurns(turns, episodes, actions);
+      else {
+        turns.forEach((lane, i) => {
+          if (lane.actor !== null && lane.planIndex === episodes[i]) lane.actor.send({ type: 'FAILED', message: episodeErrors.actFailed(error) });
+        });
+      }
+      this.drainEnded();
+      this.settle();
+    } catch (failure) {
+      this.fail(failure);
+    }
+  }
+
+  /** Queues each turn's step with its chosen action (skipping episodes that ended since, when `episodes` is given). */
+  private stepTurns(turns: readonly Lane[], episodes: readonly number[] | null, actions: readonly string[]): void {
+    for (let i = 0; i < turns.length; i++) {
+      const lane = turns[i] as Lane;
+      if (episodes !== null && (lane.actor === null || lane.planIndex !== episodes[i])) continue;
+      lane.action = actions[i] ?? '';
+      this.enqueue(lane, OP.step, 0, lane.action);
+    }
   }
 
   private drainEnded(): void {
@@ -308,6 +338,7 @@ export class FlowDriver implements FlowHost {
           this.enqueueClose(lane.envSlot);
           lane.envSlot = this.nextSlot++;
         }
+        this.options.policy.end?.(lane.lane);
         running?.onResult(lane.planIndex, result);
         this.startNext(lane);
       }

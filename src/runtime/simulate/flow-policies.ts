@@ -19,12 +19,22 @@ export interface FlowTurn {
   readonly seed: number;
 }
 
-/** A batched, synchronous text policy with per-lane state. */
+/**
+ * A batched text policy with per-lane state: synchronous (scripted, random: the answer is known at
+ * once) or asynchronous (a model served by a sampler: `act` resolves when its batch is decoded).
+ */
 export interface FlowPolicy {
   readonly description: string;
-  /** A new episode starts on `lane` with its first observation. */
-  begin(lane: number, observation: Observation): void;
+  /** A new episode (`episodeId`, its trajectory id) starts on `lane` with its first observation. */
+  begin(lane: number, observation: Observation, episodeId?: string): void;
   /** Chooses the action text of each turn, in order. */
+  act(turns: readonly FlowTurn[]): string[] | Promise<string[]>;
+  /** The episode on `lane` ended (any outcome): free what the policy keeps for it. */
+  end?(lane: number): void;
+}
+
+/** A flow policy that answers at once (the scripted and random ones). */
+export interface SyncFlowPolicy extends FlowPolicy {
   act(turns: readonly FlowTurn[]): string[];
 }
 
@@ -77,7 +87,7 @@ const MEMO_LIMIT = 100_000;
  * goal (from the first observation) and the number of trailing `turn left` actions.
  * @example const policy = babyaiFlowPolicy(); policy.begin(0, obs); policy.act([{ lane: 0, observation: obs, turnCount: 0, seed: 1 }]);
  */
-export function babyaiFlowPolicy(): FlowPolicy {
+export function babyaiFlowPolicy(): SyncFlowPolicy {
   const memo = new TargetMemo();
   const goals: (string | null)[] = [];
   const trailingLeft: number[] = [];
@@ -109,7 +119,7 @@ export function babyaiFlowPolicy(): FlowPolicy {
  * The fixed rule for other environments: cycle through the listed actions by turn number.
  * @example cycleFlowPolicy().act([{ lane: 0, observation: { text: '', availableActions: ['a', 'b'] }, turnCount: 1, seed: 0 }]) // ['b']
  */
-export function cycleFlowPolicy(): FlowPolicy {
+export function cycleFlowPolicy(): SyncFlowPolicy {
   return {
     description: 'scripted (cycle through listed actions)',
     begin() {},
@@ -126,7 +136,7 @@ export function cycleFlowPolicy(): FlowPolicy {
  * text path uses), so trajectories do not depend on placement or batching.
  * @example randomFlowPolicy().act([{ lane: 0, observation, turnCount: 0, seed: 1234 }])
  */
-export function randomFlowPolicy(): FlowPolicy {
+export function randomFlowPolicy(): SyncFlowPolicy {
   return {
     description: 'random (seeded, uniform over listed actions)',
     begin() {},
@@ -142,7 +152,7 @@ export function randomFlowPolicy(): FlowPolicy {
  * The flow policy for `--policy scripted|random` on an environment.
  * @example const policy = flowPolicyFor('scripted', 'babyai');
  */
-export function flowPolicyFor(kind: 'scripted' | 'random', envName: string): FlowPolicy {
+export function flowPolicyFor(kind: 'scripted' | 'random', envName: string): SyncFlowPolicy {
   if (kind === 'random') return randomFlowPolicy();
   return envName === 'babyai' ? babyaiFlowPolicy() : cycleFlowPolicy();
 }

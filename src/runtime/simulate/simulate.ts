@@ -1,10 +1,10 @@
 /**
  * `turnwise simulate`: N concurrent episodes played by a scripted, random or trained policy, back
  * to back over the training split until a turn or time budget is spent. Scripted and random
- * policies run on the flow path (each episode an event-driven `episode-flow` actor fed by the
- * batched `FlowDriver`, one xstate event per turn); a checkpoint runs on the training path's
- * episode and env-session actors with the sampler's dynamic batching (there the model, not the
- * actors, is the cost). It measures what a user scaling the runtime needs: turns per second,
+ * policies run on the flow path (each episode an event-driven `episode-flow` machine fed by the
+ * batched `FlowDriver`, one xstate event per turn); so does a checkpoint, its model in inference
+ * worker threads behind the sampler's dynamic batching (`checkpoint-flow.ts`), so the main thread
+ * only routes. It measures what a user scaling the runtime needs: turns per second,
  * resident memory per live episode, event-loop lag, and what the episodes did (outcome counts).
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -12,13 +12,12 @@ import type { Clock } from '../../core/clock.js';
 import type { ResolvedConfig } from '../../core/config.js';
 import { InvalidArgumentError } from '../../core/errors.js';
 import { Rng } from '../../core/rng.js';
-import type { Outcome, Split, Trajectory } from '../../core/types.js';
+import type { Outcome, Split } from '../../core/types.js';
 import type { EnvironmentSpec } from '../../envs/environment.js';
-import { openAgent } from '../../eval/agents.js';
-import { checkpointSpec } from '../../eval/policy-spec.js';
 import type { FlowResult } from '../../actors/episode-flow.js';
 import { createBatchEnv } from '../env-pool/batch-env.js';
 import type { EpisodePlan } from '../rollout.js';
+import { openCheckpointFlow } from './checkpoint-flow.js';
 import { FlowDriver } from './flow-driver.js';
 import { flowPolicyFor } from './flow-policies.js';
 import { mainThreadCpuSeconds } from './thread-cpu.js';
@@ -41,6 +40,8 @@ export interface SimulateOptions {
   readonly horizon?: number;
   /** Environment worker threads (default `config.env.workers`; 0 = in-process). */
   readonly envWorkers?: number;
+  /** Inference worker threads of a checkpoint policy (default: its run's `runtime.inferenceWorkers`; 0 = the main thread). */
+  readonly inferenceWorkers?: number;
   readonly clock: Clock;
   /** Called about every `progressMs` with the counts so far. */
   readonly onProgress?: (progress: SimProgress) => void;
@@ -97,22 +98,23 @@ async function openRunner(options: SimulateOptions, envWorkers: number, horizon:
   const { config, spec, agents, clock, policy } = options;
   const settings = config.env.settings as Record<string, unknown>;
   if (policy.kind === 'checkpoint') {
-    // A model policy: the training path's episode actors with the sampler's dynamic batching.
-    // The eval harness's checkpoint agent (sampler actor on an in-process bus), sized for the simulation.
-    const agent = await openAgent(checkpointSpec(policy.location), {
+    // A model policy: the same flow path, with the model in inference workers behind the sampler's dynamic batching.
+    const flow = await openCheckpointFlow({
+      location: policy.location,
       spec,
       envSettings: settings,
-      clock,
-      poolSize: agents,
+      lanes: agents,
+      horizon,
       envWorkers,
-      field: '--policy',
-      purpose: 'the simulation',
+      envTimeoutMs: config.runtime.envTimeoutMs,
+      clock,
+      ...(options.inferenceWorkers !== undefined ? { inferenceWorkers: options.inferenceWorkers } : {}),
     });
     return {
-      description: `checkpoint ${agent.description}`,
-      envPlacement: agent.runner.envPlacement,
-      play: (h, plan, onEpisode) => agent.runner.runStream(0, h, plan, (_, t: Trajectory) => onEpisode(t.turns.length, t.outcome)),
-      close: () => agent.close(),
+      description: flow.description,
+      envPlacement: flow.envPlacement,
+      play: (_, plan, onEpisode) => flow.driver.run(plan, (__, r: FlowResult) => onEpisode(r.turnCount, r.trajectory.outcome)),
+      close: () => flow.close(),
     };
   }
   const flowPolicy = flowPolicyFor(policy.kind, spec.name);

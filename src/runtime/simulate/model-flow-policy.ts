@@ -1,0 +1,78 @@
+/**
+ * A trained model as the batched policy of the flow path (`turnwise simulate --policy
+ * checkpoint:<run>`, issue #20): each turn's token context is built exactly as the training path's
+ * episode builds it (`buildContext` over the ids the model sampled, never re-tokenized; the same
+ * per-turn seed, episode id and last-turn flag), sent to the sampler's dynamic batcher through
+ * `act`, and the sampled ids are decoded into the action text. The episodes therefore play the same
+ * actions as `RolloutRunner` with the same sampler; only the runtime around them is cheaper.
+ *
+ * Per lane it keeps only what the next context needs: the past turns the context policy keeps
+ * (none for `history: 0`), as observation text plus the sampled ids.
+ */
+import { turnSeed } from '../../actors/episode-rules.js';
+import type { ActRequest, ActResult } from '../../core/policy.js';
+import { buildContext, type ContextPolicy, encodeActionChoices, type PastTurn } from '../../models/context.js';
+import type { Tokenizer } from '../../models/tokenizer.js';
+import type { FlowPolicy, FlowTurn } from './flow-policies.js';
+
+/** Options of {@link modelFlowPolicy}. */
+export interface ModelFlowPolicyOptions {
+  readonly description: string;
+  /** A wave's act requests to the sampler (its batcher groups them with other waves'), results in order. */
+  readonly act: (requests: readonly ActRequest[]) => Promise<ActResult[]>;
+  /** Episodes ended: free their KV caches in the sampler. */
+  readonly release: (episodeIds: readonly string[]) => void;
+  readonly tokenizer: Tokenizer;
+  /** The environment's instruction (used when the context policy includes it). */
+  readonly instruction: string;
+  readonly context: ContextPolicy;
+  /** Constrain decoding to the listed actions when the environment lists them. */
+  readonly constrained: boolean;
+  readonly horizon: number;
+}
+
+interface LaneState {
+  episodeId: string;
+  past: PastTurn[];
+}
+
+/**
+ * The flow policy of a served model.
+ * @example const policy = modelFlowPolicy({ description: 'checkpoint runs/x', act, release, tokenizer, instruction, context, constrained: true, horizon: 20 });
+ */
+export function modelFlowPolicy(options: ModelFlowPolicyOptions): FlowPolicy {
+  const { tokenizer, instruction, context, constrained, horizon } = options;
+  const lanes: (LaneState | undefined)[] = [];
+  const keep = context.history === 'full' ? Number.POSITIVE_INFINITY : context.history;
+  const request = (turn: FlowTurn, state: LaneState): ActRequest => {
+    const contextTokens = buildContext(tokenizer, { instruction, pastTurns: state.past, observationText: turn.observation.text }, context);
+    const actions = turn.observation.availableActions;
+    const actionChoices = constrained && actions !== undefined && actions.length > 0 ? encodeActionChoices(tokenizer, actions) : null;
+    return { contextTokens, actionChoices, seed: turnSeed(turn.seed, turn.turnCount), episodeId: state.episodeId, lastTurn: turn.turnCount + 1 >= horizon };
+  };
+  return {
+    description: options.description,
+    begin(lane, _observation, episodeId) {
+      lanes[lane] = { episodeId: episodeId ?? `lane-${lane}`, past: [] };
+    },
+    end(lane) {
+      const state = lanes[lane];
+      if (state === undefined) return;
+      lanes[lane] = undefined;
+      options.release([state.episodeId]);
+    },
+    async act(turns) {
+      const states = turns.map((turn) => lanes[turn.lane] as LaneState);
+      const results = await options.act(turns.map((turn, i) => request(turn, states[i] as LaneState)));
+      return turns.map((turn, i) => {
+        const tokens = (results[i] as ActResult).tokens;
+        const state = states[i] as LaneState;
+        if (keep > 0) {
+          state.past.push({ observationText: turn.observation.text, actionTokens: tokens });
+          if (state.past.length > keep) state.past.shift();
+        }
+        return tokenizer.decode(tokens);
+      });
+    },
+  };
+}
