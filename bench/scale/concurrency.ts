@@ -22,6 +22,7 @@ import '../../src/envs/index.js';
 import { getEnvironmentSpec } from '../../src/envs/registry.js';
 import { type EnvOp, OP } from '../../src/runtime/env-pool/batch-codec.js';
 import type { BatchEnv, EnvAnswer } from '../../src/runtime/env-pool/batch-env.js';
+import type { FlowEpisodeMode } from '../../src/actors/episode-flow-steps.js';
 import { FlowDriver } from '../../src/runtime/simulate/flow-driver.js';
 import { babyaiFlowPolicy } from '../../src/runtime/simulate/flow-policies.js';
 import type { SimulateReport } from '../../src/runtime/simulate/simulate.js';
@@ -91,23 +92,27 @@ class InstantEnv implements BatchEnv {
   async close(): Promise<void> {}
 }
 
-async function runtimeAlone(agents: number, turnBudget: number): Promise<{ turnsPerSecond: number; mainUsPerTurn: number | null; turns: number; episodes: number; opsPerBatch: number }> {
-  const driver = new FlowDriver({ env: new InstantEnv(), policy: babyaiFlowPolicy(), envName: 'babyai', lanes: agents, step: 0, horizon: 20, envTimeoutMs: 60_000, clock: systemClock });
+export async function runtimeAlone(
+  agents: number,
+  turnBudget: number,
+  episodes: FlowEpisodeMode = 'snapshots',
+): Promise<{ turnsPerSecond: number; mainUsPerTurn: number | null; turns: number; episodes: number; opsPerBatch: number }> {
+  const driver = new FlowDriver({ env: new InstantEnv(), policy: babyaiFlowPolicy(), envName: 'babyai', lanes: agents, step: 0, horizon: 20, envTimeoutMs: 60_000, clock: systemClock, episodes });
   let turns = 0;
-  let episodes = 0;
+  let ended = 0;
   const main = mainThreadCpuSeconds();
   const start = performance.now();
   await driver.run(
     (i) => (turns >= turnBudget ? null : { taskId: `babyai_${i}`, taskIndex: i, groupId: 'g', trajectoryId: `t${i}`, seed: i }),
     (_, r) => {
       turns += r.turnCount;
-      episodes++;
+      ended++;
     },
   );
   const seconds = (performance.now() - start) / 1000;
   const mainAfter = mainThreadCpuSeconds();
   const { batches, ops } = driver.stats();
-  return { turnsPerSecond: turns / seconds, mainUsPerTurn: main === null || mainAfter === null ? null : ((mainAfter - main) * 1e6) / turns, turns, episodes, opsPerBatch: ops / batches };
+  return { turnsPerSecond: turns / seconds, mainUsPerTurn: main === null || mainAfter === null ? null : ((mainAfter - main) * 1e6) / turns, turns, episodes: ended, opsPerBatch: ops / batches };
 }
 
 /** `turnwise simulate` in a child process (compiled CLI), so its memory peak is its own. */

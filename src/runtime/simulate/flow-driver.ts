@@ -1,25 +1,27 @@
 /**
  * The batched driver of flow episodes (`src/actors/episode-flow.ts`): it runs `lanes` episodes at
- * once, back to back, each an xstate actor that sees one event per turn. The driver turns the
- * actors' requests into batches: resets and steps are queued per environment shard and sent as
+ * once, back to back, each an xstate machine that sees one event per turn — by default its snapshot
+ * stepped through the machine's pure transition function (`episode-flow-steps.ts`: no live actor
+ * per episode), or one live actor each (`episodes: 'actors'`). The driver turns the episodes'
+ * requests into batches: resets and steps are queued per environment shard and sent as
  * one `BatchEnv.run` call (one promise, and in workers one transferred buffer, per batch); the
  * turns wanting an action after a wave of answers go to the policy in one synchronous call.
  * Deadlines: each batch carries one; a single timer sweeps expired batches (their episodes fail
  * with the training path's timeout message and their late answers are dropped).
  *
- * Per turn the main thread does: one `actor.send`, the policy's choice, and its share of a batch's
+ * Per turn the main thread does: one machine transition, the policy's choice, and its share of a batch's
  * encoding — no promise, timer or AbortController per turn.
  */
-import { createActor } from 'xstate';
 import { episodeErrors } from '../../actors/episode-rules.js';
-import { episodeFlowMachine, type FlowHost, type FlowResult } from '../../actors/episode-flow.js';
+import type { FlowHost, FlowResult } from '../../actors/episode-flow.js';
+import { type FlowEpisode, type FlowEpisodeMode, type FlowEpisodeStarter, flowEpisodes } from '../../actors/episode-flow-steps.js';
 import type { Clock } from '../../core/clock.js';
 import { InvalidArgumentError } from '../../core/errors.js';
 import type { EnvOp, OpKind } from '../env-pool/batch-codec.js';
 import { OP } from '../env-pool/batch-codec.js';
 import type { BatchEnv, EnvAnswer } from '../env-pool/batch-env.js';
 import type { EpisodePlan } from '../rollout.js';
-import { assignEpisode, createLane, type FlowActor, type Lane } from './flow-lane.js';
+import { assignEpisode, createLane, type Lane } from './flow-lane.js';
 import type { FlowPolicy } from './flow-policies.js';
 
 /** Options of {@link FlowDriver}. */
@@ -42,6 +44,8 @@ export interface FlowDriverOptions {
   readonly maxBatch?: number;
   /** Batches in flight per shard (default 2: one stepping in the worker while the main thread prepares the next). */
   readonly maxInFlight?: number;
+  /** How episodes run: `snapshots` (default, pure transitions) or `actors` (one live xstate actor each). */
+  readonly episodes?: FlowEpisodeMode;
 }
 
 interface Batch {
@@ -59,6 +63,9 @@ interface ShardQueue {
   tickets: number[];
   inFlight: number;
 }
+
+/** Lanes started per event-loop turn when a run begins. */
+const START_CHUNK = 1024;
 
 /** Counts of what crossed the environment boundary. */
 export interface FlowDriverStats {
@@ -78,6 +85,7 @@ export class FlowDriver implements FlowHost {
   private readonly inFlight = new Set<Batch>();
   private readonly maxBatch: number;
   private readonly maxInFlight: number;
+  private readonly startEpisode: FlowEpisodeStarter;
   private wantTurn: Lane[] = [];
   private ended: Lane[] = [];
   private nextSlot: number;
@@ -96,6 +104,7 @@ export class FlowDriver implements FlowHost {
     if (!Number.isInteger(options.lanes) || options.lanes < 1) throw InvalidArgumentError.format('lanes', `expected a positive integer, got ${String(options.lanes)}`);
     this.maxBatch = options.maxBatch ?? 1024;
     this.maxInFlight = options.maxInFlight ?? 2;
+    this.startEpisode = flowEpisodes(options.episodes ?? 'snapshots');
     this.lanes = Array.from({ length: options.lanes }, (_, lane) => createLane(lane));
     this.nextSlot = options.lanes;
     this.queues = Array.from({ length: options.env.shards }, () => ({ ops: [], lanes: [], tickets: [], inFlight: 0 }));
@@ -121,16 +130,26 @@ export class FlowDriver implements FlowHost {
         signal.addEventListener('abort', onAbort, { once: true });
         this.detach = () => signal.removeEventListener('abort', onAbort);
       }
-      try {
-        for (const lane of this.lanes) this.startNext(lane);
-        this.settle();
-      } catch (error) {
-        this.fail(error);
-      }
+      this.startLanes(0);
     });
   }
 
-  // --- FlowHost: called from the actors' actions ---
+  /**
+   * Starts the idle lanes from `from` on, {@link START_CHUNK} per event-loop turn: ten thousand
+   * episodes starting at once would otherwise hold the loop (timers, I/O) for their whole setup.
+   */
+  private startLanes(from: number): void {
+    try {
+      const end = Math.min(this.lanes.length, from + START_CHUNK);
+      for (let i = from; i < end; i++) this.startNext(this.lanes[i] as Lane);
+      if (end < this.lanes.length && this.running !== null && !this.exhausted) setImmediate(() => this.startLanes(end));
+      this.settle();
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  // --- FlowHost: called from the episodes' actions ---
 
   requestReset(slot: number): void {
     const lane = this.lanes[slot] as Lane;
@@ -161,11 +180,8 @@ export class FlowDriver implements FlowHost {
     assignEpisode(lane, plan, index);
     this.live++;
     const { step, horizon, recordTurns } = this.options;
-    lane.actor = createActor(episodeFlowMachine, {
-      input: { host: this, slot: lane.lane, taskId: plan.taskId, groupId: plan.groupId, trajectoryId: plan.trajectoryId, step, horizon, recordTurns: recordTurns === true },
-    });
-    // start() runs the entry action: requestReset queues this lane's reset.
-    lane.actor.start();
+    // Starting runs the entry action: requestReset queues this lane's reset.
+    lane.episode = this.startEpisode({ host: this, slot: lane.lane, taskId: plan.taskId, groupId: plan.groupId, trajectoryId: plan.trajectoryId, step, horizon, recordTurns: recordTurns === true });
   }
 
   private enqueue(lane: Lane | null, kind: OpKind, taskIndex: number, text: string): void {
@@ -228,7 +244,7 @@ export class FlowDriver implements FlowHost {
     try {
       for (let i = 0; i < batch.lanes.length; i++) {
         const lane = batch.lanes[i];
-        if (lane == null || lane.actor === null || batch.tickets[i] !== lane.ticket) continue;
+        if (lane == null || lane.episode === null || batch.tickets[i] !== lane.ticket) continue;
         const answer = answers[i] ?? new Error('the environment gave no answer');
         if (batch.kinds[i] === OP.reset) this.onReset(lane, answer);
         else this.onStep(lane, answer);
@@ -240,25 +256,25 @@ export class FlowDriver implements FlowHost {
   }
 
   private onReset(lane: Lane, answer: EnvAnswer): void {
-    const actor = lane.actor as FlowActor;
+    const episode = lane.episode as FlowEpisode;
     if (answer instanceof Error) {
-      actor.send({ type: 'FAILED', message: episodeErrors.resetFailed(this.options.envName, (lane.plan as EpisodePlan).taskIndex, answer) });
+      episode.send({ type: 'FAILED', message: episodeErrors.resetFailed(this.options.envName, (lane.plan as EpisodePlan).taskIndex, answer) });
       return;
     }
     lane.observation = answer.observation;
     this.options.policy.begin(lane.lane, answer.observation, (lane.plan as EpisodePlan).trajectoryId);
-    actor.send({ type: 'RESET_RESULT', observationText: answer.observation.text });
+    episode.send({ type: 'RESET_RESULT', observationText: answer.observation.text });
   }
 
   private onStep(lane: Lane, answer: EnvAnswer): void {
-    const actor = lane.actor as FlowActor;
+    const episode = lane.episode as FlowEpisode;
     if (answer instanceof Error) {
-      actor.send({ type: 'FAILED', message: episodeErrors.stepFailed(this.options.envName, answer) });
+      episode.send({ type: 'FAILED', message: episodeErrors.stepFailed(this.options.envName, answer) });
       return;
     }
     lane.observation = answer.observation;
     lane.turnCount++;
-    actor.send({
+    episode.send({
       type: 'TURN_RESULT',
       actionText: lane.action,
       observationText: answer.observation.text,
@@ -282,7 +298,7 @@ export class FlowDriver implements FlowHost {
       try {
         actions = this.options.policy.act(turns);
       } catch (error) {
-        for (const lane of turns) lane.actor?.send({ type: 'FAILED', message: episodeErrors.actFailed(error) });
+        for (const lane of turns) lane.episode?.send({ type: 'FAILED', message: episodeErrors.actFailed(error) });
       }
       if (Array.isArray(actions)) this.stepTurns(turns, null, actions);
       else if (actions !== null) {
@@ -303,7 +319,7 @@ export class FlowDriver implements FlowHost {
       if (actions !== null) this.stepTurns(turns, episodes, actions);
       else {
         turns.forEach((lane, i) => {
-          if (lane.actor !== null && lane.planIndex === episodes[i]) lane.actor.send({ type: 'FAILED', message: episodeErrors.actFailed(error) });
+          if (lane.episode !== null && lane.planIndex === episodes[i]) lane.episode.send({ type: 'FAILED', message: episodeErrors.actFailed(error) });
         });
       }
       this.drainEnded();
@@ -317,7 +333,7 @@ export class FlowDriver implements FlowHost {
   private stepTurns(turns: readonly Lane[], episodes: readonly number[] | null, actions: readonly string[]): void {
     for (let i = 0; i < turns.length; i++) {
       const lane = turns[i] as Lane;
-      if (episodes !== null && (lane.actor === null || lane.planIndex !== episodes[i])) continue;
+      if (episodes !== null && (lane.episode === null || lane.planIndex !== episodes[i])) continue;
       lane.action = actions[i] ?? '';
       this.enqueue(lane, OP.step, 0, lane.action);
     }
@@ -330,7 +346,7 @@ export class FlowDriver implements FlowHost {
       this.ended = [];
       for (const lane of ended) {
         const result = lane.result as FlowResult;
-        lane.actor = null;
+        lane.episode = null;
         lane.ticket++;
         this.live--;
         if (result.trajectory.outcome === 'error') {
@@ -369,7 +385,7 @@ export class FlowDriver implements FlowHost {
 
   private abort(reason: string): void {
     this.exhausted = true;
-    for (const lane of this.lanes) lane.actor?.send({ type: 'ABORT', reason });
+    for (const lane of this.lanes) lane.episode?.send({ type: 'ABORT', reason });
     this.drainEnded();
     this.settle();
   }
@@ -391,9 +407,9 @@ export class FlowDriver implements FlowHost {
       if (batch.deadline > now || !this.retire(batch)) continue;
       for (let i = 0; i < batch.lanes.length; i++) {
         const lane = batch.lanes[i];
-        if (lane == null || lane.actor === null || batch.tickets[i] !== lane.ticket) continue;
+        if (lane == null || lane.episode === null || batch.tickets[i] !== lane.ticket) continue;
         const message = batch.kinds[i] === OP.reset ? episodeErrors.resetTimedOut(envName, envTimeoutMs) : episodeErrors.stepTimedOut(envName, envTimeoutMs);
-        lane.actor.send({ type: 'FAILED', message });
+        lane.episode.send({ type: 'FAILED', message });
       }
     }
     this.drainEnded();

@@ -1,16 +1,13 @@
 /**
  * One lane of the `FlowDriver`: a slot that plays episodes back to back, one at a time. It holds
- * the episode's actor and plan, the environment instance it talks to, and the ticket of the request
+ * the running episode (its machine's snapshot, or a live actor) and plan, the environment instance it talks to, and the ticket of the request
  * it waits on (answers with an older ticket are stale and dropped).
  */
-import type { Actor } from 'xstate';
-import type { episodeFlowMachine, FlowResult } from '../../actors/episode-flow.js';
+import type { FlowResult } from '../../actors/episode-flow.js';
+import type { FlowEpisode } from '../../actors/episode-flow-steps.js';
 import type { Observation } from '../../core/types.js';
 import type { EpisodePlan } from '../rollout.js';
 import type { FlowTurn } from './flow-policies.js';
-
-/** The actor of one flow episode. */
-export type FlowActor = Actor<typeof episodeFlowMachine>;
 
 /** A lane and the episode it plays. */
 export interface Lane extends FlowTurn {
@@ -19,7 +16,8 @@ export interface Lane extends FlowTurn {
   turnCount: number;
   seed: number;
   envSlot: number;
-  actor: FlowActor | null;
+  /** The episode playing on this lane, or null between episodes. */
+  episode: FlowEpisode | null;
   plan: EpisodePlan | null;
   planIndex: number;
   /** The action sent with the pending step. */
@@ -43,7 +41,7 @@ export function createLane(lane: number): Lane {
     turnCount: 0,
     seed: 0,
     envSlot: lane,
-    actor: null,
+    episode: null,
     plan: null,
     planIndex: -1,
     action: '',
@@ -54,7 +52,7 @@ export function createLane(lane: number): Lane {
 
 /**
  * Points `lane` at episode `index` of the run (its plan), clearing what the last episode left.
- * The caller then creates and starts the episode's actor.
+ * The caller then starts the episode.
  * @example
  * assignEpisode(lane, plan, 7); // lane.planIndex = 7, lane.turnCount = 0
  */
