@@ -62,6 +62,24 @@ export interface TrainForwardWithHidden extends TrainForward {
 /** HF checkpoints carry these buffers; they are recomputed here, so loading skips them. */
 const IGNORED_CHECKPOINT_SUFFIXES = ['rotary_emb.inv_freq'];
 
+/**
+ * Every spec's stored-layout data from HF-layout weights: each present with its HF shape
+ * ({@link CheckpointError} names the missing or mismatched tensor), `lm_head.weight` ignored when
+ * embeddings are tied, and an unknown name an error (it means another architecture).
+ */
+function checkedHfWeights(specs: readonly WeightSpec[], weights: ReadonlyMap<string, NamedWeight>, tied: boolean): Float32Array[] {
+  const known = new Set(specs.map((s) => s.name));
+  for (const name of weights.keys()) {
+    const ignorable = IGNORED_CHECKPOINT_SUFFIXES.some((s) => name.endsWith(s)) || (name === 'lm_head.weight' && tied);
+    if (!known.has(name) && !ignorable) throw new CheckpointError(name, 'unknown tensor for this model config');
+  }
+  return specs.map((spec) => {
+    const weight = weights.get(spec.name);
+    if (weight === undefined) throw new CheckpointError(spec.name, 'missing tensor');
+    return fromHfLayout(spec, weight);
+  });
+}
+
 /** Embedding tables up to this many values are looked up on the CPU (see `embedRows`). */
 const CPU_EMBED_LIMIT = 8_000_000;
 
@@ -86,13 +104,18 @@ export class TransformerModel {
   /** The KV-cached sampling forwards, reading this model through a view (transformer/cached-forward.ts). */
   private readonly sampling: CachedForward;
 
-  /** Builds a model with N(0, 0.02) weights drawn from `rng` (deterministic for a seed). */
-  constructor(config: TransformerConfig, rng: Rng) {
+  /**
+   * Builds a model with N(0, 0.02) weights drawn from `rng` (deterministic for a seed), or with
+   * the given HF-layout weights (see {@link TransformerModel.fromNamedWeights}).
+   */
+  constructor(config: TransformerConfig, source: Rng | ReadonlyMap<string, NamedWeight>) {
     validateTransformerConfig(config);
     this.config = { ...config };
     this.specs = weightSpecs(config);
+    const values = source instanceof Map ? checkedHfWeights(this.specs, source, config.tieEmbeddings) : null;
     this.specs.forEach((spec, i) => {
-      const initial = tf.tensor(initialValues(spec, rng.fork('init', i)), storedShape(spec));
+      const data = values === null ? initialValues(spec, (source as Rng).fork('init', i)) : (values[i] as Float32Array);
+      const initial = tf.tensor(data, storedShape(spec));
       // Unnamed: tfjs variable names are global, and several models may coexist.
       this.vars.set(spec.name, tf.variable(initial, true));
       initial.dispose(); // the variable holds its own reference to the data; kept, this tensor would outlive dispose()
@@ -108,6 +131,15 @@ export class TransformerModel {
       decode: (ids, batch, seqLen, positions, attention) => this.decoder(ids, batch, seqLen, this.ropeFor(positions, batch, seqLen), attention),
       head: (hidden) => this.head(hidden),
     });
+  }
+
+  /**
+   * A model holding `weights` (HF layout, e.g. a pretrained checkpoint) from the start: no random
+   * initialisation, no second copy.
+   * @example const model = TransformerModel.fromNamedWeights(parsed.config, await readHfWeights(folder));
+   */
+  static fromNamedWeights(config: TransformerConfig, weights: ReadonlyMap<string, NamedWeight>): TransformerModel {
+    return new TransformerModel(config, weights instanceof Map ? weights : new Map(weights));
   }
 
   /** Total number of parameters. */
@@ -149,16 +181,7 @@ export class TransformerModel {
    * when embeddings are tied; an unknown name is an error (it means another architecture).
    */
   loadNamedWeights(weights: ReadonlyMap<string, NamedWeight>): void {
-    const known = new Set(this.specs.map((s) => s.name));
-    for (const name of weights.keys()) {
-      const ignorable = IGNORED_CHECKPOINT_SUFFIXES.some((s) => name.endsWith(s)) || (name === 'lm_head.weight' && this.config.tieEmbeddings);
-      if (!known.has(name) && !ignorable) throw new CheckpointError(name, 'unknown tensor for this model config');
-    }
-    const converted = this.specs.map((spec) => {
-      const weight = weights.get(spec.name);
-      if (weight === undefined) throw new CheckpointError(spec.name, 'missing tensor');
-      return fromHfLayout(spec, weight);
-    });
+    const converted = checkedHfWeights(this.specs, weights, this.config.tieEmbeddings);
     this.specs.forEach((spec, i) => {
       const value = tf.tensor(converted[i], storedShape(spec));
       this.weight(spec.name).assign(value);
