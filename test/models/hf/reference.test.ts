@@ -15,7 +15,8 @@ import { Rng } from '../../../src/core/rng.js';
 import { selectBackend } from '../../../src/models/backend/select.js';
 import { tf } from '../../../src/models/backend/tf.js';
 import { describeHfModel, inspectHfModel, loadHfModel } from '../../../src/models/hf/hf-model.js';
-import type { TransformerModel } from '../../../src/models/transformer.js';
+import { TransformerModel } from '../../../src/models/transformer.js';
+import { readAdapterFiles, writeAdapterFiles } from '../../../src/models/lora/peft-files.js';
 import { TransformerPolicy } from '../../../src/models/transformer-policy.js';
 
 interface Reference {
@@ -128,7 +129,9 @@ describe.each(VARIANTS)('%s', (variant) => {
     const packed = model.extendPacked(caches, ref.prompts.map((p) => Int32Array.from(p)));
     const rows = packed.dataSync() as Float32Array;
     packed.dispose();
-    ref.prompts.forEach((p, r) => expect(relative(rows.subarray(r * v, (r + 1) * v), refRow(r, p.length - 1))).toBeLessThan(1e-4));
+    ref.prompts.forEach((p, r) => {
+      expect(relative(rows.subarray(r * v, (r + 1) * v), refRow(r, p.length - 1))).toBeLessThan(1e-4);
+    });
   });
 
   it('gives the reference log-probs in the training forward', () => {
@@ -165,7 +168,9 @@ describe.each(VARIANTS)('%s', (variant) => {
       ref.prompts.map((p) => ({ contextTokens: Int32Array.from(p), actionChoices: null })),
       12,
     );
-    results.forEach((result, r) => expect(Array.from(result.tokens)).toEqual(untilEos(ref.greedy[r])));
+    results.forEach((result, r) => {
+      expect(Array.from(result.tokens)).toEqual(untilEos(ref.greedy[r]));
+    });
   });
 
   it('samples from the same distribution it reports (log-probs of the sampled tokens)', async () => {
@@ -176,5 +181,109 @@ describe.each(VARIANTS)('%s', (variant) => {
     const max = Math.max(...row);
     const logZ = max + Math.log(row.reduce((s, x) => s + Math.exp(x - max), 0));
     expect(Math.abs((result?.logprobs[0] as number) - (row[result?.tokens[0] as number] - logZ))).toBeLessThan(1e-3);
+  });
+});
+
+describe('LoRA (PEFT adapter on qwen2, all seven target modules)', () => {
+  interface LoraReference {
+    readonly prompt: number[];
+    readonly logits: number[];
+    readonly logLikelihood: number;
+    readonly grads: Record<string, number[]>;
+    readonly vocab: number;
+  }
+  let ref: LoraReference;
+  let model: TransformerModel;
+  const folder = () => join(dir, 'qwen2-lora');
+
+  beforeAll(async () => {
+    ref = (reference as unknown as Record<string, LoraReference>)['qwen2-lora'] as LoraReference;
+    model = await loadHfModel(join(folder(), 'base'));
+    const adapter = await readAdapterFiles(folder());
+    expect(adapter.spec).toMatchObject({ rank: 4, alpha: 8, dropout: 0 });
+    model.attachLora(adapter.spec, adapter.weights);
+  });
+  afterAll(() => model.dispose());
+
+  const logitsOf = (m: TransformerModel): Float32Array => {
+    const ids = Int32Array.from(ref.prompt);
+    const t = m.forwardLogits(ids, new Uint8Array(ids.length).fill(1), 1, ids.length);
+    const out = t.dataSync() as Float32Array;
+    t.dispose();
+    return out;
+  };
+  const relative = (ours: Float32Array, want: readonly number[]) => {
+    let diff = 0;
+    let scale = 0;
+    want.forEach((x, i) => {
+      diff = Math.max(diff, Math.abs(ours[i] - x));
+      scale = Math.max(scale, Math.abs(x));
+    });
+    return diff / scale;
+  };
+
+  it('computes the adapted logits, and the base ones with adapters off', async () => {
+    expect(relative(logitsOf(model), ref.logits)).toBeLessThan(1e-4);
+    const base = await loadHfModel(join(folder(), 'base'));
+    const off = model.withAdaptersOff(() => logitsOf(model));
+    expect(Array.from(off)).toEqual(Array.from(logitsOf(base)));
+    base.dispose();
+  });
+
+  it('trains only the adapters, with the reference gradients', () => {
+    const n = ref.prompt.length - 1;
+    const batch = {
+      batchSize: 1,
+      seqLen: ref.prompt.length,
+      inputIds: Int32Array.from(ref.prompt),
+      attentionMask: new Uint8Array(ref.prompt.length).fill(1),
+      targetPositions: Int32Array.from({ length: n }, (_, i) => i),
+      targetIds: Int32Array.from(ref.prompt.slice(1)),
+      allowedOffsets: new Int32Array(n + 1),
+      allowedIds: new Int32Array(0),
+    };
+    const variables = model.trainableVariables();
+    expect(variables.length).toBe(Object.keys(ref.grads).length);
+    const { value, grads } = tf.variableGrads(() => {
+      const { logprobs, entropy } = model.forwardTrain(batch, 1);
+      entropy.dispose();
+      return tf.sum(logprobs) as tf.Scalar;
+    });
+    expect(Math.abs(value.dataSync()[0] - ref.logLikelihood)).toBeLessThan(1e-3 * Math.abs(ref.logLikelihood));
+    expect(Object.keys(grads).length).toBe(variables.length); // the frozen base gets no gradient
+    // Map our variables (A [in, r], B [r, out]) to PEFT names through namedWeights' order.
+    const names = [...model.namedWeights().keys()];
+    variables.forEach((v, i) => {
+      const ours = grads[v.name] as tf.Tensor;
+      const peft = tf.transpose(ours).dataSync() as Float32Array; // stored transposed from PEFT's layout
+      expect(relative(peft, ref.grads[names[i] as string] as number[])).toBeLessThan(1e-3);
+    });
+    tf.dispose([value, ...Object.values(grads)]);
+  });
+
+  it('merges into the base for export: a plain model with the same logits', () => {
+    const merged = TransformerModel.fromNamedWeights(model.config, model.mergedNamedWeights());
+    expect(merged.lora).toBeNull();
+    expect(relative(logitsOf(merged), ref.logits)).toBeLessThan(1e-4);
+    merged.dispose();
+  });
+
+  it('writes PEFT files that read back to the same adapter', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'turnwise-peft-'));
+    await writeAdapterFiles(out, model.lora as NonNullable<TransformerModel['lora']>, model.namedWeights(), 'base');
+    const back = await readAdapterFiles(out);
+    expect(back.spec).toEqual(model.lora);
+    for (const [name, w] of model.namedWeights()) expect(Array.from(back.weights.get(name)?.data ?? [])).toEqual(Array.from(w.data));
+    rmSync(out, { recursive: true, force: true });
+  });
+
+  it('shares the frozen base with a sampler copy of the adapters (no second base)', () => {
+    const before = tf.memory().numBytes;
+    const sampler = model.sharingBase(Rng.fromSeed(1));
+    const added = tf.memory().numBytes - before;
+    expect(added).toBeLessThan(model.trainableParameterCount * 4 * 2); // the adapters (and their init), not the base
+    expect(relative(logitsOf(sampler), ref.logits)).toBeLessThan(1e-4);
+    sampler.dispose();
+    expect(relative(logitsOf(model), ref.logits)).toBeLessThan(1e-4); // the learner's base survived
   });
 });

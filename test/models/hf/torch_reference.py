@@ -188,8 +188,9 @@ def rotate_half(x):
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
 
-def forward(v, w, ids, mask):
-    """Logits [B, T, V] of a left- or right-padded batch (mask 1 = real token)."""
+def forward(v, w, ids, mask, lora=None):
+    """Logits [B, T, V] of a left- or right-padded batch (mask 1 = real token); `lora` adds
+    scale * B (A x) to each adapted projection (PEFT's LoRA, no dropout)."""
     b, t = ids.shape
     hd, h, kvh, eps = head_dim(v), v["heads"], v["kv"], v["eps"]
     positions = (mask.cumsum(-1) - 1).clamp(min=0)
@@ -199,7 +200,11 @@ def forward(v, w, ids, mask):
     allowed = torch.tril(torch.ones(t, t, dtype=torch.bool))[None] & mask[:, None, :].bool()  # [B, T, T]
     bias = torch.where(allowed, 0.0, torch.finfo(torch.float32).min)[:, None]  # [B, 1, T, T]
     x = w["model.embed_tokens.weight"][ids]
-    lin = lambda z, name: z @ w[name + ".weight"].T + (w[name + ".bias"] if name + ".bias" in w else 0)
+    def lin(z, name):
+        y = z @ w[name + ".weight"].T + (w[name + ".bias"] if name + ".bias" in w else 0)
+        if lora is not None and name in lora["A"]:
+            y = y + lora["scale"] * ((z @ lora["A"][name].T) @ lora["B"][name].T)
+        return y
     for i in range(v["layers"]):
         p = f"model.layers.{i}"
         hs = rms_norm(x, w[f"{p}.input_layernorm.weight"], eps)
@@ -234,6 +239,45 @@ def greedy(v, w, prompt, steps):
     return ids[len(prompt):]
 
 
+LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+
+
+def lora_reference(out_dir, reference):
+    """A LoRA adapter (all seven target modules, r 4, alpha 8) on the qwen2 variant, saved as PEFT
+    files, with the logits of the adapted model and the gradients of a log-likelihood w.r.t. A and B."""
+    v = VARIANTS["qwen2"]
+    base, _ = make_weights(v)  # same seed stream position is not needed: the base is re-read by turnwise
+    folder = os.path.join(out_dir, "qwen2-lora")
+    write_folder(os.path.join(folder, "base"), v, base, torch.float32)
+    rank, alpha = 4, 8.0
+    modules = [f"model.layers.{i}.{'self_attn' if t.endswith(('q_proj', 'k_proj', 'v_proj', 'o_proj')) else 'mlp'}.{t}"
+               for i in range(v["layers"]) for t in LORA_TARGETS]
+    a = {m: (0.3 * torch.randn(rank, base[m + ".weight"].shape[1])).requires_grad_() for m in modules}
+    b = {m: (0.3 * torch.randn(base[m + ".weight"].shape[0], rank)).requires_grad_() for m in modules}
+    lora = {"A": a, "B": b, "scale": alpha / rank}
+    peft = {}
+    for m in modules:
+        peft[f"base_model.model.{m}.lora_A.weight"] = a[m].detach()
+        peft[f"base_model.model.{m}.lora_B.weight"] = b[m].detach()
+    write_safetensors(os.path.join(folder, "adapter_model.safetensors"), peft, torch.float32, "F32")
+    with open(os.path.join(folder, "adapter_config.json"), "w") as out:
+        json.dump({"peft_type": "LORA", "task_type": "CAUSAL_LM", "r": rank, "lora_alpha": alpha, "lora_dropout": 0.0,
+                   "target_modules": LORA_TARGETS, "bias": "none", "fan_in_fan_out": False,
+                   "base_model_name_or_path": "base"}, out)
+    prompt = [5, 17, 42, 99, 3, 250, 7, 8]
+    ids = torch.tensor([prompt])
+    logits = forward(v, base, ids, torch.ones_like(ids), lora)
+    logp = torch.log_softmax(logits[0, :-1], dim=-1)
+    total = logp[torch.arange(len(prompt) - 1), torch.tensor(prompt[1:])].sum()
+    total.backward()
+    grads = {}
+    for m in modules:
+        grads[f"base_model.model.{m}.lora_A.weight"] = a[m].grad.reshape(-1).tolist()
+        grads[f"base_model.model.{m}.lora_B.weight"] = b[m].grad.reshape(-1).tolist()
+    reference["qwen2-lora"] = {"prompt": prompt, "logits": logits.detach().reshape(-1).tolist(),
+                               "logLikelihood": float(total), "grads": grads, "vocab": v["vocab"]}
+
+
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     reference = {}
@@ -254,6 +298,7 @@ def main(out_dir):
             continuations = [greedy(v, weights, p, 12) for p in prompts]
         reference[name] = {"prompts": prompts, "seqLen": t, "vocab": v["vocab"],
                            "logits": logits.reshape(-1).tolist(), "greedy": continuations}
+    lora_reference(out_dir, reference)
     with open(os.path.join(out_dir, "reference.json"), "w") as out:
         json.dump(reference, out)
 
