@@ -1,6 +1,6 @@
 /**
  * Assembles and runs one training job on the embedded default: every actor of the picture in
- * DESIGN.md, connected over an in-process bus exactly as `src/runtime/wiring.ts` lists.
+ * the README ("How it is put together"), connected over an in-process bus exactly as `src/runtime/wiring.ts` lists.
  *
  * Randomness: every stream derives from `config.seed` and the step or episode it serves
  * (`rng.fork('tasks', step)`, per-episode and per-turn seeds), never from a shared mutable stream.
