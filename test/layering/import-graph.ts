@@ -23,7 +23,7 @@ export function importSpecifiers(text: string): string[] {
   for (const pattern of [STATIC_IMPORT, SIDE_EFFECT_IMPORT, DYNAMIC_IMPORT]) {
     for (const match of text.matchAll(pattern)) {
       const specifier = match[1];
-      if (specifier !== undefined && specifier.startsWith('.')) found.push(specifier);
+      if (specifier?.startsWith('.')) found.push(specifier);
     }
   }
   return found;
