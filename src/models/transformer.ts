@@ -13,10 +13,11 @@
 import { CheckpointError, InvalidArgumentError } from '../core/errors.js';
 import type { Rng } from '../core/rng.js';
 import { tf } from './backend/tf.js';
+import { type ConfigTokenIds, writeHfConfig } from './hf/hf-config.js';
 import type { KvCache } from './kv-cache.js';
 import type { TrainBatch } from './train-batch.js';
 import { CachedForward } from './transformer/cached-forward.js';
-import { type HfLlamaConfig, headDim, type TransformerConfig, toHfConfig, validateTransformerConfig } from './transformer/config.js';
+import { headDim, kvHeads, type TransformerConfig, validateTransformerConfig } from './transformer/config.js';
 import type { PackedOptions } from './transformer/inference.js';
 import {
   type AttentionFn,
@@ -27,19 +28,21 @@ import {
   embedRows,
   mergeHeads,
   mlpResidual,
+  type Projection,
   positionsFromMask,
+  project,
   type RopeFactors,
   rmsNorm,
   ropeFactors,
-  ropeTable,
   rotateHalfMatrix,
   splitHeads,
   targetLogProbsAndEntropy,
 } from './transformer/layers.js';
+import { RopeTable, ropeInverseFrequencies } from './transformer/rope.js';
 import { constraintMask, everyPosition, validateTrainBatch } from './transformer/train-inputs.js';
 import { fromHfLayout, initialValues, type NamedWeight, storedShape, toHfLayout, type WeightSpec, weightSpecs } from './transformer/weights.js';
 
-export type { HfLlamaConfig, TransformerConfig } from './transformer/config.js';
+export type { TransformerConfig } from './transformer/config.js';
 export type { NamedWeight } from './transformer/weights.js';
 
 /** Output of {@link TransformerModel.forwardTrain}, aligned with `TrainBatch.targetIds`. */
@@ -76,7 +79,7 @@ export class TransformerModel {
   readonly config: TransformerConfig;
   private readonly specs: WeightSpec[];
   private readonly vars = new Map<string, tf.Variable>();
-  private readonly rope: { cos: Float32Array; sin: Float32Array };
+  private readonly rope: RopeTable;
   private readonly rotate: tf.Tensor2D; // [headDim, headDim]
   private disposed = false;
   private embedCache: { dataId: object; data: Float32Array } | null = null;
@@ -95,7 +98,7 @@ export class TransformerModel {
       initial.dispose(); // the variable holds its own reference to the data; kept, this tensor would outlive dispose()
     });
     const hd = headDim(config);
-    this.rope = ropeTable(config.maxContext, hd, config.ropeTheta);
+    this.rope = new RopeTable(ropeInverseFrequencies(config), config.maxContext);
     this.rotate = tf.keep(tf.tensor2d(rotateHalfMatrix(hd), [hd, hd]));
     this.sampling = new CachedForward({
       config: this.config,
@@ -119,9 +122,12 @@ export class TransformerModel {
     return this.specs.map((s) => this.weight(s.name));
   }
 
-  /** The Llama `config.json` for this model. */
-  toHfConfig(): HfLlamaConfig {
-    return toHfConfig(this.config);
+  /**
+   * The Hugging Face `config.json` for this model, with the special-token ids `generate` needs.
+   * @example model.toHfConfig({ bos: 1, eos: [5], pad: 0 }).model_type // 'llama'
+   */
+  toHfConfig(tokenIds: ConfigTokenIds = { bos: null, eos: [], pad: null }): Record<string, unknown> {
+    return writeHfConfig(this.config, tokenIds);
   }
 
   /**
@@ -294,14 +300,19 @@ export class TransformerModel {
     attention: AttentionFn,
   ): tf.Tensor2D {
     const { nHeads, nLayers, rmsNormEps: eps } = this.config;
+    const nKv = kvHeads(this.config);
     let x = this.embed(ids); // [B*T, d]
     for (let i = 0; i < nLayers; i++) {
       const w = this.block(i);
       const h = rmsNorm(x, w.inputNorm, eps); // [B*T, d]
-      const q = applyRope(splitHeads(tf.matMul(h, w.q), batch, seqLen, nHeads), rope); // [B, H, T, hd]
-      const k = applyRope(splitHeads(tf.matMul(h, w.k), batch, seqLen, nHeads), rope);
-      const v = splitHeads(tf.matMul(h, w.v), batch, seqLen, nHeads);
-      x = mlpResidual(x, mergeHeads(attention(i, q, k, v)), w, eps); // context [B*T, d]
+      let q = splitHeads(project(h, w.q), batch, seqLen, nHeads); // [B, H, T, hd]
+      let k = splitHeads(project(h, w.k), batch, seqLen, nKv); // [B, Hkv, T, hd]
+      if (w.qNorm !== undefined && w.kNorm !== undefined) {
+        q = rmsNorm(q, w.qNorm, eps);
+        k = rmsNorm(k, w.kNorm, eps);
+      }
+      const v = splitHeads(project(h, w.v), batch, seqLen, nKv);
+      x = mlpResidual(x, mergeHeads(attention(i, applyRope(q, rope), applyRope(k, rope), v)), w, eps); // context [B*T, H*hd]
     }
     return x;
   }
@@ -309,16 +320,22 @@ export class TransformerModel {
   /** The weights of decoder block `layer` (the variables themselves, read by both forward paths). */
   private block(layer: number): BlockWeights {
     const p = `model.layers.${layer}`;
+    const proj = (name: string): Projection => {
+      const bias = this.vars.get(`${p}.${name}.bias`) as tf.Tensor as tf.Tensor1D | undefined;
+      return bias === undefined ? { weight: this.weight2d(`${p}.${name}.weight`) } : { weight: this.weight2d(`${p}.${name}.weight`), bias };
+    };
+    const qkNorm = this.config.qkNorm === true;
     return {
       inputNorm: this.weight1d(`${p}.input_layernorm.weight`),
-      q: this.weight2d(`${p}.self_attn.q_proj.weight`),
-      k: this.weight2d(`${p}.self_attn.k_proj.weight`),
-      v: this.weight2d(`${p}.self_attn.v_proj.weight`),
-      o: this.weight2d(`${p}.self_attn.o_proj.weight`),
+      q: proj('self_attn.q_proj'),
+      k: proj('self_attn.k_proj'),
+      v: proj('self_attn.v_proj'),
+      o: proj('self_attn.o_proj'),
+      ...(qkNorm ? { qNorm: this.weight1d(`${p}.self_attn.q_norm.weight`), kNorm: this.weight1d(`${p}.self_attn.k_norm.weight`) } : {}),
       postNorm: this.weight1d(`${p}.post_attention_layernorm.weight`),
-      gate: this.weight2d(`${p}.mlp.gate_proj.weight`),
-      up: this.weight2d(`${p}.mlp.up_proj.weight`),
-      down: this.weight2d(`${p}.mlp.down_proj.weight`),
+      gate: proj('mlp.gate_proj'),
+      up: proj('mlp.up_proj'),
+      down: proj('mlp.down_proj'),
     };
   }
 
@@ -349,6 +366,9 @@ export class TransformerModel {
 
   private ropeFor(positions: Int32Array, batch: number, seqLen: number): RopeFactors {
     this.checkPositions(positions);
+    let highest = 0;
+    for (const p of positions) if (p > highest) highest = p;
+    this.rope.ensure(highest + 1);
     return ropeFactors(this.rope, positions, batch, seqLen, headDim(this.config), this.rotate);
   }
 
