@@ -1,5 +1,5 @@
 /**
- * The config schema (STYLE.md §7): one zod schema, nested by concern, a `.describe()` line on every
+ * The config schema: one zod schema, nested by concern, a `.describe()` line on every
  * field, `.strict()` objects so that a misspelt key is an error, defaults filled in. YAML files,
  * the CLI and the README table all come from it.
  */

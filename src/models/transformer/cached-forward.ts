@@ -16,7 +16,7 @@ import { KvCache } from '../kv-cache.js';
 import { headDim, kvHeads } from './config.js';
 import { cpuAttention, useCpuAttention } from './cpu-attention.js';
 import { type InferenceWeights, type PackedOptions, packedExtend } from './inference.js';
-import { type AttentionFn, attend, attentionMask, type Projection, positionsFromMask } from './layers.js';
+import { type AttentionFn, attend, attentionMask, type FusedProjection, type Projection, positionsFromMask } from './layers.js';
 
 /** What the sampling path reads from a model (its weights stay private to it). */
 export interface DecoderView extends Omit<InferenceWeights, 'fusedQkv'> {
@@ -143,12 +143,6 @@ export class CachedForward {
     this.qkvCache[layer] = { ids: tensors.map((t) => t.dataId), fused };
     return fused;
   }
-}
-
-/** A fused projection (no LoRA: merged in). */
-export interface FusedProjection {
-  readonly weight: tf.Tensor2D;
-  readonly bias?: tf.Tensor1D;
 }
 
 function mergedWeight(p: Projection): tf.Tensor2D {

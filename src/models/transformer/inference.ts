@@ -18,9 +18,8 @@
 import { InvalidArgumentError } from '../../core/errors.js';
 import { tf } from '../backend/tf.js';
 import type { KvCache } from '../kv-cache.js';
-import type { FusedProjection } from './cached-forward.js';
 import { headDim, kvHeads, queryWidth, type TransformerConfig } from './config.js';
-import { type BlockWeights, mlpResidual, rmsNorm } from './layers.js';
+import { type BlockWeights, type FusedProjection, mlpResidual, rmsNorm } from './layers.js';
 import type { RopeTable } from './rope.js';
 import { attendGroups, attentionGroups } from './grouped-attention.js';
 import { ropePackedInPlace, writePackedKv } from './packed-attention.js';

@@ -65,6 +65,12 @@ export interface Projection {
   readonly lora?: { readonly a: tf.Tensor2D; readonly b: tf.Tensor2D; readonly scale: number };
 }
 
+/** A fused projection (no LoRA: merged in). */
+export interface FusedProjection {
+  readonly weight: tf.Tensor2D;
+  readonly bias?: tf.Tensor1D;
+}
+
 /**
  * Applies a {@link Projection}: `[n, in] -> [n, out]`. `dropLoraInput` (LoRA dropout, training
  * only) is applied to the adapter's input alone, as PEFT does.
