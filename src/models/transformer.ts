@@ -61,6 +61,14 @@ export interface TrainForwardWithHidden extends TrainForward {
   readonly hidden: tf.Tensor2D;
 }
 
+/** How the decoder stack runs. */
+interface DecoderOptions {
+  /** LoRA dropout of the training forward. */
+  readonly drop?: (x: tf.Tensor2D) => tf.Tensor2D;
+  /** Inference only (nothing records gradients): free each layer's intermediates as it goes. */
+  readonly release?: boolean;
+}
+
 /** Embedding tables up to this many values are looked up on the CPU (see `embedRows`). */
 const CPU_EMBED_LIMIT = 8_000_000;
 
@@ -100,7 +108,7 @@ export class TransformerModel {
       rope: this.rope,
       embed: (ids) => this.embed(ids),
       block: (layer) => this.block(layer),
-      decode: (ids, batch, seqLen, positions, attention) => this.decoder(ids, batch, seqLen, this.ropeFor(positions, batch, seqLen), attention),
+      decode: (ids, batch, seqLen, positions, attention) => this.decoder(ids, batch, seqLen, this.ropeFor(positions, batch, seqLen), attention, { release: true }),
       head: (hidden) => this.head(hidden),
     });
   }
@@ -228,7 +236,7 @@ export class TransformerModel {
     return tf.tidy(() => {
       const mask = tf.tensor4d(maskValues, [b, 1, t, t]);
       const rope = this.ropeFor(positions, b, t);
-      const hidden = this.decoder(batch.inputIds, b, t, rope, (_, q, k, val) => attend(q, k, val, mask), this.loraDropout(batch)); // [B*T, d]
+      const hidden = this.decoder(batch.inputIds, b, t, rope, (_, q, k, val) => attend(q, k, val, mask), { drop: this.loraDropout(batch) }); // [B*T, d]
       // Every position a target, in order (dense targets): the rows are `hidden` itself; skip the slow wasm Gather.
       const selected = everyPosition(batch) ? hidden : tf.gather(hidden, tf.tensor1d(batch.targetPositions, 'int32')); // [N, d]
       const normed = this.finalNorm(selected); // [N, d]
@@ -273,7 +281,7 @@ export class TransformerModel {
     return tf.tidy(() => {
       const mask = tf.tensor4d(maskValues, [batchSize, 1, seqLen, seqLen]);
       const rope = this.ropeFor(positions, batchSize, seqLen);
-      const hidden = this.decoder(inputIds, batchSize, seqLen, rope, (_, q, k, v) => attend(q, k, v, mask));
+      const hidden = this.decoder(inputIds, batchSize, seqLen, rope, (_, q, k, v) => attend(q, k, v, mask), { release: true });
       return tf.reshape(this.head(hidden), [batchSize, seqLen, this.config.vocabSize]);
     });
   }
@@ -327,12 +335,32 @@ export class TransformerModel {
     seqLen: number,
     rope: RopeFactors,
     attention: AttentionFn,
-    drop?: (x: tf.Tensor2D) => tf.Tensor2D,
+    options: DecoderOptions = {},
   ): tf.Tensor2D {
     const { nHeads, nLayers, rmsNormEps: eps } = this.config;
     const nKv = kvHeads(this.config);
+    const { drop, release } = options;
     let x = this.embed(ids); // [B*T, d]
     for (let i = 0; i < nLayers; i++) {
+      if (release) {
+        // Inference: free each layer's intermediates as soon as the next residual stream exists
+        // (one tidy over the whole stack would hold every layer's, ~2.4 GB for a 64-row prefill at 135M).
+        const next = tf.tidy(() => this.decoderLayer(i, x, batch, seqLen, rope, attention, {}));
+        x.dispose();
+        x = next;
+      } else {
+        x = this.decoderLayer(i, x, batch, seqLen, rope, attention, { drop });
+      }
+    }
+    return x;
+  }
+
+  /** One decoder block on the residual stream `x` `[B*T, d]`. */
+  private decoderLayer(i: number, x: tf.Tensor2D, batch: number, seqLen: number, rope: RopeFactors, attention: AttentionFn, options: { drop?: (x: tf.Tensor2D) => tf.Tensor2D }): tf.Tensor2D {
+    const { nHeads, rmsNormEps: eps } = this.config;
+    const nKv = kvHeads(this.config);
+    const { drop } = options;
+    {
       const w = this.block(i);
       const h = rmsNorm(x, w.inputNorm, eps); // [B*T, d]
       let q = splitHeads(project(h, w.q, drop), batch, seqLen, nHeads); // [B, H, T, hd]
@@ -342,9 +370,8 @@ export class TransformerModel {
         k = rmsNorm(k, w.kNorm, eps);
       }
       const v = splitHeads(project(h, w.v, drop), batch, seqLen, nKv);
-      x = mlpResidual(x, mergeHeads(attention(i, applyRope(q, rope), applyRope(k, rope), v)), w, eps, drop); // context [B*T, H*hd]
+      return mlpResidual(x, mergeHeads(attention(i, applyRope(q, rope), applyRope(k, rope), v)), w, eps, drop); // context [B*T, H*hd]
     }
-    return x;
   }
 
   /**
