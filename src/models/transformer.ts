@@ -337,11 +337,9 @@ export class TransformerModel {
     attention: AttentionFn,
     options: DecoderOptions = {},
   ): tf.Tensor2D {
-    const { nHeads, nLayers, rmsNormEps: eps } = this.config;
-    const nKv = kvHeads(this.config);
     const { drop, release } = options;
     let x = this.embed(ids); // [B*T, d]
-    for (let i = 0; i < nLayers; i++) {
+    for (let i = 0; i < this.config.nLayers; i++) {
       if (release) {
         // Inference: free each layer's intermediates as soon as the next residual stream exists
         // (one tidy over the whole stack would hold every layer's, ~2.4 GB for a 64-row prefill at 135M).
@@ -360,18 +358,16 @@ export class TransformerModel {
     const { nHeads, rmsNormEps: eps } = this.config;
     const nKv = kvHeads(this.config);
     const { drop } = options;
-    {
-      const w = this.block(i);
-      const h = rmsNorm(x, w.inputNorm, eps); // [B*T, d]
-      let q = splitHeads(project(h, w.q, drop), batch, seqLen, nHeads); // [B, H, T, hd]
-      let k = splitHeads(project(h, w.k, drop), batch, seqLen, nKv); // [B, Hkv, T, hd]
-      if (w.qNorm !== undefined && w.kNorm !== undefined) {
-        q = rmsNorm(q, w.qNorm, eps);
-        k = rmsNorm(k, w.kNorm, eps);
-      }
-      const v = splitHeads(project(h, w.v, drop), batch, seqLen, nKv);
-      return mlpResidual(x, mergeHeads(attention(i, applyRope(q, rope), applyRope(k, rope), v)), w, eps, drop); // context [B*T, H*hd]
+    const w = this.block(i);
+    const h = rmsNorm(x, w.inputNorm, eps); // [B*T, d]
+    let q = splitHeads(project(h, w.q, drop), batch, seqLen, nHeads); // [B, H, T, hd]
+    let k = splitHeads(project(h, w.k, drop), batch, seqLen, nKv); // [B, Hkv, T, hd]
+    if (w.qNorm !== undefined && w.kNorm !== undefined) {
+      q = rmsNorm(q, w.qNorm, eps);
+      k = rmsNorm(k, w.kNorm, eps);
     }
+    const v = splitHeads(project(h, w.v, drop), batch, seqLen, nKv);
+    return mlpResidual(x, mergeHeads(attention(i, applyRope(q, rope), applyRope(k, rope), v)), w, eps, drop); // context [B*T, H*hd]
   }
 
   /**
