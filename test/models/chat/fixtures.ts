@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { ChatMessage } from '../../../src/models/chat/template.js';
 
 /** Folder of the fixture model folders. */
 export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
@@ -15,10 +16,7 @@ export const FAMILIES = ['gpt2', 'qwen2.5', 'qwen3', 'smollm2', 'llama3', 'llama
 export const CHAT_FAMILIES = ['qwen2.5', 'qwen3', 'smollm2', 'llama3', 'llama2', 'mistral'] as const;
 export type Family = (typeof FAMILIES)[number];
 
-export interface Message {
-  readonly role: string;
-  readonly content: string;
-}
+export type Message = ChatMessage;
 
 export interface Reference {
   readonly family: string;
