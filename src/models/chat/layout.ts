@@ -4,6 +4,7 @@
  * acknowledgement, then the first observation as a user message; after that, the agent's replies
  * (assistant) and the environment's observations (user) alternate.
  */
+import { InvalidArgumentError } from '../../core/errors.js';
 import type { ChatMessage } from './template.js';
 
 /** AgentGym's canned acknowledgement after the instruction (BabyAI, TextCraft, SciWorld, …). */
@@ -21,6 +22,11 @@ export interface ChatLayout {
   readonly acknowledgement?: string | null;
   /** Joins instruction and first observation when there is no acknowledgement. Default `'\n\n'`. */
   readonly instructionSeparator?: string;
+  /**
+   * The role of the instruction: `user` (AgentGym) or `system` (turnwise's own layout, where the
+   * instruction follows `<|system|>`; `system` above must then be unset). Default `user`.
+   */
+  readonly instructionRole?: 'user' | 'system';
 }
 
 /**
@@ -31,6 +37,13 @@ export interface ChatLayout {
  */
 export function headMessages(layout: ChatLayout, instruction: string, firstObservation: string): ChatMessage[] {
   const messages: ChatMessage[] = [];
+  if (layout.instructionRole === 'system') {
+    if (layout.system !== undefined && layout.system !== null) throw new InvalidArgumentError('layout.system', 'must be unset when the instruction is the system message');
+    messages.push({ role: 'system', content: instruction });
+    if (layout.acknowledgement !== undefined && layout.acknowledgement !== null) messages.push({ role: 'assistant', content: layout.acknowledgement });
+    messages.push({ role: 'user', content: firstObservation });
+    return messages;
+  }
   if (layout.system !== undefined && layout.system !== null) messages.push({ role: 'system', content: layout.system });
   const ack = layout.acknowledgement === undefined ? AGENTGYM_ACKNOWLEDGEMENT : layout.acknowledgement;
   if (ack === null) {
