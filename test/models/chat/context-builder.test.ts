@@ -3,7 +3,7 @@ import { ChatContextBuilder, type ChatPastTurn, startsWith } from '../../../src/
 import { ChatTemplateError } from '../../../src/models/chat/errors.js';
 import { loadChatModelFiles } from '../../../src/models/chat/model-files.js';
 import { ChatTemplate } from '../../../src/models/chat/template.js';
-import { type Family, fixtureDir, type Message, type Reference, reference } from './fixtures.js';
+import { type Family, fixtureDir, type Reference, reference } from './fixtures.js';
 
 type Chat = NonNullable<Reference['chats']>[number];
 
@@ -87,7 +87,9 @@ describe('the turn separator (verl #6501: the newline after <|im_end|> dropped a
     expect([...ids]).toEqual(expected);
     // The trap: joining the sampled ids straight to the next user message loses one id per boundary.
     const naive = [...builder.head(instruction, observations[0])];
-    pastTurns.forEach((turn, k) => naive.push(...turn.actionTokens, ...builder.observationDelta(observations[k + 1])));
+    pastTurns.forEach((turn, k) => {
+      naive.push(...turn.actionTokens, ...builder.observationDelta(observations[k + 1]));
+    });
     expect(naive.length).toBe((expected?.length ?? 0) - replies.length);
     expect(naive).not.toEqual(expected);
     const imEnd = builder.endOfTurnId;
@@ -191,5 +193,3 @@ describe('templates that cannot be extended turn by turn', () => {
     expect(() => ChatContextBuilder.create(noEnd, files.tokenizer, { stopTokenIds: files.stopTokenIds })).toThrow(/does not end with any stop token/);
   });
 });
-
-export type { Message };
