@@ -104,6 +104,7 @@ export class ChatContextBuilder {
   private readonly beforeReply: { messages: ChatMessage[]; ids: Int32Array };
   private readonly deltas: LruCache<string, Int32Array>;
   private readonly replies = new LruCache<string, Int32Array>(8192);
+  private readonly heads = new LruCache<string, Int32Array>(256);
 
   private constructor(template: ChatTemplate, tokenizer: ChatTokenizer, options: ChatContextOptions) {
     this.template = template;
@@ -159,7 +160,13 @@ export class ChatContextBuilder {
    * @example chat.head(instruction, firstObservation)
    */
   head(instruction: string, firstObservation: string): Int32Array {
-    return this.tokens(headMessages(this.layout, instruction, firstObservation), true);
+    const key = JSON.stringify([instruction, firstObservation]);
+    let ids = this.heads.get(key);
+    if (ids === undefined) {
+      ids = this.tokens(headMessages(this.layout, instruction, firstObservation), true);
+      this.heads.set(key, ids);
+    }
+    return ids.slice();
   }
 
   /**

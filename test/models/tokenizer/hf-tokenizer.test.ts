@@ -2,7 +2,9 @@ import { Tokenizer as JsTokenizer } from '@huggingface/tokenizers';
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../../src/core/errors.js';
 import { HfTokenizer } from '../../../src/models/tokenizer/hf-tokenizer.js';
+import { trainBpe } from '../../../src/models/tokenizer/train.js';
 import { FAMILIES, type Family, readFixtureJson, reference } from '../chat/fixtures.js';
+import { babyAiCorpus, SAMPLE_OBSERVATION } from './babyai-corpus.js';
 
 function load(family: Family): HfTokenizer {
   return HfTokenizer.fromJSON(readFixtureJson(family, 'tokenizer.json'), { source: `${family}/tokenizer.json` });
@@ -95,5 +97,17 @@ describe('HfTokenizer input checks', () => {
   it('returns the tokenizer.json it was built from, unchanged', () => {
     const smol = readFixtureJson('smollm2', 'tokenizer.json');
     expect(HfTokenizer.fromJSON(smol).toJSON()).toEqual(smol);
+  });
+});
+
+describe("HfTokenizer over turnwise's own tokenizer.json", () => {
+  it('gives the ids of BpeTokenizer on plain text, and recognises the special-token strings BpeTokenizer keeps as bytes', () => {
+    const bpe = trainBpe(babyAiCorpus(4, 400), { vocabSize: 600 });
+    const hf = HfTokenizer.fromJSON(bpe.toJSON());
+    expect(hf.vocabSize).toBe(bpe.vocabSize);
+    const texts = [SAMPLE_OBSERVATION, ...babyAiCorpus(77, 30), ...reference('qwen2.5').encode.map((e) => e.text).filter((t) => !t.includes('<|'))];
+    for (const text of texts) expect([...hf.encode(text)], JSON.stringify(text)).toEqual([...bpe.encode(text)]);
+    expect([...hf.encode('<|obs|>hi<|act|>')]).toEqual([3, ...bpe.encode('hi'), 4]);
+    expect(hf.decode([1, ...bpe.encode('go'), 5], { skipSpecialTokens: true })).toBe('go');
   });
 });
