@@ -18,7 +18,7 @@ import { Critic } from '../models/critic.js';
 import { GradientPool, type ReplicaSpec } from '../models/data-parallel/gradient-pool.js';
 import { PolicyTrainer, type TrainerState } from '../models/trainer.js';
 import { TransformerModel, type TransformerConfig } from '../models/transformer.js';
-import { fromHfConfig } from '../models/transformer/config.js';
+import { fromHfConfig } from '../models/hf/hf-config.js';
 import { TransformerPolicy } from '../models/transformer-policy.js';
 import { tf } from '../models/backend/tf.js';
 import type { BackendPreference, MatmulPreference } from '../models/backend/select.js';

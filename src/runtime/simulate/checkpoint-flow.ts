@@ -19,7 +19,7 @@ import { loadCheckpoint, resolveCheckpointDir } from '../../models/checkpoint.js
 import { InferencePool } from '../../models/inference/inference-pool.js';
 import type { ServingPolicy } from '../../models/inference/serving-policy.js';
 import { BpeTokenizer } from '../../models/tokenizer/index.js';
-import { fromHfConfig } from '../../models/transformer/config.js';
+import { fromHfConfig } from '../../models/hf/hf-config.js';
 import { createBatchEnv } from '../env-pool/batch-env.js';
 import { inferenceWorkersOf, servingPolicyOf } from '../policy-stack.js';
 import { loadRunConfig } from '../run-folder.js';
