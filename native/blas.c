@@ -19,10 +19,12 @@ enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
 typedef void (*sgemm_fn)(int order, int transA, int transB, int m, int n, int k, float alpha, const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc);
 typedef void (*set_threads_fn)(int);
 typedef int (*get_threads_fn)(void);
+typedef char *(*corename_fn)(void);
 
 static sgemm_fn sgemm = NULL;
 static set_threads_fn set_threads = NULL;
 static get_threads_fn get_threads = NULL;
+static corename_fn corename = NULL;
 static char library[256] = "";
 
 #define CHECK(env, call)                                                   \
@@ -72,6 +74,7 @@ static napi_value open_blas(napi_env env, napi_callback_info info) {
     sgemm = f;
     set_threads = (set_threads_fn)dlsym(handle, "openblas_set_num_threads");
     get_threads = (get_threads_fn)dlsym(handle, "openblas_get_num_threads");
+    corename = (corename_fn)dlsym(handle, "openblas_get_corename");
     snprintf(library, sizeof library, "%s", name);
     napi_value out;
     CHECK(env, napi_create_string_utf8(env, library, NAPI_AUTO_LENGTH, &out));
@@ -144,12 +147,24 @@ static napi_value threads_js(napi_env env, napi_callback_info info) {
   return out;
 }
 
+/* kernels(): the BLAS kernel family in use (OpenBLAS's core name, e.g. "SkylakeX"), or "" when the library cannot tell. */
+static napi_value kernels_js(napi_env env, napi_callback_info info) {
+  (void)info;
+  napi_value out;
+  CHECK(env, napi_create_string_utf8(env, corename != NULL ? corename() : "", NAPI_AUTO_LENGTH, &out));
+  return out;
+}
+
 /* native/log_softmax.c */
 napi_value log_softmax_stats(napi_env env, napi_callback_info info);
 napi_value log_softmax_stats_grad(napi_env env, napi_callback_info info);
+/* native/adam.c */
+napi_value adam_step_js(napi_env env, napi_callback_info info);
 
 NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
   napi_property_descriptor props[] = {
+      {"adamStep", NULL, adam_step_js, NULL, NULL, NULL, napi_default, NULL},
+      {"kernels", NULL, kernels_js, NULL, NULL, NULL, napi_default, NULL},
       {"logSoftmaxStats", NULL, log_softmax_stats, NULL, NULL, NULL, napi_default, NULL},
       {"logSoftmaxStatsGrad", NULL, log_softmax_stats_grad, NULL, NULL, NULL, napi_default, NULL},
       {"open", NULL, open_blas, NULL, NULL, NULL, napi_default, NULL},

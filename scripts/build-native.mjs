@@ -7,12 +7,23 @@
  * needs no BLAS headers. Plain JS so that `npm install` can run it before anything is compiled.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const sources = ['blas.c', 'log_softmax.c'].map((f) => join(root, 'native', f));
+/**
+ * Each source with its floating-point flags. `fast`: -ffast-math (the loss head's loop needs it to
+ * vectorise expf through libmvec; no NaN/inf reaches it). `exact`: IEEE float32 as tfjs computes,
+ * no FMA contraction, no reassociation — kernels that must give the tfjs form's bits (Adam).
+ */
+const FLAGS = { fast: ['-ffast-math'], exact: ['-fno-fast-math', '-ffp-contract=off', '-fno-math-errno'] };
+const units = [
+  ['blas.c', 'fast'],
+  ['log_softmax.c', 'fast'],
+  ['adam.c', 'exact'],
+];
+const sources = units.map(([f]) => join(root, 'native', f));
 const out = join(root, 'native', 'build', 'turnwise_blas.node');
 const headers = join(dirname(process.execPath), '..', 'include', 'node');
 
@@ -23,12 +34,21 @@ function skip(why) {
 
 if (process.env.TURNWISE_NATIVE_BLAS === 'off') skip('TURNWISE_NATIVE_BLAS=off');
 if (!existsSync(join(headers, 'node_api.h'))) skip(`Node headers not found at ${headers}`);
-const inputs = [...sources, join(root, 'native', 'napi_arrays.h')];
+// The script itself too: its flags are part of what was built.
+const inputs = [...sources, join(root, 'native', 'napi_arrays.h'), fileURLToPath(import.meta.url)];
 if (existsSync(out) && inputs.every((f) => statSync(out).mtimeMs >= statSync(f).mtimeMs)) process.exit(0);
 mkdirSync(dirname(out), { recursive: true });
 const compiler = process.env.CC ?? 'cc';
-const args = ['-O3', '-ffast-math', '-Wall', '-shared', '-fPIC', `-I${headers}`, ...sources, '-o', out, '-ldl', '-lm'];
-const run = spawnSync(compiler, args, { encoding: 'utf8' });
-if (run.error !== undefined) skip(`${compiler}: ${run.error.message}`);
-if (run.status !== 0) skip(`${compiler} failed: ${run.stderr.trim().split('\n').slice(-3).join(' ')}`);
+function cc(args) {
+  const run = spawnSync(compiler, args, { encoding: 'utf8' });
+  if (run.error !== undefined) skip(`${compiler}: ${run.error.message}`);
+  if (run.status !== 0) skip(`${compiler} failed: ${run.stderr.trim().split('\n').slice(-3).join(' ')}`);
+}
+const objects = units.map(([file, kind]) => {
+  const object = join(dirname(out), file.replace(/\.c$/, '.o'));
+  cc(['-O3', ...FLAGS[kind], '-Wall', '-fPIC', `-I${headers}`, '-c', join(root, 'native', file), '-o', object]);
+  return object;
+});
+cc(['-shared', ...objects, '-o', out, '-ldl', '-lm']);
+for (const object of objects) rmSync(object, { force: true });
 console.log(`native BLAS addon built: ${out}`);

@@ -1,9 +1,12 @@
 /**
  * Adam(W) on tfjs variables, with a settable learning rate (for schedules) and exact state
  * save/restore. Built on tfjs' own `AdamOptimizer` (well tested, and the update the slice already
- * trained with); decoupled weight decay (AdamW) is the one extra step tfjs lacks.
+ * trained with); decoupled weight decay (AdamW) is the one extra step tfjs lacks. On wasm with the
+ * native addon each variable's update is one native kernel (`backend/native-adam.ts`) on the same
+ * optimizer state, giving the same bits as tfjs' thirteen kernels.
  */
 import { InvalidArgumentError } from '../core/errors.js';
+import { nativeAdamAvailable, nativeAdamStep } from './backend/native-adam.js';
 import { tf } from './backend/tf.js';
 
 /** One named array of optimizer (or other trainer) state. */
@@ -34,6 +37,19 @@ interface AdamInternals {
   accBeta2?: unknown;
   /** Read by tfjs on every `applyGradients`; protected in its typings, so set through this view. */
   learningRate: number;
+}
+
+/** The rest of tfjs' Adam state the native update reads and writes exactly as `applyGradients` does. */
+interface AdamState {
+  readonly beta1: number;
+  readonly beta2: number;
+  readonly epsilon: number;
+  readonly learningRate: number;
+  readonly accBeta1: tf.Variable;
+  readonly accBeta2: tf.Variable;
+  readonly accumulatedFirstMoment: ({ originalName: string; variable: tf.Variable } | undefined)[];
+  readonly accumulatedSecondMoment: ({ originalName: string; variable: tf.Variable } | undefined)[];
+  incrementIterations(): void;
 }
 
 /**
@@ -75,7 +91,36 @@ export class AdamW {
       const keep = 1 - this.learningRate * this.weightDecay;
       for (const v of variables) tf.tidy(() => v.assign(tf.mul(v, keep)));
     }
-    this.adam.applyGradients(variables.map((v, i) => ({ name: v.name, tensor: grads[i] })));
+    if (!this.applyNative(variables, grads)) this.adam.applyGradients(variables.map((v, i) => ({ name: v.name, tensor: grads[i] })));
+  }
+
+  /**
+   * tfjs' `applyGradients` with each variable's update as one native kernel: the same state (moment
+   * variables created as tfjs creates them, `accBeta` advanced after the step, iterations counted),
+   * so `getState`/`setState` and a later tfjs step see no difference. False when not on the native path.
+   */
+  private applyNative(variables: readonly tf.Variable[], grads: readonly tf.Tensor[]): boolean {
+    if (!nativeAdamAvailable() || [...variables, ...grads].some((t) => t.dtype !== 'float32')) return false;
+    const adam = this.adam as unknown as AdamState;
+    const oneMinus = (v: tf.Variable) => Math.fround(1 - (v.dataSync() as Float32Array)[0]); // tfjs: sub(1, accBeta), float32
+    const scalars = { beta1: adam.beta1, beta2: adam.beta2, epsilon: adam.epsilon, learningRate: adam.learningRate, oneMinusAccBeta1: oneMinus(adam.accBeta1), oneMinusAccBeta2: oneMinus(adam.accBeta2) };
+    for (let i = 0; i < variables.length; i++) {
+      const value = variables[i] as tf.Variable;
+      const first = (adam.accumulatedFirstMoment[i] ??= { originalName: `${value.name}/m`, variable: tf.tidy(() => tf.zerosLike(value).variable(false)) });
+      const second = (adam.accumulatedSecondMoment[i] ??= { originalName: `${value.name}/v`, variable: tf.tidy(() => tf.zerosLike(value).variable(false)) });
+      const next = nativeAdamStep(value, first.variable, second.variable, grads[i] as tf.Tensor, scalars);
+      if (next === null) throw InvalidArgumentError.format(`grads[${i}]`, `shape [${(grads[i] as tf.Tensor).shape}] does not match its variable's [${value.shape}]`);
+      value.assign(next[0]);
+      first.variable.assign(next[1]);
+      second.variable.assign(next[2]);
+      tf.dispose(next);
+    }
+    tf.tidy(() => {
+      adam.accBeta1.assign(tf.mul(adam.accBeta1, adam.beta1));
+      adam.accBeta2.assign(tf.mul(adam.accBeta2, adam.beta2));
+    });
+    adam.incrementIterations();
+    return true;
   }
 
   /** `<prefix>/iterations`, `<prefix>/accBeta1`, `<prefix>/accBeta2`, then `<prefix>/m/<i>`, `<prefix>/v/<i>` per variable. */

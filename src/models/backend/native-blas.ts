@@ -20,8 +20,12 @@ export interface NativeBlasAddon {
   sgemmBatch(a: Float32Array, b: Float32Array, c: Float32Array, batchA: number, batchB: number, batch: number, m: number, n: number, k: number, transA: boolean, transB: boolean): void;
   setThreads(n: number): void;
   threads(): number;
+  /** The BLAS kernel family in use (OpenBLAS's core name, e.g. `SkylakeX` for its AVX-512 kernels), or '' when unknown. */
+  kernels(): string;
   /** Per row of z [n, v]: stats [2, n] (target log-prob, entropy), lse [n] and probs [n, v] (`native/log_softmax.c`). */
   logSoftmaxStats(z: Float32Array, targets: Int32Array, stats: Float32Array, lse: Float32Array, probs: Float32Array, n: number, v: number): void;
+  /** One Adam step of one variable into fresh arrays (`native/adam.c`; outputs must not overlap inputs). */
+  adamStep(w: Float32Array, m: Float32Array, v: Float32Array, g: Float32Array, wOut: Float32Array, mOut: Float32Array, vOut: Float32Array, b1: number, c1: number, b2: number, c2: number, oneMinusAccB1: number, oneMinusAccB2: number, eps: number, negLr: number): void;
   /** The gradient of {@link NativeBlasAddon.logSoftmaxStats} with respect to z, given dy [2, n]. */
   logSoftmaxStatsGrad(dy: Float32Array, z: Float32Array, targets: Int32Array, stats: Float32Array, lse: Float32Array, probs: Float32Array, dz: Float32Array, n: number, v: number): void;
 }

@@ -145,7 +145,8 @@ function chooseMatmul(preference: MatmulPreference, configPath: string): string 
   // same wall time with 2 threads, and 25x the system CPU time).
   if (process.env.OPENBLAS_NUM_THREADS === undefined) blas.setThreads(1);
   const threads = blas.threads();
-  return `native BLAS ${blas.library}, ${threads} thread${threads === 1 ? '' : 's'}`;
+  const kernels = blas.kernels();
+  return `native BLAS ${blas.library}${kernels ? ` (${kernels} kernels)` : ''}, ${threads} thread${threads === 1 ? '' : 's'}`;
 }
 
 async function choose(preference: BackendPreference, configPath: string, loader: BackendLoader): Promise<BackendInfo> {

@@ -24,7 +24,7 @@ describe('native BLAS availability', () => {
       return;
     }
     const info = await selectBackend('wasm', { matmul: 'native' });
-    expect(info.matmul).toMatch(/^native BLAS lib\S+, \d+ threads?$/);
+    expect(info.matmul).toMatch(/^native BLAS lib\S+( \(\w+ kernels\))?, \d+ threads?$/);
     expect(describeBackend(info)).toContain(', matmul: native BLAS');
   });
 });
