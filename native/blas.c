@@ -160,6 +160,14 @@ napi_value log_softmax_stats(napi_env env, napi_callback_info info);
 napi_value log_softmax_stats_grad(napi_env env, napi_callback_info info);
 /* native/adam.c */
 napi_value adam_step_js(napi_env env, napi_callback_info info);
+/* native/layers.c */
+napi_value rms_norm_forward_js(napi_env env, napi_callback_info info);
+napi_value rms_norm_backward_js(napi_env env, napi_callback_info info);
+napi_value swiglu_forward_js(napi_env env, napi_callback_info info);
+napi_value swiglu_backward_js(napi_env env, napi_callback_info info);
+napi_value rope_js(napi_env env, napi_callback_info info);
+napi_value masked_softmax_js(napi_env env, napi_callback_info info);
+napi_value softmax_backward_js(napi_env env, napi_callback_info info);
 
 NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
   napi_property_descriptor props[] = {
@@ -167,9 +175,16 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
       {"kernels", NULL, kernels_js, NULL, NULL, NULL, napi_default, NULL},
       {"logSoftmaxStats", NULL, log_softmax_stats, NULL, NULL, NULL, napi_default, NULL},
       {"logSoftmaxStatsGrad", NULL, log_softmax_stats_grad, NULL, NULL, NULL, napi_default, NULL},
+      {"maskedSoftmax", NULL, masked_softmax_js, NULL, NULL, NULL, napi_default, NULL},
       {"open", NULL, open_blas, NULL, NULL, NULL, napi_default, NULL},
+      {"rmsNormBackward", NULL, rms_norm_backward_js, NULL, NULL, NULL, napi_default, NULL},
+      {"rmsNormForward", NULL, rms_norm_forward_js, NULL, NULL, NULL, napi_default, NULL},
+      {"rope", NULL, rope_js, NULL, NULL, NULL, napi_default, NULL},
       {"sgemmBatch", NULL, sgemm_batch, NULL, NULL, NULL, napi_default, NULL},
       {"setThreads", NULL, set_threads_js, NULL, NULL, NULL, napi_default, NULL},
+      {"softmaxBackward", NULL, softmax_backward_js, NULL, NULL, NULL, napi_default, NULL},
+      {"swiGluBackward", NULL, swiglu_backward_js, NULL, NULL, NULL, napi_default, NULL},
+      {"swiGluForward", NULL, swiglu_forward_js, NULL, NULL, NULL, napi_default, NULL},
       {"threads", NULL, threads_js, NULL, NULL, NULL, napi_default, NULL},
   };
   if (napi_define_properties(env, exports, sizeof props / sizeof props[0], props) != napi_ok) return NULL;

@@ -31,7 +31,10 @@ __attribute__((target_clones("avx2", "default"))) static void exp_row(const floa
   float s = 0, t = 0;
   for (int64_t j = 0; j < v; j++) {
     float d = row[j] - m;
-    float e = expf(d);
+    /* Exactly 0 below -87 (float32 exp underflows there): masked logits (about -1e9) would send
+       glibc's vector expf down its scalar slow path; clamped, every lane stays on the fast path. */
+    float e = expf(d < -87.0f ? -87.0f : d);
+    e = d < -87.0f ? 0.0f : e;
     p[j] = e;
     s += e;
     t += e * d;

@@ -22,6 +22,7 @@ const units = [
   ['blas.c', 'fast'],
   ['log_softmax.c', 'fast'],
   ['adam.c', 'exact'],
+  ['layers.c', 'fast'],
 ];
 const sources = units.map(([f]) => join(root, 'native', f));
 const out = join(root, 'native', 'build', 'turnwise_blas.node');

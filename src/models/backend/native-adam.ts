@@ -8,6 +8,7 @@
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import type { NativeBlas } from './native-blas.js';
 import { tf } from './tf.js';
+import { nativeKernelsEnabled } from './native-kernels.js';
 import { activeNativeBlas } from './wasm-batch-matmul.js';
 
 const KERNEL = 'TurnwiseAdamStep';
@@ -61,7 +62,7 @@ function register(blas: NativeBlas): void {
  * @example if (nativeAdamAvailable()) { ... }
  */
 export function nativeAdamAvailable(): boolean {
-  return activeNativeBlas() !== null && tf.getBackend() === 'wasm';
+  return nativeKernelsEnabled() && activeNativeBlas() !== null && tf.getBackend() === 'wasm';
 }
 
 /**
@@ -70,7 +71,7 @@ export function nativeAdamAvailable(): boolean {
  * @example const next = nativeAdamStep(w, m, v, g, scalars); if (next) { w.assign(next[0]); m.assign(next[1]); v.assign(next[2]); }
  */
 export function nativeAdamStep(w: tf.Tensor, m: tf.Tensor, v: tf.Tensor, g: tf.Tensor, s: AdamScalars): [tf.Tensor, tf.Tensor, tf.Tensor] | null {
-  const blas = activeNativeBlas();
+  const blas = nativeKernelsEnabled() ? activeNativeBlas() : null;
   if (blas === null || tf.getBackend() !== 'wasm' || [w, m, v, g].some((t) => t.dtype !== 'float32' || t.size !== w.size)) return null;
   register(blas);
   calls++;

@@ -26,6 +26,20 @@ export interface NativeBlasAddon {
   logSoftmaxStats(z: Float32Array, targets: Int32Array, stats: Float32Array, lse: Float32Array, probs: Float32Array, n: number, v: number): void;
   /** One Adam step of one variable into fresh arrays (`native/adam.c`; outputs must not overlap inputs). */
   adamStep(w: Float32Array, m: Float32Array, v: Float32Array, g: Float32Array, wOut: Float32Array, mOut: Float32Array, vOut: Float32Array, b1: number, c1: number, b2: number, c2: number, oneMinusAccB1: number, oneMinusAccB2: number, eps: number, negLr: number): void;
+  /** RMSNorm over rows of x [rows, d] with gain w [d]: y [rows, d] and the inverse norms inv [rows] (`native/layers.c`). */
+  rmsNormForward(x: Float32Array, w: Float32Array, y: Float32Array, inv: Float32Array, rows: number, d: number, eps: number): void;
+  /** Gradients of {@link NativeBlasAddon.rmsNormForward}: dx [rows, d], dw [d]. */
+  rmsNormBackward(dy: Float32Array, x: Float32Array, w: Float32Array, inv: Float32Array, dx: Float32Array, dw: Float32Array, rows: number, d: number): void;
+  /** h = silu(g) * u, elementwise. */
+  swiGluForward(g: Float32Array, u: Float32Array, h: Float32Array): void;
+  /** Gradients of {@link NativeBlasAddon.swiGluForward}. */
+  swiGluBackward(dh: Float32Array, g: Float32Array, u: Float32Array, dg: Float32Array, du: Float32Array): void;
+  /** RoPE on x [b, h, t, hd] with cos/sin [b, t, hd]; `transpose` applies the backward (transposed rotation). */
+  rope(x: Float32Array, cos: Float32Array, sin: Float32Array, y: Float32Array, b: number, h: number, t: number, hd: number, transpose: boolean): void;
+  /** p = softmax(scores + mask) over the last axis; scores [b, h, tq, tk], mask [b, mh, tq, tk] (mh = 1 or h). */
+  maskedSoftmax(scores: Float32Array, mask: Float32Array, p: Float32Array, b: number, h: number, mh: number, tq: number, tk: number): void;
+  /** ds = p * (dp - sum(dp * p)) per row of tk. */
+  softmaxBackward(dp: Float32Array, p: Float32Array, ds: Float32Array, rows: number, tk: number): void;
   /** The gradient of {@link NativeBlasAddon.logSoftmaxStats} with respect to z, given dy [2, n]. */
   logSoftmaxStatsGrad(dy: Float32Array, z: Float32Array, targets: Int32Array, stats: Float32Array, lse: Float32Array, probs: Float32Array, dz: Float32Array, n: number, v: number): void;
 }

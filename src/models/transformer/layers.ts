@@ -4,6 +4,7 @@
  * `pow`, no einsum, no split/unstack along the batch; heads via reshape + transpose + batched matMul,
  * and RoPE's `rotate_half` as a matMul with a fixed ±1 permutation matrix instead of slice + concat.
  */
+import { nativeApplyRope, nativeMaskedSoftmax, nativeRmsNorm, nativeSwiGluGate } from '../backend/native-layers.js';
 import { nativeTargetLogProbsAndEntropy } from '../backend/native-log-softmax.js';
 import { tf } from '../backend/tf.js';
 import { RopeTable, ropeInverseFrequencies } from './rope.js';
@@ -16,6 +17,8 @@ export const MASK_VALUE = -1e9;
  * @example rmsNorm(x, w, 1e-5) // x: [..., d], w: [d] -> [..., d]
  */
 export function rmsNorm<T extends tf.Tensor>(x: T, weight: tf.Tensor1D, eps: number): T {
+  const native = nativeRmsNorm(x, weight, eps); // one kernel each way on wasm with the addon
+  if (native !== null) return native;
   const meanSquare = tf.mean(tf.square(x), -1, true); // [..., 1]
   return scaleColumns(tf.mul(x, tf.rsqrt(tf.add(meanSquare, eps))), weight) as T;
 }
@@ -50,9 +53,12 @@ export function scaleColumns(x: tf.Tensor, weight: tf.Tensor1D): tf.Tensor {
  * @example swiGlu(x, gate, up, down) // x: [n, d], gate/up: [d, f], down: [f, d] -> [n, d]
  */
 export function swiGlu(x: tf.Tensor2D, gate: tf.Tensor2D, up: tf.Tensor2D, down: tf.Tensor2D): tf.Tensor2D {
-  const g = tf.matMul(x, gate); // [n, f]
-  const silu = tf.mul(g, tf.sigmoid(g));
-  return tf.matMul(tf.mul(silu, tf.matMul(x, up)), down); // [n, d]
+  return tf.matMul(siluGate(tf.matMul(x, gate), tf.matMul(x, up)), down); // [n, d]
+}
+
+/** `silu(g) * u`, the SwiGLU gate: one native kernel each way on wasm with the addon. */
+function siluGate(g: tf.Tensor2D, u: tf.Tensor2D): tf.Tensor2D {
+  return nativeSwiGluGate(g, u) ?? tf.mul(tf.mul(g, tf.sigmoid(g)), u);
 }
 
 /**
@@ -124,8 +130,7 @@ export function mlpResidual(x: tf.Tensor2D, context: tf.Tensor2D, w: BlockWeight
   const attended: tf.Tensor2D = tf.add(x, project(context, w.o, drop)); // [n, d]
   const normed = rmsNorm(attended, w.postNorm, eps);
   if (isPlain(w.gate) && isPlain(w.up) && isPlain(w.down)) return tf.add(attended, swiGlu(normed, w.gate.weight, w.up.weight, w.down.weight));
-  const g = project(normed, w.gate, drop); // [n, f]
-  const inner: tf.Tensor2D = tf.mul(tf.mul(g, tf.sigmoid(g)), project(normed, w.up, drop));
+  const inner = siluGate(project(normed, w.gate, drop), project(normed, w.up, drop)); // [n, f]
   return tf.add(attended, project(inner, w.down, drop));
 }
 
@@ -196,6 +201,8 @@ export function ropeFactors(
  * @example applyRope(q, factors) // q: [batch, heads, seqLen, headDim] -> same shape
  */
 export function applyRope(x: tf.Tensor4D, rope: RopeFactors): tf.Tensor4D {
+  const native = nativeApplyRope(x, rope.cos, rope.sin);
+  if (native !== null) return native;
   const [b, h, t, hd] = x.shape;
   const rotated = tf.matMul(tf.reshape(x, [b * h * t, hd]), rope.rotate).reshape([b, h, t, hd]); // [b, h, t, hd]
   return tf.add(tf.mul(x, rope.cos), tf.mul(rotated, rope.sin));
@@ -231,16 +238,18 @@ export function attend(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, mask: tf.
   const [b, h, tq, hd] = q.shape;
   const kvh = k.shape[1];
   const scaled = tf.mul(q, 1 / Math.sqrt(hd)); // scale q, the smaller operand
-  if (kvh === h) {
-    const scores = tf.add(tf.matMul(scaled, k, false, true), mask); // [b, h, tq, tk]
-    return tf.matMul(tf.softmax(scores), v); // [b, h, tq, hd]
-  }
+  if (kvh === h) return tf.matMul(maskedSoftmax(tf.matMul(scaled, k, false, true), mask), v); // scores [b, h, tq, tk] -> [b, h, tq, hd]
   const g = h / kvh;
   const tk = k.shape[2];
   const grouped = tf.reshape(scaled, [b, kvh, g * tq, hd]);
-  const scores = tf.add(tf.reshape(tf.matMul(grouped, k, false, true), [b, h, tq, tk]), mask); // [b, h, tq, tk]
-  const probs = tf.reshape(tf.softmax(scores), [b, kvh, g * tq, tk]);
+  const scores: tf.Tensor4D = tf.reshape(tf.matMul(grouped, k, false, true), [b, h, tq, tk]); // [b, h, tq, tk]
+  const probs = tf.reshape(maskedSoftmax(scores, mask), [b, kvh, g * tq, tk]);
   return tf.reshape(tf.matMul(probs, v), [b, h, tq, hd]);
+}
+
+/** `softmax(scores + mask)` over the keys: one native kernel each way on wasm with the addon. */
+function maskedSoftmax(scores: tf.Tensor4D, mask: tf.Tensor4D): tf.Tensor4D {
+  return nativeMaskedSoftmax(scores, mask) ?? tf.softmax(tf.add(scores, mask));
 }
 
 /**
