@@ -106,8 +106,11 @@ export class AdamW {
     const scalars = { beta1: adam.beta1, beta2: adam.beta2, epsilon: adam.epsilon, learningRate: adam.learningRate, oneMinusAccBeta1: oneMinus(adam.accBeta1), oneMinusAccBeta2: oneMinus(adam.accBeta2) };
     for (let i = 0; i < variables.length; i++) {
       const value = variables[i] as tf.Variable;
-      const first = (adam.accumulatedFirstMoment[i] ??= { originalName: `${value.name}/m`, variable: tf.tidy(() => tf.zerosLike(value).variable(false)) });
-      const second = (adam.accumulatedSecondMoment[i] ??= { originalName: `${value.name}/v`, variable: tf.tidy(() => tf.zerosLike(value).variable(false)) });
+      const moment = (kind: 'm' | 'v') => ({ originalName: `${value.name}/${kind}`, variable: tf.tidy(() => tf.zerosLike(value).variable(false)) });
+      const first = adam.accumulatedFirstMoment[i] ?? moment('m');
+      const second = adam.accumulatedSecondMoment[i] ?? moment('v');
+      adam.accumulatedFirstMoment[i] = first;
+      adam.accumulatedSecondMoment[i] = second;
       const next = nativeAdamStep(value, first.variable, second.variable, grads[i] as tf.Tensor, scalars);
       if (next === null) throw InvalidArgumentError.format(`grads[${i}]`, `shape [${(grads[i] as tf.Tensor).shape}] does not match its variable's [${value.shape}]`);
       value.assign(next[0]);

@@ -40,7 +40,9 @@ function expectSameOnBothPaths(name: keyof ReturnType<typeof nativeLayerCalls>, 
   const reference = valueAndGrads(f, inputs, false);
   expect(nativeLayerCalls()[name], 'the tfjs form ran without them').toBe(after);
   expect(native.length).toBe(reference.length);
-  native.forEach((got, i) => expect(maxRelDiff(got, reference[i] as Float32Array), `${i === 0 ? 'value' : `gradient ${i - 1}`}`).toBeLessThan(TOLERANCE));
+  native.forEach((got, i) => {
+    expect(maxRelDiff(got, reference[i] as Float32Array), `${i === 0 ? 'value' : `gradient ${i - 1}`}`).toBeLessThan(TOLERANCE);
+  });
 }
 
 describe.runIf(blas !== null)('native layer kernels (wasm backend)', () => {
@@ -140,7 +142,9 @@ describe.runIf(blas !== null)('native layer kernels (wasm backend)', () => {
     expect(after.swiGlu - before.swiGlu).toBe(shape.nLayers);
     const reference = lossAndGrads(false);
     expect(Math.abs(native.loss - reference.loss) / Math.abs(reference.loss)).toBeLessThan(TOLERANCE);
-    native.grads.forEach((g, i) => expect(maxRelDiff(g, reference.grads[i] as Float32Array), `gradient ${i}`).toBeLessThan(TOLERANCE));
+    native.grads.forEach((g, i) => {
+    expect(maxRelDiff(g, reference.grads[i] as Float32Array), `gradient ${i}`).toBeLessThan(TOLERANCE);
+  });
     model.dispose();
   });
 });
