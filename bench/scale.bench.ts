@@ -1,14 +1,15 @@
 /**
- * `npm run bench -- scale [--quick] [--only training,sampling,concurrency]` (issue #10): in one
- * run, training tokens/s against PyTorch on this machine, sampling tokens/s batched (B = 64) against
- * one episode at a time, and 10,000 concurrent BabyAI episodes with a scripted policy (turns/s and
- * resident memory). Each part lives in bench/scale/<part>.ts and prints ratios next to absolutes,
+ * `npm run bench -- scale [--quick] [--only training,sampling,concurrency,agents]` (issues #10, #20):
+ * in one run, training tokens/s against PyTorch on this machine (two shapes), sampling tokens/s
+ * batched (B = 64) against one episode at a time, 10,000 concurrent BabyAI episodes with a scripted
+ * policy (turns/s, resident memory, the runtime's cost per turn), and 2,000 / 10,000 agents driven
+ * by a trained checkpoint (turns/s, event-loop lag). Each part lives in bench/scale/<part>.ts and prints ratios next to absolutes,
  * since the machine is shared.
  */
 import { loadavg } from 'node:os';
 import type { ScaleOptions, ScaleSection } from './scale/section.js';
 
-const parts = ['training', 'sampling', 'concurrency'] as const;
+const parts = ['training', 'sampling', 'concurrency', 'agents'] as const;
 type Part = (typeof parts)[number];
 
 function parseArgs(args: string[]): { options: ScaleOptions; only: Part[] } {
