@@ -33,7 +33,9 @@ export interface InferencePoolOptions {
   /** Worker threads (≥ 1). */
   readonly workers: number;
   /** What each worker builds (weights and version come from the fields below). */
-  readonly spec: Omit<InferenceSpec, 'weights' | 'version'>;
+  readonly spec: Omit<InferenceSpec, 'weights' | 'version' | 'nice'>;
+  /** Nice increment of the worker threads (default {@link INFERENCE_NICE}). */
+  readonly nice?: number;
   /** The weights to serve first (HF layout) and their version. */
   readonly weights: NamedTensors;
   readonly version: number;
@@ -51,6 +53,12 @@ interface Slot {
 }
 
 const NO_CACHE: WorkerCacheStats = { hits: 0, misses: 0, evictions: 0, released: 0, episodes: 0, bytes: 0 };
+
+/**
+ * Default nice increment of inference threads: the event loop of the main thread (routing, actors,
+ * I/O) preempts them when it has work (weight 335 against 1024 when both want the same core).
+ */
+export const INFERENCE_NICE = 5;
 
 /** Most episode → worker routes remembered (oldest forgotten beyond: only a cache miss follows). */
 const MAX_ROUTES = 1 << 17;
@@ -93,7 +101,7 @@ export class InferencePool implements ServingPolicy {
     if (!(Number.isInteger(workers) && workers >= 1)) throw InvalidArgumentError.format('workers', `expected an integer >= 1, got ${String(workers)}`);
     this.currentVersion = version;
     this.placement = `${workers} inference worker${workers === 1 ? '' : 's'}`;
-    const workerData: InferenceSpec = { ...spec, weights: shareWeights(weights), version };
+    const workerData: InferenceSpec = { ...spec, nice: options.nice ?? INFERENCE_NICE, weights: shareWeights(weights), version };
     const started: Promise<string>[] = [];
     this.slots = Array.from({ length: workers }, (_, index) => {
       const worker = startWorker(import.meta.url, './inference-worker', { workerData });

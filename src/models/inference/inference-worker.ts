@@ -5,6 +5,8 @@
  * same requests give the same tokens and log-probs. Messages are handled strictly in order, so a
  * weight load sits between the batches before and after it.
  */
+import { readlinkSync } from 'node:fs';
+import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { InvalidArgumentError } from '../../core/errors.js';
 import { Rng } from '../../core/rng.js';
@@ -28,7 +30,24 @@ function post(message: FromWorker): void {
   (port as NonNullable<typeof port>).postMessage(message);
 }
 
+/**
+ * Lowers this thread's scheduling priority by `spec.nice` (Linux: a thread's nice value is its own,
+ * set through its thread id). Why: Linux shares CPU between processes (autogroups), so this
+ * thread competes with its own process's main thread; a higher nice lets the event loop run as
+ * soon as it has work, and the model takes every cycle the loop leaves. No-op where unsupported.
+ */
+function yieldToMainThread(): void {
+  if (!(spec.nice > 0)) return;
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, Math.min(19, getPriority(tid) + spec.nice));
+  } catch {
+    // Not Linux, or /proc unavailable: keep the default priority.
+  }
+}
+
 async function start(): Promise<{ model: TransformerModel; policy: TransformerPolicy }> {
+  yieldToMainThread();
   const backend = await selectBackend(spec.backend, { matmul: spec.matmul });
   // Initial values are overwritten at once; the seed only fixes what they would have been.
   const model = new TransformerModel(spec.model, Rng.fromSeed(0));

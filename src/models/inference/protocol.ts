@@ -19,6 +19,8 @@ export interface InferenceSpec {
   /** Tensor backend and matmul path, as the main thread chose them. */
   readonly backend: BackendPreference;
   readonly matmul: MatmulPreference;
+  /** How much lower the worker thread's scheduling priority is than the main thread's (nice increment; 0 = same). */
+  readonly nice: number;
   /** The weights to serve first, and their version. */
   readonly weights: SharedWeights;
   readonly version: number;

@@ -1,3 +1,4 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ActRequest, ActResult } from '../../../src/core/policy.js';
 import { Rng } from '../../../src/core/rng.js';
@@ -129,6 +130,16 @@ describe('InferencePool', () => {
     await expect(pool.sampleActions([bad], SAMPLING, Rng.fromSeed(0))).rejects.toThrow(/requests\[0\]\.contextTokens.*outside \[0, 40\)/);
     const [ok] = await pool.sampleActions(turnRequests(1, 1, 0), SAMPLING, Rng.fromSeed(0));
     expect(ok?.tokens.length).toBeGreaterThan(0);
+  });
+
+  it.runIf(existsSync('/proc/thread-self'))('runs its workers at a lower priority than the main thread (nice +5 by default)', async () => {
+    await two.backend();
+    // Field 19 of /proc/<pid>/task/<tid>/stat is the nice value (after the parenthesised name).
+    const niceOf = (tid: string) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]?.split(' ')[16]);
+    const tids = readdirSync('/proc/self/task');
+    const main = niceOf(String(process.pid));
+    const lowered = tids.filter((tid) => niceOf(tid) === Math.min(19, main + 5));
+    expect(lowered.length).toBeGreaterThanOrEqual(3); // one and two workers (other threads keep the main thread's)
   });
 
   it('fails calls after close() with a clear error', async () => {
