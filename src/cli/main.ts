@@ -145,6 +145,17 @@ program
     await serveCommand(location, opts);
   });
 
+program
+  .command('merge')
+  .description('write a checkpoint as a plain Hugging Face model folder (LoRA adapters merged into the base) for transformers, vLLM or model.from')
+  .argument('<runOrCheckpoint>', 'run folder (its latest checkpoint) or checkpoint folder')
+  .requiredOption('--out <folder>', 'new (or empty) folder to write the model to')
+  .action(async (location: string, opts: { out: string }) => {
+    const { exportModelFolder } = await import('../runtime/export-model.js');
+    const exported = await exportModelFolder(location, opts.out);
+    console.log(`wrote ${exported.out} from ${exported.checkpointDir} (step ${exported.step}${exported.merged ? ', LoRA adapters merged' : ''}): ${exported.files.join(', ')}`);
+  });
+
 const worker = program
   .command('worker')
   .description('join a training run on NATS: serve act requests (sampler) and/or run episodes (episodes)')
