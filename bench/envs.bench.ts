@@ -9,7 +9,8 @@
  * BabyAI runs in three settings (issue #18): Minigrid's generator with turnwise's text (the
  * default), turnwise's earlier generator with the same text (the reference of the "within 2x of the
  * cost per step" bar), and Minigrid's generator with AgentGym's text; each row gives its cost per
- * step relative to the turnwise generator's.
+ * step relative to the turnwise generator's. Every row is measured twice, in turn, and the faster
+ * run kept.
  */
 import { performance } from 'node:perf_hooks';
 import { Rng } from '../src/core/rng.js';
@@ -83,11 +84,17 @@ export async function main(args: string[]): Promise<void> {
   const names = args.length > 0 ? args : listEnvironments().map((s) => s.name).filter((n) => n !== 'agentgym');
   const variants = names.flatMap((name) => (name === 'babyai' ? BABYAI_VARIANTS : [{ name, label: name }]));
   const results = new Map<string, Awaited<ReturnType<typeof measure>>>();
-  for (const v of variants) {
-    try {
-      results.set(v.label, await measure(v));
-    } catch (err) {
-      console.log(`${v.label}: failed: ${(err as Error).message}`);
+  // Two rounds, in turn, keeping each row's faster one: on a shared machine a single window is
+  // noisy, and the first row measured would pay for warming up code the others share.
+  for (let round = 0; round < 2; round++) {
+    for (const v of variants) {
+      try {
+        const r = await measure(v);
+        const best = results.get(v.label);
+        if (best === undefined || r.perCpuSec > best.perCpuSec) results.set(v.label, r);
+      } catch (err) {
+        console.log(`${v.label}: failed: ${(err as Error).message}`);
+      }
     }
   }
   const reference = results.get(REFERENCE_LABEL);

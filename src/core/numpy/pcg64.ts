@@ -4,8 +4,8 @@
  * the state and rotating by its top 6 bits. Seeded as `PCG64(SeedSequence(seed))` seeds it.
  *
  * The 128-bit state lives in eight 16-bit limbs (least significant first), so every partial
- * product fits a double exactly: no BigInt on the hot path (a BigInt step allocates, and measured
- * about 3x slower than this).
+ * product fits a double exactly: no BigInt on the hot path (a BigInt step allocates; it measured
+ * about 2x slower than this, see bench/RESULTS.md).
  */
 import { generateState } from './seed-sequence.js';
 

@@ -121,23 +121,19 @@ export class AgentGymEpisode {
     return `Your goal: ${this.goal}\n${this.text.description}${actionListLine(this.text.plans.keys())}`;
   }
 
+  /** An answer that runs no primitive: a message, the state unchanged. */
+  private answer(message: string, invalid: boolean): AgentGymStep {
+    return { observation: message + actionListLine(this.text.plans.keys()), reward: this.reward, done: this.done, executed: false, invalid, minigridEnded: false, primitives: 0 };
+  }
+
   /** Applies one action text as AgentGym's server receives it. */
   step(raw: string): AgentGymStep {
     const action = raw.toLowerCase().trim();
-    const answer = (message: string, invalid: boolean): AgentGymStep => ({
-      observation: message + actionListLine(this.text.plans.keys()),
-      reward: this.reward,
-      done: this.done,
-      executed: false,
-      invalid,
-      minigridEnded: false,
-      primitives: 0,
-    });
-    if (action.includes('check')) return answer(`You can take the following actions: ${[...this.text.plans.keys()].join(', ')}`, false);
-    if (action === '') return answer('No change in state.', true);
+    if (action.includes('check')) return this.answer(`You can take the following actions: ${[...this.text.plans.keys()].join(', ')}`, false);
+    if (action === '') return this.answer('No change in state.', true);
     const plan = this.text.plans.get(action);
-    if (plan === undefined) return answer(this.text.errors.get(action) ?? 'The action is not recognized. Please check valid actions.', true);
-    if (action === AGENTGYM_CHECK_ACTIONS || plan.length === 0) return answer('No change in state.', false);
+    if (plan === undefined) return this.answer(this.text.errors.get(action) ?? 'The action is not recognized. Please check valid actions.', true);
+    if (action === AGENTGYM_CHECK_ACTIONS || plan.length === 0) return this.answer('No change in state.', false);
 
     const { world, instruction } = this.level;
     let reward = 0;

@@ -51,11 +51,9 @@ export class PathFinder {
       this.stamp = 0;
     }
     const s = ++this.stamp;
-    const id = (px: number, py: number, d: number) => (((px - area.x0) * height + (py - area.y0)) << 2) | d;
-    const inside = (px: number, py: number) => px >= area.x0 && px <= area.x1 && py >= area.y0 && py <= area.y1;
-    // The start cell may lie outside the ranges only in theory (it never does); its id is still unique.
-    const start = inside(x, y) ? id(x, y, dir) : -1;
-    if (start < 0) return null;
+    // The start cell always lies inside AgentGym's ranges (they contain the agent's cell).
+    if (x < area.x0 || x > area.x1 || y < area.y0 || y > area.y1) return null;
+    const start = (((x - area.x0) * height + (y - area.y0)) << 2) | dir;
     let head = 0;
     let tail = 0;
     this.queue[tail++] = start;

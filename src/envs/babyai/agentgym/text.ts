@@ -164,7 +164,20 @@ function actionTable(
   // AgentGym calls find_path only when some object is visible, and its range checks sit inside a
   // loop over the objects, so an empty view would search without bounds; it never comes to that.
   const area = objects.length > 0 ? pathArea(objects, ax, ay, dir) : null;
-  const path = (o: SeenObject, arrive: boolean) => (area === null ? null : finder.find(area, ax, ay, dir, o.x, o.y, arrive));
+  // AgentGym searches again for the same object in each table below; the answer cannot differ
+  // within one observation, so each (object, arrive) search runs once (a copy is handed out:
+  // callers append to it).
+  const found = new Map<SeenObject, number[] | null>();
+  const path = (o: SeenObject, arrive: boolean): number[] | null => {
+    if (area === null) return null;
+    if (arrive) return finder.find(area, ax, ay, dir, o.x, o.y, true);
+    let plan = found.get(o);
+    if (plan === undefined) {
+      plan = finder.find(area, ax, ay, dir, o.x, o.y, false);
+      found.set(o, plan);
+    }
+    return plan === null ? null : plan.slice();
+  };
 
   if (carrying === null) {
     const counts = new Map<string, number>();
