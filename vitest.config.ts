@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// Tests are tiered by cost (STYLE.md §11): unit (pure, milliseconds), contract (one shared suite per
+// Tests are tiered by cost: unit (pure, milliseconds), contract (one shared suite per
 // interface, run against every implementation), e2e (real processes, pools, servers) and learning
 // (fixed seed, small budget, asserts the agent got better).
 export default defineConfig({

@@ -1,5 +1,6 @@
 /**
- * Public surface of `turnwise` (package.json `exports['.']`): an explicit whitelist (STYLE.md §8).
+ * Public surface of `turnwise` (package.json `exports['.']`): an explicit whitelist of names (no
+ * `export *`), so nothing internal becomes public by accident.
  * Sub-paths: `turnwise/algorithms` (advantage estimators, losses), `turnwise/envs` (environments).
  */
 export { loadConfig, parseConfig, resolveConfig } from './core/config.js';

@@ -26,7 +26,7 @@ import { isNativeMatMulEnabled, setNativeMatMulEnabled } from '../../src/models/
 import { GradientPool } from '../../src/models/data-parallel/gradient-pool.js';
 import { accumulateGradients, type GradientOptions } from '../../src/models/grad-accumulate.js';
 import { AdamW } from '../../src/models/optimizer.js';
-import type { MicroBatch } from '../../src/models/train-signals.js';
+import type { MicroBatch } from '../../src/models/train-contract.js';
 import { TransformerModel, type TransformerConfig } from '../../src/models/transformer.js';
 import type { ScaleOptions, ScaleSection } from './section.js';
 

@@ -1,8 +1,8 @@
 /**
  * ScalingInter-RL horizon schedules as pure functions (no xstate, no I/O).
  *
- * Where from: AgentGym-RL's `StepRoundsScheduler` (`fixed` and `scaling_inter_stepwise`, see
- * `shared/reference/agentgym-rl.md` §4.2). Unlike the original, the stage of a step-driven
+ * Where from: AgentGym-RL's `StepRoundsScheduler` (`fixed` and `scaling_inter_stepwise`, in its
+ * `agent_trainer/ppo/ray_trainer.py`). Unlike the original, the stage of a step-driven
  * schedule (`fixed`, `stepwise`, `linear`) is *derived* from the number of completed training
  * steps, never incremented separately: the original keeps a counter that lags the trainer's by one,
  * so a run resumed from a checkpoint saved exactly at a stage boundary advances one stage early.

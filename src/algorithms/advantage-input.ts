@@ -1,5 +1,5 @@
 /**
- * The one input and output every advantage estimator shares (STYLE §1), its validation, and the
+ * The one input and output every advantage estimator shares, its validation, and the
  * small masked-array helpers the estimators are written with.
  *
  * Layout: a batch of B rows (one per trajectory) of T token slots each, row-major `[B·T]`. The

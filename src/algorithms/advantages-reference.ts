@@ -1,5 +1,6 @@
 /**
- * Readable references for the estimators (STYLE §2): each written as the paper's formula reads,
+ * Readable references for the estimators (a plain reference next to each fast kernel, with an
+ * equivalence test between them): each written as the paper's formula reads,
  * on the list of a row's agent tokens (environment tokens dropped first, instead of carried
  * through), with sums written out rather than recursions. O(n²) in places; for tests only.
  */

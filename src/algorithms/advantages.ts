@@ -1,5 +1,6 @@
 /**
- * Advantage estimators: one typed registry, one shared signature (verl `core_algos`, STYLE §1).
+ * Advantage estimators: one typed registry, one shared signature (after verl's
+ * `core_algos`); no caller switches on an estimator's name.
  *
  * Every estimator takes one {@link AdvantageInput} (per-token rewards over a `[B·T]` layout with a
  * mask of agent tokens, group ids, optional critic values, turn ids and running state) and returns

@@ -1,5 +1,5 @@
 /**
- * Public surface of `turnwise/algorithms` (package.json `exports`): explicit names only (STYLE §8).
+ * Public surface of `turnwise/algorithms` (package.json `exports`): explicit names only (no `export *`).
  */
 export type {
   AdvantageEstimator,

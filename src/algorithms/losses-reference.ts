@@ -1,5 +1,5 @@
 /**
- * Plain-JS references of {@link ppoClipLoss} and {@link valueLoss} (STYLE §2): one readable loop
+ * Plain-JS references of {@link ppoClipLoss} and {@link valueLoss}: one readable loop
  * over Float32Arrays, in float64. A test runs both on seeded random inputs and requires agreement
  * within 1e-5.
  */

@@ -1,5 +1,5 @@
 /**
- * Plain-JS reference of {@link offPolicyLoss} (STYLE §2): one readable loop in float64, the loss
+ * Plain-JS reference of {@link offPolicyLoss}: one readable loop in float64, the loss
  * per token as the papers write it, then `Σ weight·loss`. Also the per-token importance weights
  * alone, for diagnostics and hand-worked tests.
  */

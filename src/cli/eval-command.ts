@@ -5,7 +5,7 @@
  */
 import type { Split } from '../core/types.js';
 import { evaluatePolicies, reportJson } from '../eval/harness.js';
-import { checkpointSpec, loadPolicyFile, type PolicySpec, parseRemoteFlag } from '../eval/policy-spec.js';
+import { checkpointSpec, loadPolicyFile, type PolicySpec, parseRemoteFlag } from '../runtime/policy-spec.js';
 import { markdownReport } from '../eval/report.js';
 import { evalRun } from '../runtime/eval-run.js';
 import type { EpisodeSummary } from '../runtime/rollout-metrics.js';

@@ -1,6 +1,6 @@
 /**
  * The README tables generated from code, so documentation cannot drift from the schema, the metric
- * vocabulary or the environment registry (STYLE.md §10).
+ * vocabulary or the environment registry.
  */
 import { configMarkdownTable } from '../core/config.js';
 import { METRICS } from '../core/metrics.js';

@@ -21,9 +21,9 @@ import type { OpenAIChatDeps, UsageReport } from '../policies/openai-chat.js';
 import type { EpisodePlan } from '../runtime/rollout.js';
 import { freshRunDir } from '../runtime/run-folder.js';
 import { RunStore } from '../store/run-store.js';
-import { checkpointConfig, openAgent } from './agents.js';
+import { checkpointConfig, openAgent } from '../runtime/agents.js';
 import { type EvalSummary, sampleOf, summarizeEval } from './metrics.js';
-import { type PolicySpec, uniqueNames } from './policy-spec.js';
+import { type PolicySpec, uniqueNames } from '../runtime/policy-spec.js';
 import { markdownReport } from './report.js';
 
 /** AgentGym-RL's eval scripts cap BabyAI / SciWorld / TextCraft at 20–30 rounds (reference §2.7). */

@@ -15,8 +15,7 @@ import { TurnwiseError } from '../core/errors.js';
 import { tf } from './backend/tf.js';
 import type { Critic } from './critic.js';
 import type { TrainStepOptions } from './train-options.js';
-import type { MicroBatch } from './train-signals.js';
-import type { TrainableModel } from './trainer.js';
+import type { MicroBatch, TrainableModel } from './train-contract.js';
 
 /** Loss metric ← stats vector index, in the order {@link accumulateGradients} stacks them. */
 export const STATS = ['loss/total', 'loss/policy', 'loss/klRef', 'loss/entropy', 'loss/clipFrac', 'loss/dualClipFrac', 'loss/approxKl', 'loss/value', 'loss/valueClipFrac', 'offpolicy/isWeight', 'offpolicy/truncFrac'] as const;

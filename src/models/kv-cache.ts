@@ -16,6 +16,7 @@ import { InvalidArgumentError } from '../core/errors.js';
 /** Sizes the cache needs from the model config. */
 export interface KvCacheShape {
   readonly nLayers: number;
+  /** Key/value heads (the model's `nKvHeads`: fewer than its query heads under grouped-query attention). */
   readonly nHeads: number;
   readonly headDim: number;
 }

@@ -14,32 +14,9 @@ import { tf } from './backend/tf.js';
 import type { Critic } from './critic.js';
 import { packTrajectories } from './pack.js';
 import { type TokenLayout, tokenLayout } from './token-layout.js';
-import type { TrainBatch, TargetSignal } from './train-batch.js';
+import type { TargetSignal } from './train-batch.js';
 import type { TrainStepOptions } from './train-options.js';
-import type { TrainableModel } from './trainer.js';
-
-/** One micro-batch with everything the losses need, all per target [N]. */
-export interface MicroBatch {
-  readonly batch: TrainBatch;
-  readonly lossMask: Float32Array;
-  readonly oldLogprobs: Float32Array;
-  readonly advantages: Float32Array;
-  readonly returns: Float32Array;
-  /** Pre-update values (null without a critic). */
-  readonly oldValues: Float32Array | null;
-  /** Reference log-probs for the KL loss (null unless the KL is a loss term). */
-  readonly refLogprobs: Float32Array | null;
-  /** Aggregation weights over the whole mini-batch. */
-  readonly weights: Float32Array;
-  /** Token-mean weights over the whole mini-batch (`mask / trained tokens`). */
-  readonly tokenWeights: Float32Array;
-  /** Trained tokens of the whole mini-batch (the token-mean denominator). */
-  readonly tokenCount: number;
-  /** Real (non-pad) tokens, for throughput. */
-  readonly tokens: number;
-  /** Data-parallel shard (gradient worker) of this micro-batch; 0 in a single process. */
-  readonly shard: number;
-}
+import type { MicroBatch, TrainableModel } from './train-contract.js';
 
 /** What a step trains on, plus the per-token arrays its metrics are computed from. */
 export interface PreparedStep {

@@ -23,27 +23,13 @@ import type { GradientPool } from './data-parallel/gradient-pool.js';
 import { type AccumulatedGradients, accumulateGradients, gradientOptionsOf, STATS, type StatName } from './grad-accumulate.js';
 import { learningRateAt, type LrSchedule } from './lr-schedule.js';
 import { AdamW, type NamedArray } from './optimizer.js';
-import type { TrainBatch } from './train-batch.js';
+import type { MicroBatch, TrainableModel } from './train-contract.js';
 import { checkTrainStepOptions, DEFAULT_TRAIN_STEP_OPTIONS, type TrainStepMetrics, type TrainStepOptions } from './train-options.js';
-import { type MicroBatch, type PreparedStep, prepareStep } from './train-signals.js';
+import { type PreparedStep, prepareStep } from './train-signals.js';
 
 export type { NamedArray } from './optimizer.js';
+export type { NamedWeights, TrainableModel } from './train-contract.js';
 export { CRITIC_STEP_METRICS, DEFAULT_TRAIN_STEP_OPTIONS, TRAIN_STEP_METRICS, type TrainStepMetrics, type TrainStepOptions } from './train-options.js';
-
-/** Named weights as plain arrays (the checkpoint format of models). */
-export type NamedWeights = Map<string, { shape: number[]; data: Float32Array }>;
-
-/** What the trainer needs from a model (the transformer in `src/models/transformer.ts` provides it). */
-export interface TrainableModel {
-  /** [N] target log-probs and entropies at `batch.targetPositions`; call inside `tf.variableGrads`. */
-  forwardTrain(batch: TrainBatch, temperature: number): { logprobs: tf.Tensor1D; entropy: tf.Tensor1D };
-  /** The same plus [N, d] hidden states at the targets; needed by a shared-trunk critic. */
-  forwardTrainWithHidden?(batch: TrainBatch, temperature: number): { logprobs: tf.Tensor1D; entropy: tf.Tensor1D; hidden: tf.Tensor2D };
-  /** The variables the optimizer updates, in a stable order. */
-  trainableVariables(): tf.Variable[];
-  namedWeights(): NamedWeights;
-  loadNamedWeights(weights: NamedWeights): void;
-}
 
 /** Everything needed to resume training identically: version, optimizer states, critic weights, estimator and KL state. */
 export interface TrainerState {

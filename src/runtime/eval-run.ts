@@ -2,15 +2,15 @@
  * Evaluates a saved policy: loads a checkpoint (and its run's config), serves it with a sampler
  * actor over an in-process bus, and runs the split's fixed evaluation episodes — the same code
  * path as the evaluations during training, so the numbers are comparable. The checkpoint agent
- * itself is the one `turnwise eval` uses for comparisons (`src/eval/agents.ts`).
+ * itself is the one `turnwise eval` uses for comparisons (`src/runtime/agents.ts`).
  */
 import { systemClock } from '../core/clock.js';
 import type { Split } from '../core/types.js';
 // Registers every built-in environment, so callers need not import them themselves.
 import '../envs/index.js';
 import { getEnvironmentSpec } from '../envs/registry.js';
-import { checkpointConfig, openAgent } from '../eval/agents.js';
-import { checkpointSpec } from '../eval/policy-spec.js';
+import { checkpointConfig, openAgent } from './agents.js';
+import { checkpointSpec } from './policy-spec.js';
 import { type EvaluationResult, evaluatePolicy } from './evaluate.js';
 
 /** Options of {@link evalRun}. */

@@ -1,5 +1,5 @@
 /**
- * The Bus conformance suite (STYLE.md §11, after Hono's `runTest({ newRouter })`): every Bus
+ * The Bus conformance suite (after Hono's `runTest({ newRouter })`): every Bus
  * implementation runs all of it — no skip list, since every bus we ship passes every case. Tests await events, never sleep; the one timeout test uses a short real
  * timeout because the bus under test owns its clock.
  */

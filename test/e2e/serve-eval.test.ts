@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import '../../src/envs/index.js';
 import { evaluatePolicies } from '../../src/eval/harness.js';
-import { checkpointSpec } from '../../src/eval/policy-spec.js';
+import { checkpointSpec } from '../../src/runtime/policy-spec.js';
 import { TEXT_POLICY_VERSION } from '../../src/policies/text-policy.js';
 import { trainRun } from '../../src/runtime/train-run.js';
 import { serveCheckpoint } from '../../src/serve/server.js';

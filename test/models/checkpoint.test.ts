@@ -8,7 +8,7 @@ import { tf } from '../../src/models/backend/tf.js';
 import { loadCheckpoint, resolveCheckpointDir, saveCheckpoint } from '../../src/models/checkpoint.js';
 import { BpeTokenizer, trainBpe } from '../../src/models/tokenizer/index.js';
 import { TransformerModel } from '../../src/models/transformer.js';
-import { fromHfConfig } from '../../src/models/transformer/config.js';
+import { fromHfConfig } from '../../src/models/hf/hf-config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-ckpt-'));
 beforeAll(async () => {

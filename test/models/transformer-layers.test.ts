@@ -76,14 +76,14 @@ describe('mlpResidual', () => {
     const unused = tf.zeros([2, 2]) as tf.Tensor2D; // q/k/v/inputNorm: read before attention, not here
     const block = {
       inputNorm: tf.ones([2]) as tf.Tensor1D,
-      q: unused,
-      k: unused,
-      v: unused,
-      o: tf.tensor2d([[1, 1], [0, 0]]),
+      q: { weight: unused },
+      k: { weight: unused },
+      v: { weight: unused },
+      o: { weight: tf.tensor2d([[1, 1], [0, 0]]) },
       postNorm: tf.tensor1d([1, 1]),
-      gate: tf.tensor2d([[1], [0]]),
-      up: tf.tensor2d([[0], [1]]),
-      down: tf.tensor2d([[1, -1]]),
+      gate: { weight: tf.tensor2d([[1], [0]]) },
+      up: { weight: tf.tensor2d([[0], [1]]) },
+      down: { weight: tf.tensor2d([[1, -1]]) },
     };
     const out = mlpResidual(tf.tensor2d([[1, 2]]), tf.tensor2d([[1, 0]]), block, 0).dataSync();
     // attended = [1, 2] + [1, 0]·o = [2, 3]; normed = [2, 3] / sqrt(6.5); g = normed[0], u = normed[1].

@@ -1,5 +1,6 @@
 /**
- * The `algorithm` section of the config: a discriminated union on `name` (STYLE §1, §7). Every
+ * The `algorithm` section of the config: a discriminated union on `name`, so each
+ * estimator's options are typed (never a loose bag). Every
  * algorithm shares the rollout-group, PPO-loss, KL and optimizer fields; each adds its own
  * estimator options, and `ppo` its critic. A section without `name` is GRPO (the quickstart).
  */

@@ -6,7 +6,7 @@
  */
 import type { Color, DescribableType, LocName, PrimitiveAction } from './constants.js';
 import { Act, DIR_DX, DIR_DY } from './constants.js';
-import { RoomLayout } from './room-grid.js';
+import { RoomLayout } from './room-layout.js';
 import type { GridWorld } from './world.js';
 import type { WorldObj } from './world-object.js';
 

@@ -1,6 +1,6 @@
 /**
- * Room-grid layouts and the random placement helpers BabyAI levels are written with (MiniGrid
- * `RoomGrid` + `RoomGridLevel`): rooms of `roomSize` sharing walls, doors between neighbours,
+ * The random placement helpers BabyAI levels are written with (MiniGrid
+ * `RoomGridLevel`) on a {@link RoomLayout}: doors between neighbours,
  * objects placed by rejection sampling. All randomness comes from the stream handed in, so a level
  * is a pure function of its seed.
  */
@@ -11,6 +11,7 @@ import type { LevelRandom } from './level-random.js';
 import { GridWorld } from './world.js';
 import type { WorldObj } from './world-object.js';
 import { makeDoor, makeObject } from './world-object.js';
+import { type Room, RoomLayout } from './room-layout.js';
 
 /** Agent placements drawn before {@link LevelBuilder.placeAgent} rejects the attempt (MiniGrid: unbounded). */
 export const MAX_AGENT_DRAWS = 100_000;
@@ -34,78 +35,6 @@ export interface LevelCarry {
   lockedRoom?: Room | null;
 }
 
-/** One room: its outline rectangle, doors and neighbours in MiniGrid's order right, down, left, up. */
-export interface Room {
-  readonly top: readonly [number, number];
-  readonly size: number;
-  /** [4] door on each wall, `true` when the wall was removed, null when none. */
-  readonly doors: (WorldObj | true | null)[];
-  /** [4] position a door on each wall would take. */
-  readonly doorPos: ([number, number] | null)[];
-  /** [4] neighbouring room on each side. */
-  readonly neighbors: (Room | null)[];
-  locked: boolean;
-  readonly objs: WorldObj[];
-}
-
-/**
- * A rows x cols arrangement of square rooms.
- * @example new RoomLayout(8, 1, 1).roomAt(3, 3) // the only room
- */
-export class RoomLayout {
-  /** [numRows][numCols] rooms. */
-  readonly rooms: Room[][] = [];
-
-  constructor(
-    readonly roomSize: number,
-    readonly numRows: number,
-    readonly numCols: number,
-  ) {
-    for (let j = 0; j < numRows; j++) {
-      const row: Room[] = [];
-      for (let i = 0; i < numCols; i++) {
-        row.push({
-          top: [i * (roomSize - 1), j * (roomSize - 1)],
-          size: roomSize,
-          doors: [null, null, null, null],
-          doorPos: [null, null, null, null],
-          neighbors: [null, null, null, null],
-          locked: false,
-          objs: [],
-        });
-      }
-      this.rooms.push(row);
-    }
-  }
-
-  get width(): number {
-    return (this.roomSize - 1) * this.numCols + 1;
-  }
-
-  get height(): number {
-    return (this.roomSize - 1) * this.numRows + 1;
-  }
-
-  /** Room (column i, row j). */
-  room(i: number, j: number): Room {
-    const room = this.rooms[j]?.[i];
-    if (room === undefined) throw new RangeError(`RoomLayout.room: no room (${i}, ${j}) in ${this.numCols}x${this.numRows}`);
-    return room;
-  }
-
-  /** Room containing grid position (x, y) (shared walls belong to the right/lower room). */
-  roomAt(x: number, y: number): Room {
-    const i = Math.min(Math.floor(x / (this.roomSize - 1)), this.numCols - 1);
-    const j = Math.min(Math.floor(y / (this.roomSize - 1)), this.numRows - 1);
-    return this.room(i, j);
-  }
-
-  /** Whether (x, y) lies within the outline of `room`. */
-  static inside(room: Room, x: number, y: number): boolean {
-    return x >= room.top[0] && y >= room.top[1] && x < room.top[0] + room.size && y < room.top[1] + room.size;
-  }
-}
-
 /**
  * Builds one level attempt: the grid, the agent pose and the objects, drawing from `rng`.
  * Methods mirror the MiniGrid helpers BabyAI levels call, in the same order of random draws.
@@ -117,10 +46,10 @@ export class RoomLayout {
 export class LevelBuilder {
   readonly layout: RoomLayout;
   readonly world: GridWorld;
-  /** The colour list random colour draws index (Minigrid's is sorted by name). */
-  readonly colors: readonly Color[];
   /** Object the agent starts carrying (taken off the grid after the verifier is reset; PutNext `start_carrying`). */
   startCarrying: WorldObj | null = null;
+  /** The colour list random colour draws index (Minigrid's is sorted by name). */
+  readonly colors: readonly Color[];
 
   constructor(
     readonly rng: LevelRandom,

@@ -5,7 +5,7 @@
 import type { Direction, PrimitiveAction } from './constants.js';
 import { Act, DIR_DX, DIR_DY } from './constants.js';
 import type { Grid } from './grid.js';
-import type { RoomLayout } from './room-grid.js';
+import type { RoomLayout } from './room-layout.js';
 import type { WorldObj } from './world-object.js';
 import { canOverlap, canPickup } from './world-object.js';
 

@@ -12,7 +12,7 @@ import { activeNativeBlas } from '../backend/wasm-batch-matmul.js';
 import { tf } from '../backend/tf.js';
 import { Critic } from '../critic.js';
 import { accumulateGradients, STATS } from '../grad-accumulate.js';
-import type { MicroBatch } from '../train-signals.js';
+import type { MicroBatch } from '../train-contract.js';
 import { TransformerModel } from '../transformer.js';
 import { type GradientTask, type GradientWorkerData, replyLength } from './protocol.js';
 

@@ -18,8 +18,7 @@ import { isNativeMatMulEnabled } from '../backend/wasm-batch-matmul.js';
 import { tf } from '../backend/tf.js';
 import type { Critic } from '../critic.js';
 import { type AccumulatedGradients, type GradientOptions, STATS } from '../grad-accumulate.js';
-import type { MicroBatch } from '../train-signals.js';
-import type { TrainableModel } from '../trainer.js';
+import type { MicroBatch, TrainableModel } from '../train-contract.js';
 import { type GradientTask, type GradientWorkerData, type ReplicaSpec, replyLength, type ShardMicroBatch } from './protocol.js';
 
 export type { ReplicaSpec } from './protocol.js';

@@ -13,10 +13,10 @@
 import { InvalidArgumentError } from '../../core/errors.js';
 import { tf } from '../backend/tf.js';
 import { KvCache } from '../kv-cache.js';
-import { headDim } from './config.js';
+import { headDim, kvHeads } from './config.js';
 import { cpuAttention, useCpuAttention } from './cpu-attention.js';
 import { type InferenceWeights, type PackedOptions, packedExtend } from './inference.js';
-import { type AttentionFn, attend, attentionMask, positionsFromMask } from './layers.js';
+import { type AttentionFn, attend, attentionMask, type FusedProjection, type Projection, positionsFromMask } from './layers.js';
 
 /** What the sampling path reads from a model (its weights stay private to it). */
 export interface DecoderView extends Omit<InferenceWeights, 'fusedQkv'> {
@@ -34,7 +34,7 @@ export interface DecoderView extends Omit<InferenceWeights, 'fusedQkv'> {
  */
 export class CachedForward {
   /** Per layer: the fused `[d, 3d]` q/k/v weight of the packed path and the dataIds it was built from. */
-  private qkvCache: Array<{ ids: readonly object[]; fused: tf.Tensor2D } | undefined> = [];
+  private qkvCache: Array<{ ids: readonly object[]; fused: FusedProjection } | undefined> = [];
   private readonly packedWeights: InferenceWeights;
 
   constructor(private readonly view: DecoderView) {
@@ -50,8 +50,8 @@ export class CachedForward {
 
   /** An empty cache sized for the model. */
   createCache(rows: number, capacity: number): KvCache {
-    const { nLayers, nHeads } = this.view.config;
-    return new KvCache({ nLayers, nHeads, headDim: headDim(this.view.config) }, rows, capacity);
+    const { nLayers } = this.view.config;
+    return new KvCache({ nLayers, nHeads: kvHeads(this.view.config), headDim: headDim(this.view.config) }, rows, capacity);
   }
 
   /**
@@ -62,8 +62,9 @@ export class CachedForward {
   extend(cache: KvCache, inputIds: Int32Array, mask: Uint8Array, seqLen: number): tf.Tensor2D {
     const rows = cache.rows;
     const { nLayers, nHeads } = this.view.config;
+    const nKv = kvHeads(this.view.config);
     const hd = headDim(this.view.config);
-    if (cache.shape.nLayers !== nLayers || cache.shape.nHeads !== nHeads || cache.shape.headDim !== hd) {
+    if (cache.shape.nLayers !== nLayers || cache.shape.nHeads !== nKv || cache.shape.headDim !== hd) {
       throw InvalidArgumentError.format('cache', `shape ${JSON.stringify(cache.shape)} does not match the model`);
     }
     cache.reserve(seqLen);
@@ -75,7 +76,8 @@ export class CachedForward {
     const keySlots = prefill ? seqLen : slots;
     let maskTensor: tf.Tensor4D | null = null; // created inside the tidy below, shared by the layers
     const maskT = () => {
-      maskTensor ??= tf.tensor4d(attentionMask(cache.keyMask, past, mask, rows, seqLen, keySlots, slots), [rows, 1, seqLen, keySlots]);
+      // Kept: the layers run in their own tidies (the decoder frees each layer's intermediates).
+      maskTensor ??= tf.keep(tf.tensor4d(attentionMask(cache.keyMask, past, mask, rows, seqLen, keySlots, slots), [rows, 1, seqLen, keySlots]));
       return maskTensor;
     };
     // Small decode steps (a few new tokens over a cache, few rows) attend in JS over the cache
@@ -87,22 +89,27 @@ export class CachedForward {
       if (prefill) return attend(query, key, value, maskT());
       if (pastMask !== null) {
         const buffers = cache.layerBuffers(layer);
-        const shape = { rows, heads: nHeads, queries: seqLen, headDim: hd, past, capacity: slots };
+        const shape = { rows, heads: nHeads, kvHeads: nKv, queries: seqLen, headDim: hd, past, capacity: slots };
         const context = cpuAttention(query.dataSync() as Float32Array, buffers.key, buffers.value, pastMask, mask, shape);
         return tf.tensor4d(context, [rows, nHeads, seqLen, hd]);
       }
       // Decode: upload the whole cache buffer (a memcpy) rather than tf.concat (slow on wasm).
       const buffers = cache.layerBuffers(layer);
-      const fullKey = tf.tensor4d(buffers.key, [rows, nHeads, slots, hd]);
-      const fullValue = tf.tensor4d(buffers.value, [rows, nHeads, slots, hd]);
+      const fullKey = tf.tensor4d(buffers.key, [rows, nKv, slots, hd]);
+      const fullValue = tf.tensor4d(buffers.value, [rows, nKv, slots, hd]);
       return attend(query, fullKey, fullValue, maskT());
     };
-    const logits = tf.tidy(() => {
-      const hidden = this.view.decode(inputIds, rows, seqLen, positions, attention);
-      if (seqLen === 1) return this.view.head(hidden);
-      const last = new Int32Array(rows).map((_, r) => r * seqLen + seqLen - 1);
-      return this.view.head(tf.gather(hidden, tf.tensor1d(last, 'int32'))); // [rows, V]
-    });
+    let logits: tf.Tensor2D;
+    try {
+      logits = tf.tidy(() => {
+        const hidden = this.view.decode(inputIds, rows, seqLen, positions, attention);
+        if (seqLen === 1) return this.view.head(hidden);
+        const last = new Int32Array(rows).map((_, r) => r * seqLen + seqLen - 1);
+        return this.view.head(tf.gather(hidden, tf.tensor1d(last, 'int32'))); // [rows, V]
+      });
+    } finally {
+      (maskTensor as tf.Tensor4D | null)?.dispose();
+    }
     cache.advance(mask, seqLen);
     return logits;
   }
@@ -114,19 +121,42 @@ export class CachedForward {
 
   /** Frees the fused weights; the next packed call would rebuild them. */
   dispose(): void {
-    for (const entry of this.qkvCache) entry?.fused.dispose();
+    for (const entry of this.qkvCache) disposeFused(entry?.fused);
     this.qkvCache = [];
   }
 
-  /** `[d, 3d]` = concat(q, k, v) of a layer, rebuilt when any of them was reassigned (new dataId). */
-  private fusedQkv(layer: number): tf.Tensor2D {
+  /**
+   * The layer's q, k and v projections side by side, `[d, q + 2 * kv]` (and their biases), rebuilt
+   * when any of the tensors was reassigned (new dataId). A LoRA pair is merged in
+   * (`W + scale * A·B`): sampling never applies dropout, so the merged weight gives the same outputs.
+   */
+  private fusedQkv(layer: number): FusedProjection {
     const { q, k, v } = this.view.block(layer);
     const parts = [q, k, v];
+    const tensors = parts.flatMap((p) => [p.weight, p.bias, p.lora?.a, p.lora?.b].filter((t) => t !== undefined)) as tf.Tensor[];
     const cached = this.qkvCache[layer];
-    if (cached?.ids.every((id, i) => id === parts[i].dataId)) return cached.fused;
-    cached?.fused.dispose();
-    const fused = tf.keep(tf.concat(parts, 1));
-    this.qkvCache[layer] = { ids: parts.map((w) => w.dataId), fused };
+    if (cached !== undefined && cached.ids.length === tensors.length && cached.ids.every((id, i) => id === tensors[i].dataId)) return cached.fused;
+    disposeFused(cached?.fused);
+    const fused = tf.tidy(() => {
+      const weight = tf.concat(parts.map(mergedWeight), 1) as tf.Tensor2D;
+      const bias = parts.some((p) => p.bias !== undefined)
+        ? (tf.concat(parts.map((p) => p.bias ?? tf.zeros([p.weight.shape[1]])), 0) as tf.Tensor1D)
+        : undefined;
+      return bias === undefined ? { weight } : { weight, bias };
+    });
+    tf.keep(fused.weight);
+    if (fused.bias) tf.keep(fused.bias);
+    this.qkvCache[layer] = { ids: tensors.map((t) => t.dataId), fused };
     return fused;
   }
+}
+
+function mergedWeight(p: Projection): tf.Tensor2D {
+  if (p.lora === undefined) return p.weight;
+  return tf.add(p.weight, tf.mul(tf.matMul(p.lora.a, p.lora.b), p.lora.scale));
+}
+
+function disposeFused(fused: FusedProjection | undefined): void {
+  fused?.weight.dispose();
+  fused?.bias?.dispose();
 }

@@ -57,6 +57,8 @@ export function useCpuAttention(rows: number, heads: number, queries: number, ke
 export interface CpuAttentionShape {
   readonly rows: number;
   readonly heads: number;
+  /** Key/value heads of the cache (grouped-query attention); default `heads`. */
+  readonly kvHeads?: number;
   /** New queries per row (already written to the cache at slots `[past, past + queries)`). */
   readonly queries: number;
   readonly headDim: number;
@@ -71,7 +73,7 @@ export interface CpuAttentionShape {
  * A query that sees no key (a padding query) gets zeros.
  * @example
  * const ctx = cpuAttention(q, cache.layerBuffers(0).key, cache.layerBuffers(0).value, cache.keyMask, newMask, shape);
- * // q: [rows, heads, queries, headDim]; keys/values: [rows, heads, capacity, headDim] -> [rows, heads, queries, headDim]
+ * // q: [rows, heads, queries, headDim]; keys/values: [rows, kvHeads, capacity, headDim] -> [rows, heads, queries, headDim]
  */
 export function cpuAttention(
   q: Float32Array,
@@ -82,6 +84,8 @@ export function cpuAttention(
   shape: CpuAttentionShape,
 ): Float32Array {
   const { rows, heads, queries: t, headDim: hd, past, capacity: cap } = shape;
+  const kvHeadCount = shape.kvHeads ?? heads;
+  const group = heads / kvHeadCount;
   const out = new Float32Array(rows * heads * t * hd);
   const scale = 1 / Math.sqrt(hd);
   const scores = new Float32Array(past + t);
@@ -95,7 +99,7 @@ export function cpuAttention(
       if (n === 0) continue;
       for (let h = 0; h < heads; h++) {
         const qOff = ((b * heads + h) * t + i) * hd;
-        const block = (b * heads + h) * cap * hd;
+        const block = (b * kvHeadCount + Math.floor(h / group)) * cap * hd;
         let max = Number.NEGATIVE_INFINITY;
         for (let k = 0; k < n; k++) {
           const kOff = block + visible[k];

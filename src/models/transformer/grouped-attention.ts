@@ -136,26 +136,29 @@ function tfjsGroup(
   mask: Float32Array,
   out: Float32Array,
 ): void {
-  const { heads: h, headDim: hd, offsets } = shape;
-  const d = h * hd;
+  const { heads: h, kvHeads: hkv, headDim: hd, offsets } = shape;
+  const d = h * hd; // context width
+  const stride = (h + 2 * hkv) * hd;
   const { rows, width: t } = group;
   const b = rows.length;
   const slots = groupSlots(pastLength, offsets, group);
   const q = new Float32Array(b * h * t * hd); // [b, h, t, hd]
-  const k = new Float32Array(b * h * slots * hd); // [b, h, slots, hd]
-  const v = new Float32Array(b * h * slots * hd);
+  const k = new Float32Array(b * hkv * slots * hd); // [b, hkv, slots, hd]
+  const v = new Float32Array(b * hkv * slots * hd);
   rows.forEach((r, g) => {
     const cache = caches[r];
     const span = pastLength[r] + offsets[r + 1] - offsets[r];
     const cap = cache.capacity;
     const { key: kc, value: vc } = cache.layerBuffers(layer);
-    for (let head = 0; head < h; head++) {
-      const block = (g * h + head) * slots * hd;
+    for (let head = 0; head < hkv; head++) {
+      const block = (g * hkv + head) * slots * hd;
       k.set(kc.subarray(head * cap * hd, (head * cap + span) * hd), block);
       v.set(vc.subarray(head * cap * hd, (head * cap + span) * hd), block);
+    }
+    for (let head = 0; head < h; head++) {
       // Element loops, not subarray + set: 16-float copies, thousands per call (allocation-free).
       for (let i = offsets[r]; i < offsets[r + 1]; i++) {
-        const src = i * 3 * d + head * hd;
+        const src = i * stride + head * hd;
         const to = ((g * h + head) * t + i - offsets[r]) * hd;
         for (let e = 0; e < hd; e++) q[to + e] = qkv[src + e];
       }
@@ -165,8 +168,8 @@ function tfjsGroup(
   tf.tidy(() => {
     const result = attend(
       tf.tensor4d(q, [b, h, t, hd]),
-      tf.tensor4d(k, [b, h, slots, hd]),
-      tf.tensor4d(v, [b, h, slots, hd]),
+      tf.tensor4d(k, [b, hkv, slots, hd]),
+      tf.tensor4d(v, [b, hkv, slots, hd]),
       tf.tensor4d(mask, [b, 1, t, slots]),
     );
     context = result.dataSync() as Float32Array; // [b, h, t, hd]

@@ -18,8 +18,9 @@
 import { InvalidArgumentError } from '../../core/errors.js';
 import { tf } from '../backend/tf.js';
 import type { KvCache } from '../kv-cache.js';
-import type { TransformerConfig } from './config.js';
-import { type BlockWeights, mlpResidual, rmsNorm } from './layers.js';
+import { headDim, kvHeads, queryWidth, type TransformerConfig } from './config.js';
+import { type BlockWeights, type FusedProjection, mlpResidual, rmsNorm } from './layers.js';
+import type { RopeTable } from './rope.js';
 import { attendGroups, attentionGroups } from './grouped-attention.js';
 import { ropePackedInPlace, writePackedKv } from './packed-attention.js';
 
@@ -40,14 +41,14 @@ export interface PackedOptions {
 /** What the packed forward reads from a model (its weights stay private to it). */
 export interface InferenceWeights {
   readonly config: TransformerConfig;
-  /** RoPE cos/sin tables `[maxContext, headDim]`. */
-  readonly rope: { readonly cos: Float32Array; readonly sin: Float32Array };
+  /** RoPE cos/sin table (grown on demand). */
+  readonly rope: RopeTable;
   /** Token embeddings `[n, d]`. */
   embed(ids: Int32Array): tf.Tensor2D;
   /** The weights of decoder block `layer`. */
   block(layer: number): BlockWeights;
-  /** `[d, 3 * d]`: the layer's q, k and v projections side by side (kept by the model). */
-  fusedQkv(layer: number): tf.Tensor2D;
+  /** `[d, q + 2 * kv]`: the layer's q, k and v projections side by side, with their biases (kept by the model). */
+  fusedQkv(layer: number): FusedProjection;
   /** Final norm + LM head: `[n, d] -> [n, vocab]`. */
   head(hidden: tf.Tensor2D): tf.Tensor2D;
 }
@@ -61,15 +62,17 @@ export interface InferenceWeights {
  */
 export function packedExtend(weights: InferenceWeights, caches: readonly KvCache[], tokens: readonly Int32Array[], options: PackedOptions = {}): tf.Tensor2D {
   const { config } = weights;
-  const { nLayers, nHeads, dModel, vocabSize, maxContext, rmsNormEps: eps } = config;
-  const hd = dModel / nHeads;
+  const { nLayers, nHeads, vocabSize, maxContext, rmsNormEps: eps } = config;
+  const hd = headDim(config);
+  const nKv = kvHeads(config);
+  const qWidth = queryWidth(config);
   if (caches.length !== tokens.length) throw InvalidArgumentError.format('tokens', `expected ${caches.length} rows (one per cache), got ${tokens.length}`);
   if (caches.length === 0) throw InvalidArgumentError.format('caches', 'expected at least one row');
   const offsets = new Int32Array(caches.length + 1);
   caches.forEach((cache, r) => {
     const { shape } = cache;
     if (cache.rows !== 1) throw InvalidArgumentError.format(`caches[${r}]`, `expected a one-row cache, got ${cache.rows} rows`);
-    if (shape.nLayers !== nLayers || shape.nHeads !== nHeads || shape.headDim !== hd) {
+    if (shape.nLayers !== nLayers || shape.nHeads !== nKv || shape.headDim !== hd) {
       throw InvalidArgumentError.format(`caches[${r}]`, `shape ${JSON.stringify(shape)} does not match the model`);
     }
     const ids = tokens[r];
@@ -89,21 +92,35 @@ export function packedExtend(weights: InferenceWeights, caches: readonly KvCache
     pastLength[r] = cache.length;
     cache.reserve(tokens[r].length);
   });
-  const shape = { heads: nHeads, headDim: hd, offsets };
+  const shape = { heads: nHeads, kvHeads: nKv, headDim: hd, offsets };
+  let highest = 0;
+  for (const p of positions) if (p > highest) highest = p;
+  weights.rope.ensure(highest + 1);
   const masks: Array<Float32Array | undefined> = []; // per group, shared by the layers
   const groups = attentionGroups(pastLength, offsets, options.groupRatio ?? DEFAULT_GROUP_RATIO, nHeads, options.maxScores ?? DEFAULT_MAX_SCORES);
+  const packedLayer = (layer: number, x: tf.Tensor2D): tf.Tensor2D => {
+    const block = weights.block(layer);
+    const h = rmsNorm(x, block.inputNorm, eps);
+    const fused = weights.fusedQkv(layer);
+    const projected = fused.bias === undefined ? tf.matMul(h, fused.weight) : tf.add(tf.matMul(h, fused.weight), fused.bias);
+    // A copy (wasm readSync copies; on cpu the array backs a tensor nothing else reads).
+    const qkv = projected.dataSync() as Float32Array; // [n, q + 2 * kv]
+    if (block.qNorm !== undefined && block.kNorm !== undefined) {
+      headNormsInPlace(qkv, n, nHeads, nKv, hd, normWeights(block.qNorm), normWeights(block.kNorm), eps);
+    }
+    ropePackedInPlace(qkv, positions, weights.rope, nHeads, hd, nKv);
+    writePackedKv(caches, layer, qkv, shape); // first: grouped attention reads new keys from the caches
+    const context = new Float32Array(n * qWidth); // [n, heads * hd]
+    attendGroups(qkv, caches, pastLength, layer, shape, groups, masks, context);
+    return mlpResidual(x, tf.tensor2d(context, [n, qWidth]), block, eps);
+  };
   const logits = tf.tidy(() => {
     let x = weights.embed(ids); // [n, d]
     for (let layer = 0; layer < nLayers; layer++) {
-      const block = weights.block(layer);
-      const h = rmsNorm(x, block.inputNorm, eps);
-      // A copy (wasm readSync copies; on cpu the array backs a tensor nothing else reads).
-      const qkv = tf.matMul(h, weights.fusedQkv(layer)).dataSync() as Float32Array; // [n, 3d]
-      ropePackedInPlace(qkv, positions, weights.rope, nHeads, hd);
-      writePackedKv(caches, layer, qkv, shape); // first: grouped attention reads new keys from the caches
-      const context = new Float32Array(n * dModel); // [n, d]
-      attendGroups(qkv, caches, pastLength, layer, shape, groups, masks, context);
-      x = mlpResidual(x, tf.tensor2d(context, [n, dModel]), block, eps);
+      // Each layer in its own tidy: its intermediates are freed before the next layer runs.
+      const next = tf.tidy(() => packedLayer(layer, x));
+      x.dispose();
+      x = next;
     }
     if (n === caches.length) return weights.head(x); // one new token per row: every row is a last one
     const last = Int32Array.from({ length: caches.length }, (_, r) => offsets[r + 1] - 1);
@@ -113,4 +130,43 @@ export function packedExtend(weights: InferenceWeights, caches: readonly KvCache
     cache.advance(new Uint8Array(tokens[r].length).fill(1), tokens[r].length);
   });
   return logits;
+}
+
+/** The values of a q/k norm weight, read once per weights version (its dataId). */
+const normCache = new WeakMap<object, Float32Array>();
+function normWeights(weight: tf.Tensor1D): Float32Array {
+  let values = normCache.get(weight.dataId);
+  if (values === undefined) {
+    values = weight.dataSync() as Float32Array;
+    normCache.set(weight.dataId, values);
+  }
+  return values;
+}
+
+/**
+ * Qwen3's per-head RMSNorm of queries and keys, in place on the fused projection rows
+ * (`x / sqrt(mean(x²) + eps) * w` over each head vector), before RoPE.
+ * @example headNormsInPlace(qkv, n, 16, 8, 128, qNorm, kNorm, 1e-6)
+ */
+export function headNormsInPlace(
+  qkv: Float32Array,
+  tokens: number,
+  heads: number,
+  kvHeadCount: number,
+  headDimension: number,
+  qNorm: Float32Array,
+  kNorm: Float32Array,
+  eps: number,
+): void {
+  const stride = (heads + 2 * kvHeadCount) * headDimension;
+  for (let t = 0; t < tokens; t++) {
+    for (let hv = 0; hv < heads + kvHeadCount; hv++) {
+      const base = t * stride + hv * headDimension;
+      const w = hv < heads ? qNorm : kNorm;
+      let sum = 0;
+      for (let e = 0; e < headDimension; e++) sum += qkv[base + e] * qkv[base + e];
+      const inv = 1 / Math.sqrt(Math.fround(sum / headDimension) + eps);
+      for (let e = 0; e < headDimension; e++) qkv[base + e] = Math.fround(qkv[base + e] * inv) * w[e];
+    }
+  }
 }

@@ -6,6 +6,7 @@
  */
 import { nativeTargetLogProbsAndEntropy } from '../backend/native-log-softmax.js';
 import { tf } from '../backend/tf.js';
+import { RopeTable, ropeInverseFrequencies } from './rope.js';
 
 /** Additive value for masked logits / attention scores: exp(-1e9 - max) is exactly 0 in float32. */
 export const MASK_VALUE = -1e9;
@@ -54,21 +55,60 @@ export function swiGlu(x: tf.Tensor2D, gate: tf.Tensor2D, up: tf.Tensor2D, down:
   return tf.matMul(tf.mul(silu, tf.matMul(x, up)), down); // [n, d]
 }
 
+/**
+ * One linear layer, weight stored [in, out]: `x · W (+ b) (+ scale · (x · A) · B)` — the bias
+ * and the LoRA pair (A [in, r], B [r, out]) only where the model has them.
+ */
+export interface Projection {
+  readonly weight: tf.Tensor2D;
+  readonly bias?: tf.Tensor1D;
+  readonly lora?: { readonly a: tf.Tensor2D; readonly b: tf.Tensor2D; readonly scale: number };
+}
+
+/** A fused projection (no LoRA: merged in). */
+export interface FusedProjection {
+  readonly weight: tf.Tensor2D;
+  readonly bias?: tf.Tensor1D;
+}
+
+/**
+ * Applies a {@link Projection}: `[n, in] -> [n, out]`. `dropLoraInput` (LoRA dropout, training
+ * only) is applied to the adapter's input alone, as PEFT does.
+ * @example project(h, { weight: wq, bias: bq }) // [n, d] -> [n, q]
+ */
+export function project(x: tf.Tensor2D, p: Projection, dropLoraInput?: (x: tf.Tensor2D) => tf.Tensor2D): tf.Tensor2D {
+  let y: tf.Tensor2D = tf.matMul(x, p.weight);
+  if (p.bias !== undefined) y = tf.add(y, p.bias);
+  if (p.lora !== undefined) {
+    const input = dropLoraInput ? dropLoraInput(x) : x;
+    y = tf.add(y, tf.mul(tf.matMul(tf.matMul(input, p.lora.a), p.lora.b), p.lora.scale));
+  }
+  return y;
+}
+
+/** True when a projection is a bare weight (the fused fast paths apply). */
+export function isPlain(p: Projection): boolean {
+  return p.bias === undefined && p.lora === undefined;
+}
+
 /** One decoder block's weights (HF Llama names in the comments), Linear weights stored [in, out]. */
 export interface BlockWeights {
   /** `input_layernorm` [d]. */
   readonly inputNorm: tf.Tensor1D;
-  /** `self_attn.{q,k,v,o}_proj` [d, d]. */
-  readonly q: tf.Tensor2D;
-  readonly k: tf.Tensor2D;
-  readonly v: tf.Tensor2D;
-  readonly o: tf.Tensor2D;
+  /** `self_attn.{q,k,v,o}_proj`: q [d, heads * hd], k/v [d, kvHeads * hd], o [heads * hd, d]. */
+  readonly q: Projection;
+  readonly k: Projection;
+  readonly v: Projection;
+  readonly o: Projection;
+  /** `self_attn.{q,k}_norm` [hd] (Qwen3), per-head RMSNorm before RoPE. */
+  readonly qNorm?: tf.Tensor1D;
+  readonly kNorm?: tf.Tensor1D;
   /** `post_attention_layernorm` [d]. */
   readonly postNorm: tf.Tensor1D;
   /** `mlp.{gate,up}_proj` [d, f] and `mlp.down_proj` [f, d]. */
-  readonly gate: tf.Tensor2D;
-  readonly up: tf.Tensor2D;
-  readonly down: tf.Tensor2D;
+  readonly gate: Projection;
+  readonly up: Projection;
+  readonly down: Projection;
 }
 
 /** Per layer: attention of the roped queries/keys and values `[b, h, t, hd]` -> context `[b, h, t, hd]`. */
@@ -78,35 +118,27 @@ export type AttentionFn = (layer: number, query: tf.Tensor4D, key: tf.Tensor4D, 
  * The rest of a decoder block once attention has run: the o-projection added to the residual
  * stream, then a SwiGLU MLP on its RMSNorm added again. Shared by the training forward and both
  * sampling paths so that they cannot drift apart.
- * @example x = mlpResidual(x, context, block, 1e-5) // x, context: [n, d] -> [n, d]
+ * @example x = mlpResidual(x, context, block, 1e-5) // x: [n, d], context: [n, heads * hd] -> [n, d]
  */
-export function mlpResidual(x: tf.Tensor2D, context: tf.Tensor2D, w: BlockWeights, eps: number): tf.Tensor2D {
-  const attended: tf.Tensor2D = tf.add(x, tf.matMul(context, w.o)); // [n, d]
-  return tf.add(attended, swiGlu(rmsNorm(attended, w.postNorm, eps), w.gate, w.up, w.down));
+export function mlpResidual(x: tf.Tensor2D, context: tf.Tensor2D, w: BlockWeights, eps: number, drop?: (x: tf.Tensor2D) => tf.Tensor2D): tf.Tensor2D {
+  const attended: tf.Tensor2D = tf.add(x, project(context, w.o, drop)); // [n, d]
+  const normed = rmsNorm(attended, w.postNorm, eps);
+  if (isPlain(w.gate) && isPlain(w.up) && isPlain(w.down)) return tf.add(attended, swiGlu(normed, w.gate.weight, w.up.weight, w.down.weight));
+  const g = project(normed, w.gate, drop); // [n, f]
+  const inner: tf.Tensor2D = tf.mul(tf.mul(g, tf.sigmoid(g)), project(normed, w.up, drop));
+  return tf.add(attended, project(inner, w.down, drop));
 }
 
 /**
- * Precomputed RoPE angles for every position below `maxContext`, HF Llama layout: for head dim
- * `hd`, `inv_freq[i] = θ^(-2i/hd)` and the angle at dim `j` is `pos * inv_freq[j mod hd/2]`
- * (`emb = cat(freqs, freqs)`).
+ * The RoPE cos/sin table for positions below `maxContext` with plain (unscaled) frequencies
+ * `θ^(-2i/hd)`: a convenience over {@link RopeTable} (transformer/rope.ts), which models use.
  * @example const table = ropeTable(128, 16, 10000); table.cos[5 * 16 + 3] // cos(5 * θ^(-6/16))
  */
 export function ropeTable(maxContext: number, headDim: number, theta: number): { cos: Float32Array; sin: Float32Array } {
-  const half = headDim / 2;
-  const cos = new Float32Array(maxContext * headDim); // [maxContext, headDim]
-  const sin = new Float32Array(maxContext * headDim);
-  for (let pos = 0; pos < maxContext; pos++) {
-    for (let i = 0; i < half; i++) {
-      const angle = pos * theta ** (-(2 * i) / headDim);
-      const c = Math.cos(angle);
-      const s = Math.sin(angle);
-      cos[pos * headDim + i] = c;
-      cos[pos * headDim + i + half] = c;
-      sin[pos * headDim + i] = s;
-      sin[pos * headDim + i + half] = s;
-    }
-  }
-  return { cos, sin };
+  const shape = { vocabSize: 1, dModel: headDim, nLayers: 1, nHeads: 1, ffnHidden: 1, maxContext, ropeTheta: theta, rmsNormEps: 1, tieEmbeddings: false };
+  const table = new RopeTable(ropeInverseFrequencies(shape), maxContext);
+  table.ensure(maxContext);
+  return { cos: table.cos, sin: table.sin };
 }
 
 /**
@@ -189,12 +221,26 @@ export function mergeHeads(x: tf.Tensor4D): tf.Tensor2D {
 
 /**
  * Scaled dot-product attention with an additive mask (0 = attend, {@link MASK_VALUE} = blocked).
- * @example attend(q, k, v, mask) // q: [b, h, tq, hd], k/v: [b, h, tk, hd], mask: [b, 1, tq, tk]
+ * Grouped-query attention when `k`/`v` have fewer heads than `q` (query head `h` reads key/value
+ * head `h / (heads / kvHeads)`, as transformers' `repeat_kv`): the query heads of a group are
+ * folded into the query axis (`[b, kvHeads, group * tq, hd]`, a free reshape), so keys and values
+ * are never repeated.
+ * @example attend(q, k, v, mask) // q: [b, h, tq, hd], k/v: [b, kvHeads, tk, hd], mask: [b, 1, tq, tk]
  */
 export function attend(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, mask: tf.Tensor4D): tf.Tensor4D {
-  const scaled = tf.mul(q, 1 / Math.sqrt(q.shape[3])); // scale q, the smaller operand
-  const scores = tf.add(tf.matMul(scaled, k, false, true), mask); // [b, h, tq, tk]
-  return tf.matMul(tf.softmax(scores), v); // [b, h, tq, hd]
+  const [b, h, tq, hd] = q.shape;
+  const kvh = k.shape[1];
+  const scaled = tf.mul(q, 1 / Math.sqrt(hd)); // scale q, the smaller operand
+  if (kvh === h) {
+    const scores = tf.add(tf.matMul(scaled, k, false, true), mask); // [b, h, tq, tk]
+    return tf.matMul(tf.softmax(scores), v); // [b, h, tq, hd]
+  }
+  const g = h / kvh;
+  const tk = k.shape[2];
+  const grouped = tf.reshape(scaled, [b, kvh, g * tq, hd]);
+  const scores = tf.add(tf.reshape(tf.matMul(grouped, k, false, true), [b, h, tq, tk]), mask); // [b, h, tq, tk]
+  const probs = tf.reshape(tf.softmax(scores), [b, kvh, g * tq, tk]);
+  return tf.reshape(tf.matMul(probs, v), [b, h, tq, hd]);
 }
 
 /**

@@ -17,15 +17,18 @@ import type { KvCache } from '../kv-cache.js';
 
 /** Sizes of a packed call. */
 export interface PackedShape {
+  /** Query heads. */
   readonly heads: number;
+  /** Key/value heads (grouped-query attention: query head h reads kv head h / (heads / kvHeads)). */
+  readonly kvHeads: number;
   readonly headDim: number;
   /** [rows + 1] start of each row's new tokens in the packed order; the last entry is sumNew. */
   readonly offsets: Int32Array;
 }
 
 /**
- * Applies RoPE in place to the q and k parts of a fused projection `[n, 3 * d]` (HF layout:
- * `x * cos + rotate_half(x) * sin`, `rotate_half(x) = cat(-x[half:], x[:half])`).
+ * Applies RoPE in place to the q and k parts of a fused projection `[n, (heads + 2 * kvHeads) * hd]`
+ * (HF layout: `x * cos + rotate_half(x) * sin`, `rotate_half(x) = cat(-x[half:], x[:half])`).
  * @example ropePackedInPlace(qkv, positions, ropeTable(1024, 16, 1e4), 4, 16) // qkv: [n, 3 * 64]
  */
 export function ropePackedInPlace(
@@ -34,17 +37,18 @@ export function ropePackedInPlace(
   table: { readonly cos: Float32Array; readonly sin: Float32Array },
   heads: number,
   headDim: number,
+  kvHeads = heads,
 ): void {
-  const d = heads * headDim;
+  const stride = (heads + 2 * kvHeads) * headDim;
   const half = headDim / 2;
   const n = positions.length;
-  if (qkv.length !== n * 3 * d) throw InvalidArgumentError.format('qkv', `expected ${n * 3 * d} values ([${n}, ${3 * d}]), got ${qkv.length}`);
+  if (qkv.length !== n * stride) throw InvalidArgumentError.format('qkv', `expected ${n * stride} values ([${n}, ${stride}]), got ${qkv.length}`);
   const { cos, sin } = table;
   for (let t = 0; t < n; t++) {
     const angle = positions[t] * headDim;
-    // q (heads 0..H-1) and k (heads H..2H-1) are contiguous: 2H head vectors per token.
-    for (let hv = 0; hv < 2 * heads; hv++) {
-      const base = t * 3 * d + hv * headDim;
+    // q (heads 0..H-1) and k (heads H..H+Hkv-1) are contiguous head vectors per token.
+    for (let hv = 0; hv < heads + kvHeads; hv++) {
+      const base = t * stride + hv * headDim;
       for (let i = 0; i < half; i++) {
         const a = qkv[base + i];
         const b = qkv[base + i + half];
@@ -56,16 +60,16 @@ export function ropePackedInPlace(
 }
 
 /**
- * Writes the new keys and values of one layer (the k and v parts of the roped `[n, 3 * d]`
+ * Writes the new keys and values of one layer (the k and v parts of the roped fused
  * projection) into each row's cache, at slots `[length, length + new)`. Call for every layer,
  * then `advance` each cache.
  * @example writePackedKv(caches, 0, qkv, shape)
  */
 export function writePackedKv(caches: readonly KvCache[], layer: number, qkv: Float32Array, shape: PackedShape): void {
-  const { heads: h, headDim: hd, offsets } = shape;
-  const d = h * hd;
+  const { heads: h, kvHeads: hkv, headDim: hd, offsets } = shape;
+  const stride = (h + 2 * hkv) * hd;
   caches.forEach((cache, r) => {
-    cache.writeTokenMajor(layer, qkv, offsets[r] * 3 * d, 3 * d, d, 2 * d, offsets[r + 1] - offsets[r]);
+    cache.writeTokenMajor(layer, qkv, offsets[r] * stride, stride, h * hd, (h + hkv) * hd, offsets[r + 1] - offsets[r]);
   });
 }
 
@@ -86,8 +90,10 @@ export function packedAttention(
   rows: readonly number[],
   out: Float32Array,
 ): void {
-  const { heads: h, headDim: hd, offsets } = shape;
-  const d = h * hd;
+  const { heads: h, kvHeads: hkv, headDim: hd, offsets } = shape;
+  const d = h * hd; // context width
+  const stride = (h + 2 * hkv) * hd;
+  const group = h / hkv;
   const scale = 1 / Math.sqrt(hd);
   let maxKeys = 1;
   for (const r of rows) maxKeys = Math.max(maxKeys, pastLength[r] + offsets[r + 1] - offsets[r]);
@@ -104,9 +110,10 @@ export function packedAttention(
     const start = offsets[r];
     const added = offsets[r + 1] - start;
     for (let head = 0; head < h; head++) {
-      const block = head * cap * hd; // this head's [capacity, headDim] block of the row's cache
+      const kvHead = Math.floor(head / group);
+      const block = kvHead * cap * hd; // this kv head's [capacity, headDim] block of the row's cache
       for (let i = 0; i < added; i++) {
-        const qOff = (start + i) * 3 * d + head * hd;
+        const qOff = (start + i) * stride + head * hd;
         for (let e = 0; e < hd; e++) q[e] = qkv[qOff + e] * scale;
         let max = Number.NEGATIVE_INFINITY;
         for (let j = 0; j < past; j++) {
@@ -121,7 +128,7 @@ export function packedAttention(
           if (dot > max) max = dot;
         }
         for (let j = 0; j <= i; j++) {
-          const kOff = (start + j) * 3 * d + d + head * hd;
+          const kOff = (start + j) * stride + (h + kvHead) * hd;
           let dot = 0;
           for (let e = 0; e < hd; e++) dot += q[e] * qkv[kOff + e];
           scores[past + j] = dot;
@@ -139,7 +146,7 @@ export function packedAttention(
         for (let j = 0; j <= i; j++) {
           const w = Math.exp(scores[past + j] - max);
           sum += w;
-          const vOff = (start + j) * 3 * d + 2 * d + head * hd;
+          const vOff = (start + j) * stride + (h + hkv + kvHead) * hd;
           for (let e = 0; e < hd; e++) acc[e] += w * qkv[vOff + e];
         }
         const inv = 1 / sum;

@@ -5,7 +5,7 @@
  */
 import { CheckpointError } from '../../core/errors.js';
 import type { Rng } from '../../core/rng.js';
-import type { TransformerConfig } from './config.js';
+import { headDim, keyValueWidth, queryWidth, type TransformerConfig } from './config.js';
 
 /** One named weight: HF name and shape, whether it is stored transposed here, and its init. */
 export interface WeightSpec {
@@ -15,8 +15,8 @@ export interface WeightSpec {
   readonly hfShape: readonly number[];
   /** True for Linear weights: stored here as [in, out] = the transpose of `hfShape`. */
   readonly transposed: boolean;
-  /** `ones` for norm gains; otherwise N(0, std²). */
-  readonly init: { readonly kind: 'ones' } | { readonly kind: 'normal'; readonly std: number };
+  /** `ones` for norm gains, `zeros` for biases; otherwise N(0, std²). */
+  readonly init: { readonly kind: 'ones' } | { readonly kind: 'zeros' } | { readonly kind: 'normal'; readonly std: number };
 }
 
 /** A tensor as plain data, in HF layout (row-major). */
@@ -32,6 +32,9 @@ export interface NamedWeight {
  */
 export function weightSpecs(config: TransformerConfig): WeightSpec[] {
   const { vocabSize: v, dModel: d, ffnHidden: f, nLayers } = config;
+  const q = queryWidth(config);
+  const kv = keyValueWidth(config);
+  const hd = headDim(config);
   const std = 0.02;
   const residualStd = std / Math.sqrt(2 * nLayers);
   const linear = (name: string, out: number, inp: number, s: number): WeightSpec => ({
@@ -40,21 +43,28 @@ export function weightSpecs(config: TransformerConfig): WeightSpec[] {
     transposed: true,
     init: { kind: 'normal', std: s },
   });
-  const norm = (name: string): WeightSpec => ({ name, hfShape: [d], transposed: false, init: { kind: 'ones' } });
+  const bias = (name: string, out: number): WeightSpec => ({ name, hfShape: [out], transposed: false, init: { kind: 'zeros' } });
+  const norm = (name: string, width = d): WeightSpec => ({ name, hfShape: [width], transposed: false, init: { kind: 'ones' } });
   const specs: WeightSpec[] = [{ name: 'model.embed_tokens.weight', hfShape: [v, d], transposed: false, init: { kind: 'normal', std } }];
   for (let i = 0; i < nLayers; i++) {
     const p = `model.layers.${i}`;
     specs.push(
       norm(`${p}.input_layernorm.weight`),
-      linear(`${p}.self_attn.q_proj.weight`, d, d, std),
-      linear(`${p}.self_attn.k_proj.weight`, d, d, std),
-      linear(`${p}.self_attn.v_proj.weight`, d, d, std),
-      linear(`${p}.self_attn.o_proj.weight`, d, d, residualStd),
+      linear(`${p}.self_attn.q_proj.weight`, q, d, std),
+      linear(`${p}.self_attn.k_proj.weight`, kv, d, std),
+      linear(`${p}.self_attn.v_proj.weight`, kv, d, std),
+    );
+    if (config.qkvBias) specs.push(bias(`${p}.self_attn.q_proj.bias`, q), bias(`${p}.self_attn.k_proj.bias`, kv), bias(`${p}.self_attn.v_proj.bias`, kv));
+    if (config.qkNorm) specs.push(norm(`${p}.self_attn.q_norm.weight`, hd), norm(`${p}.self_attn.k_norm.weight`, hd));
+    specs.push(linear(`${p}.self_attn.o_proj.weight`, d, q, residualStd));
+    if (config.outputBias) specs.push(bias(`${p}.self_attn.o_proj.bias`, d));
+    specs.push(
       norm(`${p}.post_attention_layernorm.weight`),
       linear(`${p}.mlp.gate_proj.weight`, f, d, std),
       linear(`${p}.mlp.up_proj.weight`, f, d, std),
       linear(`${p}.mlp.down_proj.weight`, d, f, residualStd),
     );
+    if (config.mlpBias) specs.push(bias(`${p}.mlp.gate_proj.bias`, f), bias(`${p}.mlp.up_proj.bias`, f), bias(`${p}.mlp.down_proj.bias`, d));
   }
   specs.push(norm('model.norm.weight'));
   if (!config.tieEmbeddings) specs.push(linear('lm_head.weight', v, d, std));
@@ -78,6 +88,7 @@ export function initialValues(spec: WeightSpec, rng: Rng): Float32Array {
   const size = spec.hfShape.reduce((a, b) => a * b, 1);
   const out = new Float32Array(size);
   if (spec.init.kind === 'ones') return out.fill(1);
+  if (spec.init.kind === 'zeros') return out;
   for (let i = 0; i < size; i++) out[i] = rng.normal() * spec.init.std;
   return out;
 }

@@ -7,7 +7,7 @@ import { LoopGuard } from '../../../src/envs/babyai/bot/guard.js';
 import { AGENTGYM_BABYAI_HORIZON } from '../../../src/envs/babyai/levels/horizons.js';
 import { BABYAI_LEVELS, levelIndexOf } from '../../../src/envs/babyai/levels/index.js';
 import { generateLevel } from '../../../src/envs/babyai/levels/level.js';
-import { RoomLayout } from '../../../src/envs/babyai/room-grid.js';
+import { RoomLayout } from '../../../src/envs/babyai/room-layout.js';
 
 /** Test seeds 0..SEEDS-1 of every level: 40 x 10 = 400 episodes (a few seconds; the bench runs 200 seeds). */
 const SEEDS = 10;

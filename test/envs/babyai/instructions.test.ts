@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Act } from '../../../src/envs/babyai/constants.js';
 import { Grid } from '../../../src/envs/babyai/grid.js';
 import { GoToInstr, ObjDesc, OpenInstr, PickupInstr } from '../../../src/envs/babyai/instructions.js';
-import { RoomLayout } from '../../../src/envs/babyai/room-grid.js';
+import { RoomLayout } from '../../../src/envs/babyai/room-layout.js';
 import { GridWorld } from '../../../src/envs/babyai/world.js';
 import { makeDoor, makeObject } from '../../../src/envs/babyai/world-object.js';
 

@@ -4,7 +4,7 @@ import { Act } from '../../../src/envs/babyai/constants.js';
 import { Grid } from '../../../src/envs/babyai/grid.js';
 import type { Instruction, VerifyStatus } from '../../../src/envs/babyai/instructions.js';
 import { GoToInstr, ObjDesc, OpenInstr, PickupInstr, PutNextInstr } from '../../../src/envs/babyai/instructions.js';
-import { RoomLayout } from '../../../src/envs/babyai/room-grid.js';
+import { RoomLayout } from '../../../src/envs/babyai/room-layout.js';
 import { AfterInstr, AndInstr, BeforeInstr } from '../../../src/envs/babyai/sequence.js';
 import { GridWorld } from '../../../src/envs/babyai/world.js';
 import { makeDoor, makeObject } from '../../../src/envs/babyai/world-object.js';

@@ -3,7 +3,8 @@
  */
 import type { DescribableType } from '../constants.js';
 import { GoToInstr, ObjDesc } from '../instructions.js';
-import type { LevelBuilder, Room } from '../room-grid.js';
+import type { LevelBuilder } from '../room-grid.js';
+import type { Room } from '../room-layout.js';
 import { RejectSampling } from '../room-grid.js';
 import type { WorldObj } from '../world-object.js';
 import type { LevelGenerator } from './level.js';

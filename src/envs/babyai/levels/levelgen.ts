@@ -14,8 +14,10 @@ import type { Color, DescribableType } from '../constants.js';
 import { DESCRIBABLE_TYPES, LOC_NAMES } from '../constants.js';
 import type { Instruction } from '../instructions.js';
 import { GoToInstr, ObjDesc, OpenInstr, PickupInstr, PutNextInstr } from '../instructions.js';
-import type { LevelBuilder, Room } from '../room-grid.js';
-import { RejectSampling, RoomLayout } from '../room-grid.js';
+import type { LevelBuilder } from '../room-grid.js';
+import type { Room } from '../room-layout.js';
+import { RejectSampling } from '../room-grid.js';
+import { RoomLayout } from '../room-layout.js';
 import { AfterInstr, AndInstr, BeforeInstr } from '../sequence.js';
 import type { LevelGenerator } from './level.js';
 

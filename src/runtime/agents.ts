@@ -1,5 +1,8 @@
 /**
- * Opens one policy for evaluation as a {@link RolloutRunner} that plays the chosen environment:
+ * Opens one policy as a {@link RolloutRunner} that plays the chosen environment (for `evalRun`,
+ * `turnwise simulate` and the comparison harness in `src/eval/`; it lives in the runtime layer
+ * because it only assembles runtime parts — bus, sampler actor, policy stack — and the eval layer
+ * builds on it, never the other way round):
  *
  * - a turnwise checkpoint: its model served by a sampler actor over an in-process bus (the same
  *   path as `evalRun` and the evaluations during training), token contexts built with the
@@ -20,11 +23,11 @@ import type { EnvironmentSpec } from '../envs/environment.js';
 import { describeBackend, selectBackend } from '../models/backend/select.js';
 import { loadCheckpoint, resolveCheckpointDir } from '../models/checkpoint.js';
 import { type OpenAIChatDeps, OpenAIChatPolicy, type UsageReport } from '../policies/openai-chat.js';
-import { MemoryBus } from '../runtime/memory-bus.js';
-import { buildPolicyStack } from '../runtime/policy-stack.js';
-import { RolloutRunner } from '../runtime/rollout.js';
-import { loadRunConfig } from '../runtime/run-folder.js';
-import { serveSampler } from '../runtime/wiring/sampler.js';
+import { MemoryBus } from './memory-bus.js';
+import { buildPolicyStack } from './policy-stack.js';
+import { RolloutRunner } from './rollout.js';
+import { loadRunConfig } from './run-folder.js';
+import { serveSampler } from './wiring/sampler.js';
 import type { PolicySpec } from './policy-spec.js';
 
 /** A policy ready to play episodes. */
@@ -102,12 +105,8 @@ async function openCheckpointAgent(policy: Extract<PolicySpec, { kind: 'checkpoi
     envSettings,
     poolSize: playground.poolSize ?? Math.max(config.derived.episodesPerStep, 16),
     envWorkers: playground.envWorkers,
-    tokenizer: stack.tokenizer,
-    context: {
-      history: config.context.history,
-      includeInstruction: config.context.includeInstruction,
-      maxContextTokens: config.model.maxContext - config.sampling.maxActionTokens,
-    },
+    text: stack.text,
+    maxActionTokens: config.sampling.maxActionTokens,
     constrained: config.sampling.constrained,
     envTimeoutMs: config.runtime.envTimeoutMs,
     actTimeoutMs: config.runtime.requestTimeoutMs,

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { evalPlans } from '../../src/eval/harness.js';
-import { checkpointSpec, loadPolicyFile, parseRemoteFlag, uniqueNames } from '../../src/eval/policy-spec.js';
+import { checkpointSpec, loadPolicyFile, parseRemoteFlag, uniqueNames } from '../../src/runtime/policy-spec.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-policy-spec-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

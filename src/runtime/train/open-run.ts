@@ -1,0 +1,89 @@
+/**
+ * Step 1 of a training run: everything that exists before any actor starts — the tensor backend,
+ * the environment and its train split, the run folder (fresh, or the one resumed with its latest
+ * checkpoint), the models, and the run store with the run's row, resolved config and tokenizer.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type Clock, systemClock } from '../../core/clock.js';
+import type { ResolvedConfig } from '../../core/config.js';
+import { InvalidArgumentError } from '../../core/errors.js';
+import type { EnvironmentSpec, TaskCatalog } from '../../envs/environment.js';
+import { getEnvironmentSpec } from '../../envs/registry.js';
+import { type BackendInfo, selectBackend } from '../../models/backend/select.js';
+import { type CheckpointContent, loadCheckpoint, resolveCheckpointDir } from '../../models/checkpoint.js';
+import { RunStore } from '../../store/run-store.js';
+import { asyncSettingsOf } from '../async/async-train.js';
+import { restoreStaleness, type StalenessState } from '../async/staleness.js';
+import { buildPolicyStack, type PolicyStack } from '../policy-stack.js';
+import type { RunEvent } from '../run-events.js';
+import { freshRunDir, saveRunConfig } from '../run-folder.js';
+import type { TrainRunOptions } from './types.js';
+
+/** What the later steps of a run share: its folder, store, models and environment. */
+export interface OpenedRun {
+  readonly config: ResolvedConfig;
+  readonly clock: Clock;
+  readonly emit: (event: RunEvent) => void;
+  readonly backend: BackendInfo;
+  readonly spec: EnvironmentSpec;
+  readonly settings: Record<string, unknown>;
+  readonly catalog: TaskCatalog;
+  /** Task indices of the train split. */
+  readonly trainIndices: readonly number[];
+  readonly resuming: boolean;
+  readonly runDir: string;
+  readonly runId: string;
+  /** Completed steps when the run (re)starts. */
+  readonly startStep: number;
+  readonly checkpoint: CheckpointContent | null;
+  readonly stack: PolicyStack;
+  /** The asynchronous loop's staleness state saved with the checkpoint, checked. */
+  readonly restoredStaleness: StalenessState;
+  readonly store: RunStore;
+}
+
+/** Refuses option combinations no assembly supports, before anything is loaded. */
+export function checkTrainRunOptions(options: TrainRunOptions): void {
+  const { config } = options;
+  if (config.mode !== 'sync' && options.distributed) {
+    throw InvalidArgumentError.format('mode', `'${config.mode}' runs on the in-process bus only for now (issue 9); use mode 'sync' with a distributed rollout`);
+  }
+}
+
+/**
+ * Opens (or reopens, when resuming) the run folder and builds the models; marks the run running.
+ * @example const run = await openRun({ config }); … run.store.close();
+ */
+export async function openRun(options: TrainRunOptions): Promise<OpenedRun> {
+  const { config } = options;
+  const clock = options.clock ?? systemClock;
+  const emit = options.onEvent ?? (() => {});
+  const backend = await selectBackend(config.model.backend, { matmul: config.model.matmul });
+  const spec = getEnvironmentSpec(config.env.name);
+  const settings = config.env.settings as Record<string, unknown>;
+  const catalog = spec.catalog({ settings });
+  const trainIndices = catalog.indices(config.env.trainSplit as 'train');
+
+  const resuming = options.resumeDir !== undefined;
+  const runDir = options.resumeDir ?? options.runDir ?? (await freshRunDir(config.run.dir, config.run.name));
+  const checkpoint = resuming ? await loadCheckpoint(await resolveCheckpointDir(runDir)) : null;
+  const stack = await buildPolicyStack(config, spec, checkpoint);
+  // Checked before anything is written: a bad `state.async` fails the resume with the field named.
+  const restoredStaleness = restoreStaleness(checkpoint?.state.async, stack.trainer.version, asyncSettingsOf(config).maxStaleness, runDir);
+
+  const store = RunStore.open(runDir);
+  const runId = config.run.name.replace(/[^A-Za-z0-9_-]/g, '_');
+  if (resuming) store.useRun(runId);
+  else {
+    store.createRun({ id: runId, name: config.run.name, createdAt: Date.now(), config, backend: backend.name, seed: config.seed });
+    await saveRunConfig(runDir, config);
+    // The text side's files (tokenizer.json, tokenizer_config.json, ...): what viewers and workers read.
+    for (const file of stack.text.files({ modelMaxLength: stack.learnerModel.config.maxContext, maxNewTokens: config.sampling.maxActionTokens })) {
+      await writeFile(join(runDir, file.name), file.data);
+    }
+  }
+  store.setRunStatus('running');
+  const startStep = checkpoint?.step ?? 0;
+  return { config, clock, emit, backend, spec, settings, catalog, trainIndices, resuming, runDir, runId, startStep, checkpoint, stack, restoredStaleness, store };
+}

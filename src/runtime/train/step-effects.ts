@@ -1,0 +1,111 @@
+/**
+ * Step 3 of a training run: what the coordinator's phases do — roll out a step's episodes, store
+ * them and train on them, evaluate on the held-out split, checkpoint, and log a completed step.
+ * The synchronous coordinator and the asynchronous loops drive the same effects.
+ */
+import type { CoordinatorEffects } from '../../actors/coordinator.js';
+import { persistHorizon } from '../../actors/horizon.js';
+import { evalHorizonFor, type HorizonSpec } from '../../actors/horizon-per-env.js';
+import type { Trajectory } from '../../core/types.js';
+import { saveCheckpoint } from '../../models/checkpoint.js';
+import { checkpointContentOf } from '../checkpoint-content.js';
+import type { StalenessState } from '../async/staleness.js';
+import { evaluatePolicy } from '../evaluate.js';
+import { optimizerTensors } from '../policy-stack.js';
+import { rolloutMetrics } from '../rollout-metrics.js';
+import type { TrainingActors } from './actors.js';
+import type { OpenedRun } from './open-run.js';
+import { trainPlans } from './plans.js';
+import type { EvalPoint, TrainRunOptions } from './types.js';
+
+/** Evaluates the policy after `completedSteps` steps, stores the episodes and metrics, returns the metrics. */
+export type Evaluate = (completedSteps: number) => Promise<Record<string, number>>;
+
+/**
+ * The held-out evaluation of a run; every result is also appended to `evals`.
+ * @example const evaluate = evaluator(run, actors, evals); await evaluate(0);
+ */
+export function evaluator(run: OpenedRun, actors: TrainingActors, evals: EvalPoint[]): Evaluate {
+  const { config, store, runId } = run;
+  return async (completedSteps) => {
+    const evalHorizon = evalHorizonFor(config.horizon as HorizonSpec, config.env.name);
+    const result = await evaluatePolicy({
+      config,
+      catalog: run.catalog,
+      runner: actors.runner,
+      split: config.env.testSplit as 'test',
+      tasks: config.train.evalTasks,
+      step: completedSteps,
+      ...(evalHorizon ? { horizon: evalHorizon } : {}),
+    });
+    store.recordTrajectories(runId, 'test', result.trajectories);
+    const { successRate, meanTurns } = result.summary;
+    const metrics = { 'eval/successRate': successRate, 'eval/meanTurns': meanTurns };
+    store.logMetrics(completedSteps, metrics);
+    evals.push({ step: completedSteps, successRate, meanTurns });
+    run.emit({ type: 'eval', step: completedSteps, split: config.env.testSplit, successRate, meanTurns, episodes: result.trajectories.length });
+    return metrics;
+  };
+}
+
+/** Where the asynchronous loop's staleness state is read from at checkpoint time (set by that loop). */
+export interface AsyncStateSource {
+  read: (() => StalenessState) | null;
+}
+
+/**
+ * The coordinator's effects for this run.
+ * @example const effects = coordinatorEffects(run, actors, evaluate, options, { read: null });
+ */
+export function coordinatorEffects(run: OpenedRun, actors: TrainingActors, evaluate: Evaluate, options: TrainRunOptions, asyncState: AsyncStateSource): CoordinatorEffects {
+  const { config, clock, store, runId } = run;
+  // Rollout metrics of a step, held until its training metrics join them.
+  const pending = new Map<number, Record<string, number>>();
+  return {
+    rollout: async (step) => {
+      const started = clock.now();
+      actors.sampledTokens.count = 0;
+      const plans = trainPlans(config, run.trainIndices, step);
+      const stepHorizon = actors.currentHorizon();
+      const trajectories = options.distributed ? await options.distributed.rollout(step, stepHorizon, plans) : await actors.runner.run(step, stepHorizon, plans);
+      const seconds = (clock.now() - started) / 1000;
+      pending.set(step, {
+        ...rolloutMetrics(trajectories, seconds),
+        'throughput/sampleTokensPerSec': seconds > 0 ? actors.sampledTokens.count / seconds : 0,
+        'horizon/current': actors.currentHorizon(),
+        'horizon/stage': actors.horizon.getSnapshot().context.stage,
+      });
+      return trajectories;
+    },
+    train: async (step, trajectories: readonly Trajectory[]) => {
+      // Stored before training: what the learner trains on is already durable.
+      store.recordTrajectories(runId, 'train', trajectories);
+      const started = clock.now();
+      const { metrics } = await actors.train(step, trajectories);
+      return { metrics: { ...pending.get(step), ...metrics, 'time/trainSec': (clock.now() - started) / 1000 } };
+    },
+    evaluate: async (step) => evaluate(step + 1),
+    checkpoint: async (completedSteps) => {
+      const { trainer } = run.stack;
+      const state = await trainer.getState();
+      const dir = await saveCheckpoint(
+        run.runDir,
+        checkpointContentOf(config, run.stack, completedSteps, optimizerTensors(state), {
+          policyVersion: trainer.version,
+          horizon: persistHorizon(actors.horizon.getSnapshot()),
+          seed: config.seed,
+          backend: run.backend.name,
+          ...(asyncState.read !== null ? { async: asyncState.read() } : {}),
+        }),
+      );
+      store.logEvent(completedSteps, 'checkpoint', `saved ${dir}`);
+    },
+    stepCompleted: async (step, metrics) => {
+      pending.delete(step);
+      actors.progress.step = step + 1;
+      store.logMetrics(step + 1, metrics);
+      actors.horizon.send({ type: 'STEP_COMPLETED', step, metrics });
+      run.emit({ type: 'step', step: step + 1, metrics });
+    },
+  };
+}

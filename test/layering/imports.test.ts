@@ -1,0 +1,105 @@
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { importCycles, importSpecifiers, readImportGraph } from './import-graph.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const graph = readImportGraph(root, 'src');
+
+/**
+ * The layers of `src/`, lowest first (the README's "How it is put together"). A file may import its
+ * own folder and any lower layer; two folders on the same rank never import each other. The tensor
+ * backend (`models/backend/`) sits below the algorithms, which compute on it, while the rest of
+ * `models/` builds on the algorithms.
+ */
+const LAYERS: readonly (readonly string[])[] = [
+  ['core'],
+  ['models/backend'],
+  ['algorithms', 'envs', 'store', 'policies'],
+  ['models', 'actors'],
+  ['runtime'],
+  ['eval', 'serve'],
+  ['ui'],
+  ['experiments'],
+  ['cli'],
+  ['index.ts'],
+];
+
+/** The layer folder a `src/…` path belongs to (the longest listed prefix) and its rank. */
+function layerOf(path: string): { folder: string; rank: number } {
+  const inner = path.replace(/^src\//, '');
+  let best: { folder: string; rank: number } | null = null;
+  LAYERS.forEach((folders, rank) => {
+    for (const folder of folders) {
+      const matches = inner === folder || inner.startsWith(`${folder}/`);
+      if (matches && (best === null || folder.length > best.folder.length)) best = { folder, rank };
+    }
+  });
+  if (best === null) throw new Error(`${path} is in no layer: add its folder to LAYERS`);
+  return best;
+}
+
+/** Every import of one `src/` TypeScript file by another (data files such as JSON left out). */
+function edges(): { from: string; to: string }[] {
+  return [...graph].flatMap(([from, targets]) => targets.filter((to) => to.startsWith('src/') && to.endsWith('.ts')).map((to) => ({ from, to })));
+}
+
+describe('import graph of src/', () => {
+  it('reads static, re-export, side-effect and dynamic imports but not quoted ones in comments', () => {
+    const text = [
+      "import { a } from './a.js';",
+      'import type {',
+      '  B,',
+      "} from '../b.js';",
+      "export { c } from './c.js';",
+      "import './d.js';",
+      "const e = await import('./e.js');",
+      " * `import { f } from './f.js'` in a doc comment",
+      "// const g = await import('./g.js');",
+      "import { z } from 'zod';",
+    ].join('\n');
+    expect(importSpecifiers(text).sort()).toEqual(['../b.js', './a.js', './c.js', './d.js', './e.js']);
+  });
+
+  it('finds an import cycle when one exists and names its files', () => {
+    const cyclic = new Map([
+      ['src/a.ts', ['src/b.ts']],
+      ['src/b.ts', ['src/c.ts']],
+      ['src/c.ts', ['src/a.ts']],
+      ['src/d.ts', ['src/a.ts']],
+    ]);
+    expect(importCycles(cyclic)).toEqual([['src/a.ts', 'src/b.ts', 'src/c.ts']]);
+    expect(importCycles(new Map([['src/a.ts', ['src/b.ts']], ['src/b.ts', []]]))).toEqual([]);
+  });
+
+  it('sees the imports it should (the reader is not silently empty)', () => {
+    expect(graph.size).toBeGreaterThan(250);
+    expect(graph.get('src/models/trainer.ts')).toContain('src/models/train-contract.ts');
+    expect(graph.get('src/runtime/eval-run.ts')).toContain('src/runtime/agents.ts');
+    expect(graph.get('src/cli/experiment-command.ts')).toContain('src/experiments/horizon/index.ts');
+    for (const { to } of edges()) expect(graph.has(to), `${to} is imported but not found`).toBe(true);
+  });
+
+  it('has no import cycle', () => {
+    expect(importCycles(graph)).toEqual([]);
+  });
+
+  it('imports only downwards: a lower layer never imports a higher one, and peer folders stay apart', () => {
+    const violations = edges().flatMap(({ from, to }) => {
+      const a = layerOf(from);
+      const b = layerOf(to);
+      const allowed = a.folder === b.folder || b.rank < a.rank;
+      return allowed ? [] : [`${from} (${a.folder}) imports ${to} (${b.folder})`];
+    });
+    expect(violations).toEqual([]);
+  });
+
+  it('keeps the rules of the design: algorithms import no actor and no bus, envs import no model, actors no model', () => {
+    const bad = edges().filter(
+      ({ from, to }) =>
+        (from.startsWith('src/algorithms/') && (to.startsWith('src/actors/') || to.startsWith('src/runtime/'))) ||
+        (from.startsWith('src/envs/') && to.startsWith('src/models/')) ||
+        (from.startsWith('src/actors/') && to.startsWith('src/models/')),
+    );
+    expect(bad).toEqual([]);
+  });
+});
