@@ -20,12 +20,13 @@ export { configSchema, type HorizonConfig, type TurnwiseConfig, type TurnwiseCon
  * parseConfig({ algorithm: { lr: 3e-4 } }).algorithm.groupSize; // 8
  * parseConfig({ algorithm: { foo: 1 } }); // InvalidConfigError: invalid config at 'algorithm.foo': unknown key 'foo'; valid keys: name, groupSize, ...
  */
-export function parseConfig(input: unknown, source?: string): TurnwiseConfig {
+export function parseConfig(input: unknown, source?: string, options: { readonly resolved?: boolean } = {}): TurnwiseConfig {
   // An empty YAML file parses to null: treat it as "all defaults".
   const raw = withEnvSettingsDefault(input === null || input === undefined ? {} : input);
   const result = configSchema.safeParse(raw);
   if (!result.success) throw configErrorFrom(result.error, configSchema, raw, source);
-  refuseShapeWithPretrained(raw, source);
+  // A resolved config (a run folder's config.json) has every default written out: nothing was set by hand.
+  if (options.resolved !== true) refuseShapeWithPretrained(raw, source);
   return result.data;
 }
 

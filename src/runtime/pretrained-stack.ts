@@ -118,6 +118,8 @@ export async function openPretrainedModels(config: ResolvedConfig, checkpoint: C
     }
     notes.push(`full fine-tuning: ${learner.trainableParameterCount.toLocaleString('en-US')} trainable parameters`);
   }
+  // Embedding rows past the tokenizer's ids (vocabularies padded to a round size) are never emitted.
+  for (const model of [learner, sampler, ...owned]) model.restrictOutputs(text.vocabSize);
   return { text, shape, learner, sampler, reference, owned, notes };
 }
 
@@ -145,5 +147,6 @@ export async function openSamplerModel(config: ResolvedConfig, vocabSize: number
   const model = TransformerModel.fromNamedWeights(runShapeOf(info, config), await readHfWeights(config.model.from));
   const lora = loraSpecOf(config);
   if (lora !== null) model.attachLora(lora, root.fork('lora'));
+  model.restrictOutputs(vocabSize);
   return model;
 }

@@ -57,7 +57,7 @@ async function waitForManifest(infra: RunInfra, signal: AbortSignal | undefined)
     if (manifest !== null) {
       if (typeof manifest.config !== 'object' || manifest.config === null) throw new InvalidMessageError('object manifest', 'expected { config, text }');
       const { derived: _derived, ...raw } = manifest.config;
-      return { config: resolveConfig(parseConfig(raw, `run manifest of ${infra.runId}`)), text: policyTextFromManifest(manifest.text as PolicyTextManifest) };
+      return { config: resolveConfig(parseConfig(raw, `run manifest of ${infra.runId}`, { resolved: true })), text: policyTextFromManifest(manifest.text as PolicyTextManifest) };
     }
     // The learner publishes the manifest when it starts; a worker may start first.
     await new Promise((resolve) => setTimeout(resolve, wait));
