@@ -7,10 +7,12 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { InvalidConfigError } from './errors.js';
 import { configErrorFrom } from './config/issues.js';
+import { applyOverrides, blameOverride, type ConfigOverride } from './config/overrides.js';
 import { configSchema, type TurnwiseConfig } from './config/schema.js';
 
 export { type ConfigFieldDoc, configMarkdownTable, describeConfig } from './config/describe.js';
 export { type DeepReadonly, type DerivedConfig, type ResolvedConfig, resolveConfig } from './config/resolve.js';
+export { applyOverrides, type ConfigOverride, parseOverride } from './config/overrides.js';
 export { configSchema, type HorizonConfig, type TurnwiseConfig, type TurnwiseConfigInput } from './config/schema.js';
 
 /**
@@ -42,22 +44,35 @@ function withEnvSettingsDefault(raw: unknown): unknown {
 }
 
 /**
- * Reads a YAML config file and parses it with {@link parseConfig}.
- * @example const config = resolveConfig(loadConfig('configs/babyai-grpo.yaml'));
+ * Reads a YAML config file and parses it with {@link parseConfig}, after applying `--set`
+ * overrides (`./config/overrides.ts`) to the raw YAML, so they are validated like the file itself.
+ * @example const config = resolveConfig(loadConfig('configs/babyai-grpo.yaml', [parseOverride('train.steps=5')]));
  */
-export function loadConfig(path: string): TurnwiseConfig {
+export function loadConfig(path: string, overrides: readonly ConfigOverride[] = []): TurnwiseConfig {
+  const raw = readConfigFile(path);
+  if (overrides.length === 0) return parseConfig(raw, path);
+  try {
+    return parseConfig(applyOverrides(raw, overrides), path);
+  } catch (error) {
+    throw blameOverride(error, overrides);
+  }
+}
+
+/**
+ * The raw (unvalidated) content of a YAML config file; errors name the file and the line.
+ * @example const raw = readConfigFile('configs/babyai-grpo.yaml');
+ */
+export function readConfigFile(path: string): unknown {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     throw new InvalidConfigError('<root>', `cannot read config file ${path}: ${(error as Error).message}`, { cause: error });
   }
-  let raw: unknown;
   try {
-    raw = parseYaml(text);
+    return parseYaml(text);
   } catch (error) {
     const where = error instanceof YAMLParseError && error.linePos ? ` at line ${error.linePos[0].line}, column ${error.linePos[0].col}` : '';
     throw new InvalidConfigError('<root>', `YAML syntax error in ${path}${where}: ${(error as Error).message.split('\n')[0]}`, { cause: error });
   }
-  return parseConfig(raw, path);
 }

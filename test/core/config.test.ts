@@ -54,7 +54,7 @@ describe('parseConfig', () => {
         klHorizon: 10000,
       },
       horizon: { schedule: 'fixed', horizon: 5 },
-      train: { steps: 60, evalEvery: 10, evalTasks: 256, checkpointEvery: 10, logEvery: 1, dataParallel: 1 },
+      train: { steps: 60, evalEvery: 10, evalTasks: 256, checkpointEvery: 10, logEvery: 1, dataParallel: 1, export: 'none' },
       runtime: { bus: 'memory', samplerMaxBatch: 128, samplerMaxWaitMs: 2, requestTimeoutMs: 60000, envTimeoutMs: 30000, kvCacheMiB: 128 },
       mode: 'sync',
       async: { maxStaleness: 1, partialRollout: 'continue', weightSyncTimeoutMs: 120000 },
@@ -232,9 +232,9 @@ describe('describeConfig', () => {
     expect(byPath.get('horizon.every')?.default).toBeUndefined();
     expect(byPath.get('env.settings')?.default).toEqual({ levels: ['GoToRedBall'] });
     // Fields outside the union options: seed, run 2, env 5, tokenizer 2, model 9, context 2,
-    // sampling 4, algorithm 24 (name + the fields every algorithm has), horizon.schedule, train 6, runtime 6,
+    // sampling 4, algorithm 24 (name + the fields every algorithm has), horizon.schedule, train 7, runtime 6,
     // mode 1, async 3, offPolicy 2.
-    expect(fields.filter((f) => f.when === undefined)).toHaveLength(1 + 2 + 5 + 2 + 9 + 2 + 4 + 24 + 1 + 6 + 6 + 1 + 3 + 2);
+    expect(fields.filter((f) => f.when === undefined)).toHaveLength(1 + 2 + 5 + 2 + 9 + 2 + 4 + 24 + 1 + 7 + 6 + 1 + 3 + 2);
     expect(byPath.get('algorithm.name')).toMatchObject({ type: "'grpo' | 'rloo' | 'reinforce_pp' | 'reinforce' | 'ppo'", default: 'grpo' });
     expect(byPath.get('algorithm.critic.lr')).toMatchObject({ when: "name: 'ppo'" });
     const horizonOptions = fields.filter((f) => f.when !== undefined && !f.path.startsWith('algorithm.'));

@@ -164,6 +164,12 @@ const trainSchema = z
       .describe(
         'Learner gradient workers (threads, each with its own tfjs backend): each mini-batch is split into this many shards whose gradients are added exactly before one optimizer step. 1 = compute in the learner thread; about the CPU core count is fastest.',
       ),
+    export: z
+      .enum(['none', 'tensorboard'])
+      .default('none')
+      .describe(
+        'Live metrics export: tensorboard also writes every logged metric to an events.out.tfevents.* file next to run.db as training runs (view with tensorboard --logdir runs); none keeps them in run.db only (turnwise export converts later).',
+      ),
   })
   .strict();
 
