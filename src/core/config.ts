@@ -27,7 +27,26 @@ export function parseConfig(input: unknown, source?: string): TurnwiseConfig {
   const raw = withEnvSettingsDefault(input === null || input === undefined ? {} : input);
   const result = configSchema.safeParse(raw);
   if (!result.success) throw configErrorFrom(result.error, configSchema, raw, source);
+  refuseShapeWithPretrained(raw, source);
   return result.data;
+}
+
+/** Fields a pretrained model (`model.from`) brings itself: setting one as well would be ignored, so it is an error. */
+const PRETRAINED_OWNS = ['dModel', 'nLayers', 'nHeads', 'ffnHidden', 'ropeTheta', 'tieEmbeddings'] as const;
+
+function refuseShapeWithPretrained(raw: unknown, source?: string): void {
+  const section = (raw as { model?: Record<string, unknown>; tokenizer?: Record<string, unknown> }) ?? {};
+  const from = section.model?.from;
+  if (typeof from !== 'string') return;
+  const where = source ? ` (${source})` : '';
+  for (const key of PRETRAINED_OWNS) {
+    if (section.model !== undefined && key in section.model) {
+      throw new InvalidConfigError(`model.${key}`, `set by ${from}/config.json when model.from is given; remove it${where}`);
+    }
+  }
+  if (section.tokenizer !== undefined && Object.keys(section.tokenizer).length > 0) {
+    throw new InvalidConfigError('tokenizer', `the tokenizer of ${from} is used when model.from is given; remove this section${where}`);
+  }
 }
 
 /**

@@ -39,8 +39,8 @@ export interface SafetensorsFile {
 export const MAX_HEADER_BYTES = 100_000_000;
 
 const WRITE_SIZES = { F32: 4, I32: 4, U8: 1 } as const;
-/** Dtypes the reader accepts, with their byte size; F16 and I64 are converted on read. */
-const READ_SIZES: Record<string, number> = { F32: 4, F16: 2, I32: 4, I64: 8, U8: 1 };
+/** Dtypes the reader accepts, with their byte size; F16, BF16 and I64 are converted on read. */
+const READ_SIZES: Record<string, number> = { F32: 4, F16: 2, BF16: 2, I32: 4, I64: 8, U8: 1 };
 const ARRAY_TYPES = { F32: Float32Array, I32: Int32Array, U8: Uint8Array } as const;
 
 const product = (shape: readonly number[]) => shape.reduce((p, d) => p * d, 1);
@@ -121,7 +121,8 @@ interface HeaderEntry {
 }
 
 /**
- * Decodes safetensors bytes. F16 becomes F32; I64 becomes I32 when every value fits.
+ * Decodes safetensors bytes. F16 and BF16 become F32 (exactly: both are subsets of float32); I64
+ * becomes I32 when every value fits.
  * @throws CheckpointError naming the tensor at fault (bad dtype, shape, offsets, overlap) or the
  * header problem (length out of bounds, not JSON).
  * @example
@@ -218,6 +219,13 @@ function convert(e: HeaderEntry, raw: Uint8Array, location: string): SafeTensor 
       const data = new Float32Array(count);
       for (let i = 0; i < count; i++) data[i] = halfToFloat(dv.getUint16(2 * i, true));
       return { dtype: 'F32', shape: e.shape, data };
+    }
+    case 'BF16': {
+      // bfloat16 is the upper half of a float32: shift the 16 bits into place.
+      const halves = new Uint16Array(new Uint8Array(raw).buffer, 0, count);
+      const bits = new Uint32Array(count);
+      for (let i = 0; i < count; i++) bits[i] = halves[i] << 16;
+      return { dtype: 'F32', shape: e.shape, data: new Float32Array(bits.buffer) };
     }
     default: {
       // I64 (the only other accepted dtype): narrow to Int32, refusing values that do not fit.

@@ -11,7 +11,7 @@
  *   and delegates; the sampling path itself is transformer/cached-forward.ts.
  */
 import { CheckpointError, InvalidArgumentError } from '../core/errors.js';
-import type { Rng } from '../core/rng.js';
+import { Rng } from '../core/rng.js';
 import { tf } from './backend/tf.js';
 import { type ConfigTokenIds, writeHfConfig } from './hf/hf-config.js';
 import type { KvCache } from './kv-cache.js';
@@ -40,7 +40,9 @@ import {
 } from './transformer/layers.js';
 import { RopeTable, ropeInverseFrequencies } from './transformer/rope.js';
 import { constraintMask, everyPosition, validateTrainBatch } from './transformer/train-inputs.js';
-import { fromHfLayout, initialValues, type NamedWeight, storedShape, toHfLayout, type WeightSpec, weightSpecs } from './transformer/weights.js';
+import { WeightStore } from './transformer/weight-store.js';
+import type { NamedWeight } from './transformer/weights.js';
+import type { LoraSpec } from './lora/lora.js';
 
 export type { TransformerConfig } from './transformer/config.js';
 export type { NamedWeight } from './transformer/weights.js';
@@ -59,8 +61,13 @@ export interface TrainForwardWithHidden extends TrainForward {
   readonly hidden: tf.Tensor2D;
 }
 
-/** HF checkpoints carry these buffers; they are recomputed here, so loading skips them. */
-const IGNORED_CHECKPOINT_SUFFIXES = ['rotary_emb.inv_freq'];
+/** How the decoder stack runs. */
+interface DecoderOptions {
+  /** LoRA dropout of the training forward. */
+  readonly drop?: (x: tf.Tensor2D) => tf.Tensor2D;
+  /** Inference only (nothing records gradients): free each layer's intermediates as it goes. */
+  readonly release?: boolean;
+}
 
 /** Embedding tables up to this many values are looked up on the CPU (see `embedRows`). */
 const CPU_EMBED_LIMIT = 8_000_000;
@@ -77,8 +84,7 @@ const CPU_EMBED_LIMIT = 8_000_000;
  */
 export class TransformerModel {
   readonly config: TransformerConfig;
-  private readonly specs: WeightSpec[];
-  private readonly vars = new Map<string, tf.Variable>();
+  private readonly store: WeightStore;
   private readonly rope: RopeTable;
   private readonly rotate: tf.Tensor2D; // [headDim, headDim]
   private disposed = false;
@@ -86,17 +92,14 @@ export class TransformerModel {
   /** The KV-cached sampling forwards, reading this model through a view (transformer/cached-forward.ts). */
   private readonly sampling: CachedForward;
 
-  /** Builds a model with N(0, 0.02) weights drawn from `rng` (deterministic for a seed). */
-  constructor(config: TransformerConfig, rng: Rng) {
+  /**
+   * Builds a model with N(0, 0.02) weights drawn from `rng` (deterministic for a seed), or with
+   * the given HF-layout weights (see {@link TransformerModel.fromNamedWeights}).
+   */
+  constructor(config: TransformerConfig, source: Rng | ReadonlyMap<string, NamedWeight> | WeightStore) {
     validateTransformerConfig(config);
     this.config = { ...config };
-    this.specs = weightSpecs(config);
-    this.specs.forEach((spec, i) => {
-      const initial = tf.tensor(initialValues(spec, rng.fork('init', i)), storedShape(spec));
-      // Unnamed: tfjs variable names are global, and several models may coexist.
-      this.vars.set(spec.name, tf.variable(initial, true));
-      initial.dispose(); // the variable holds its own reference to the data; kept, this tensor would outlive dispose()
-    });
+    this.store = source instanceof WeightStore ? source : new WeightStore(this.config, source);
     const hd = headDim(config);
     this.rope = new RopeTable(ropeInverseFrequencies(config), config.maxContext);
     this.rotate = tf.keep(tf.tensor2d(rotateHalfMatrix(hd), [hd, hd]));
@@ -105,21 +108,73 @@ export class TransformerModel {
       rope: this.rope,
       embed: (ids) => this.embed(ids),
       block: (layer) => this.block(layer),
-      decode: (ids, batch, seqLen, positions, attention) => this.decoder(ids, batch, seqLen, this.ropeFor(positions, batch, seqLen), attention),
+      decode: (ids, batch, seqLen, positions, attention) => this.decoder(ids, batch, seqLen, this.ropeFor(positions, batch, seqLen), attention, { release: true }),
       head: (hidden) => this.head(hidden),
     });
   }
 
-  /** Total number of parameters. */
-  get parameterCount(): number {
-    let n = 0;
-    for (const v of this.vars.values()) n += v.size;
-    return n;
+  /**
+   * A model holding `weights` (HF layout, e.g. a pretrained checkpoint) from the start: no random
+   * initialisation, no second copy.
+   * @example const model = TransformerModel.fromNamedWeights(parsed.config, await readHfWeights(folder));
+   */
+  static fromNamedWeights(config: TransformerConfig, weights: ReadonlyMap<string, NamedWeight>): TransformerModel {
+    return new TransformerModel(config, weights instanceof Map ? weights : new Map(weights));
   }
 
-  /** The trainable variables, in a fixed order (embedding, blocks, final norm, head). */
+  /** Total number of parameters (base + adapters). */
+  get parameterCount(): number {
+    return this.store.parameterCount;
+  }
+
+  /** Parameters the optimizer updates (the adapters of a LoRA model). */
+  get trainableParameterCount(): number {
+    return this.store.trainableParameterCount;
+  }
+
+  /** The LoRA spec when adapters are attached, else null. */
+  get lora(): LoraSpec | null {
+    return this.store.lora;
+  }
+
+  /**
+   * Attaches LoRA adapters (fresh from `source`, or PEFT-layout weights) and freezes the base:
+   * from then on {@link trainableVariables} and {@link namedWeights} are the adapters.
+   * @example model.attachLora({ rank: 8, alpha: 16, dropout: 0.05, targets: ['q_proj', 'v_proj'] }, rng.fork('lora'));
+   */
+  attachLora(spec: LoraSpec, source: Rng | ReadonlyMap<string, NamedWeight>): void {
+    this.checkAlive();
+    this.store.attachLora(spec, source);
+  }
+
+  /**
+   * A second model on the same frozen base (no copy) with its own copy of the adapters: the
+   * sampler of a LoRA run. It never writes the base; dispose it before this model.
+   * @example const sampler = learner.sharingBase(rng.fork('sampler'));
+   */
+  sharingBase(rng: Rng): TransformerModel {
+    this.checkAlive();
+    return new TransformerModel(this.config, this.store.sharingBase(rng));
+  }
+
+  /** Runs `fn` on the base model, adapters off (a LoRA run's KL reference: no second copy of the weights). */
+  withAdaptersOff<T>(fn: () => T): T {
+    return this.store.withAdaptersOff(fn);
+  }
+
+  /** The variables the optimizer updates, in a fixed order (a LoRA model's adapters; else embedding, blocks, final norm, head). */
   trainableVariables(): tf.Variable[] {
-    return this.specs.map((s) => this.weight(s.name));
+    return this.store.trainableVariables();
+  }
+
+  /** Every base weight in HF layout (copies), adapters not merged. */
+  baseNamedWeights(): Map<string, NamedWeight> {
+    return this.store.baseNamedWeights();
+  }
+
+  /** Base weights with the adapters merged in: a plain Hugging Face model for export. */
+  mergedNamedWeights(): Map<string, NamedWeight> {
+    return this.store.mergedNamedWeights();
   }
 
   /**
@@ -131,39 +186,22 @@ export class TransformerModel {
   }
 
   /**
-   * Every weight under its HF name, in HF layout (Linear weights [out, in]); data are copies.
-   * A tied model has no `lm_head.weight`.
+   * What trains, as plain data (copies): every weight under its HF name in HF layout (Linear
+   * weights [out, in]; a tied model has no `lm_head.weight`), or a LoRA model's adapters under
+   * PEFT names. What a learner publishes and a checkpoint saves.
    */
   namedWeights(): Map<string, NamedWeight> {
-    const out = new Map<string, NamedWeight>();
-    for (const spec of this.specs) {
-      const stored = Float32Array.from(this.weight(spec.name).dataSync() as Float32Array);
-      out.set(spec.name, toHfLayout(spec, stored));
-    }
-    return out;
+    return this.store.namedWeights();
   }
 
   /**
-   * Loads HF-layout weights. Every weight of this config must be present with its HF shape
-   * ({@link CheckpointError} names the missing or mismatched tensor); `lm_head.weight` is ignored
+   * Loads what {@link namedWeights} gives. Every tensor must be present with its shape
+   * ({@link CheckpointError} names the missing or mismatched one); `lm_head.weight` is ignored
    * when embeddings are tied; an unknown name is an error (it means another architecture).
    */
   loadNamedWeights(weights: ReadonlyMap<string, NamedWeight>): void {
-    const known = new Set(this.specs.map((s) => s.name));
-    for (const name of weights.keys()) {
-      const ignorable = IGNORED_CHECKPOINT_SUFFIXES.some((s) => name.endsWith(s)) || (name === 'lm_head.weight' && this.config.tieEmbeddings);
-      if (!known.has(name) && !ignorable) throw new CheckpointError(name, 'unknown tensor for this model config');
-    }
-    const converted = this.specs.map((spec) => {
-      const weight = weights.get(spec.name);
-      if (weight === undefined) throw new CheckpointError(spec.name, 'missing tensor');
-      return fromHfLayout(spec, weight);
-    });
-    this.specs.forEach((spec, i) => {
-      const value = tf.tensor(converted[i], storedShape(spec));
-      this.weight(spec.name).assign(value);
-      value.dispose();
-    });
+    this.checkAlive();
+    this.store.loadNamedWeights(weights);
   }
 
   /**
@@ -198,7 +236,7 @@ export class TransformerModel {
     return tf.tidy(() => {
       const mask = tf.tensor4d(maskValues, [b, 1, t, t]);
       const rope = this.ropeFor(positions, b, t);
-      const hidden = this.decoder(batch.inputIds, b, t, rope, (_, q, k, val) => attend(q, k, val, mask)); // [B*T, d]
+      const hidden = this.decoder(batch.inputIds, b, t, rope, (_, q, k, val) => attend(q, k, val, mask), { drop: this.loraDropout(batch) }); // [B*T, d]
       // Every position a target, in order (dense targets): the rows are `hidden` itself; skip the slow wasm Gather.
       const selected = everyPosition(batch) ? hidden : tf.gather(hidden, tf.tensor1d(batch.targetPositions, 'int32')); // [N, d]
       const normed = this.finalNorm(selected); // [N, d]
@@ -243,7 +281,7 @@ export class TransformerModel {
     return tf.tidy(() => {
       const mask = tf.tensor4d(maskValues, [batchSize, 1, seqLen, seqLen]);
       const rope = this.ropeFor(positions, batchSize, seqLen);
-      const hidden = this.decoder(inputIds, batchSize, seqLen, rope, (_, q, k, v) => attend(q, k, v, mask));
+      const hidden = this.decoder(inputIds, batchSize, seqLen, rope, (_, q, k, v) => attend(q, k, v, mask), { release: true });
       return tf.reshape(this.head(hidden), [batchSize, seqLen, this.config.vocabSize]);
     });
   }
@@ -284,8 +322,7 @@ export class TransformerModel {
   dispose(): void {
     if (this.disposed) return;
     this.sampling.dispose();
-    for (const v of this.vars.values()) v.dispose();
-    this.vars.clear();
+    this.store.dispose();
     this.rotate.dispose();
     this.embedCache = null;
     this.disposed = true;
@@ -298,31 +335,64 @@ export class TransformerModel {
     seqLen: number,
     rope: RopeFactors,
     attention: AttentionFn,
+    options: DecoderOptions = {},
   ): tf.Tensor2D {
-    const { nHeads, nLayers, rmsNormEps: eps } = this.config;
-    const nKv = kvHeads(this.config);
+    const { drop, release } = options;
     let x = this.embed(ids); // [B*T, d]
-    for (let i = 0; i < nLayers; i++) {
-      const w = this.block(i);
-      const h = rmsNorm(x, w.inputNorm, eps); // [B*T, d]
-      let q = splitHeads(project(h, w.q), batch, seqLen, nHeads); // [B, H, T, hd]
-      let k = splitHeads(project(h, w.k), batch, seqLen, nKv); // [B, Hkv, T, hd]
-      if (w.qNorm !== undefined && w.kNorm !== undefined) {
-        q = rmsNorm(q, w.qNorm, eps);
-        k = rmsNorm(k, w.kNorm, eps);
+    for (let i = 0; i < this.config.nLayers; i++) {
+      if (release) {
+        // Inference: free each layer's intermediates as soon as the next residual stream exists
+        // (one tidy over the whole stack would hold every layer's, ~2.4 GB for a 64-row prefill at 135M).
+        const next = tf.tidy(() => this.decoderLayer(i, x, batch, seqLen, rope, attention, {}));
+        x.dispose();
+        x = next;
+      } else {
+        x = this.decoderLayer(i, x, batch, seqLen, rope, attention, { drop });
       }
-      const v = splitHeads(project(h, w.v), batch, seqLen, nKv);
-      x = mlpResidual(x, mergeHeads(attention(i, applyRope(q, rope), applyRope(k, rope), v)), w, eps); // context [B*T, H*hd]
     }
     return x;
+  }
+
+  /** One decoder block on the residual stream `x` `[B*T, d]`. */
+  private decoderLayer(i: number, x: tf.Tensor2D, batch: number, seqLen: number, rope: RopeFactors, attention: AttentionFn, options: { drop?: (x: tf.Tensor2D) => tf.Tensor2D }): tf.Tensor2D {
+    const { nHeads, rmsNormEps: eps } = this.config;
+    const nKv = kvHeads(this.config);
+    const { drop } = options;
+    const w = this.block(i);
+    const h = rmsNorm(x, w.inputNorm, eps); // [B*T, d]
+    let q = splitHeads(project(h, w.q, drop), batch, seqLen, nHeads); // [B, H, T, hd]
+    let k = splitHeads(project(h, w.k, drop), batch, seqLen, nKv); // [B, Hkv, T, hd]
+    if (w.qNorm !== undefined && w.kNorm !== undefined) {
+      q = rmsNorm(q, w.qNorm, eps);
+      k = rmsNorm(k, w.kNorm, eps);
+    }
+    const v = splitHeads(project(h, w.v, drop), batch, seqLen, nKv);
+    return mlpResidual(x, mergeHeads(attention(i, applyRope(q, rope), applyRope(k, rope), v)), w, eps, drop); // context [B*T, H*hd]
+  }
+
+  /**
+   * LoRA dropout on the adapters' inputs (training forwards only, as PEFT in train mode);
+   * undefined when there is nothing to drop. The masks' seeds come from the batch's own ids, so a
+   * micro-batch gets the same masks in any process and on resume (no stream state to checkpoint;
+   * the cost: a batch seen twice, e.g. in a second PPO epoch, sees the same masks).
+   */
+  private loraDropout(batch: TrainBatch): ((x: tf.Tensor2D) => tf.Tensor2D) | undefined {
+    const rate = this.store.lora?.dropout ?? 0;
+    if (rate === 0) return undefined;
+    let hash = 2166136261;
+    for (const id of batch.inputIds) hash = Math.imul(hash ^ id, 16777619) >>> 0;
+    for (const id of batch.targetPositions) hash = Math.imul(hash ^ id, 16777619) >>> 0;
+    const rng = Rng.fromSeed(hash);
+    return (x) => tf.dropout(x, rate, undefined, rng.int(2 ** 31)) as tf.Tensor2D;
   }
 
   /** The weights of decoder block `layer` (the variables themselves, read by both forward paths). */
   private block(layer: number): BlockWeights {
     const p = `model.layers.${layer}`;
     const proj = (name: string): Projection => {
-      const bias = this.vars.get(`${p}.${name}.bias`) as tf.Tensor as tf.Tensor1D | undefined;
-      return bias === undefined ? { weight: this.weight2d(`${p}.${name}.weight`) } : { weight: this.weight2d(`${p}.${name}.weight`), bias };
+      const bias = this.store.find(`${p}.${name}.bias`) as tf.Tensor as tf.Tensor1D | undefined;
+      const lora = this.store.loraOf(`${p}.${name}`);
+      return { weight: this.weight2d(`${p}.${name}.weight`), ...(bias === undefined ? {} : { bias }), ...(lora === undefined ? {} : { lora }) };
     };
     const qkNorm = this.config.qkNorm === true;
     return {
@@ -395,9 +465,8 @@ export class TransformerModel {
   }
 
   private weight(name: string): tf.Variable {
-    const v = this.vars.get(name);
-    if (v === undefined) throw InvalidArgumentError.format('model', this.disposed ? 'used after dispose()' : `no weight ${name}`);
-    return v;
+    if (this.disposed) throw InvalidArgumentError.format('model', 'used after dispose()');
+    return this.store.get(name);
   }
 
   private weight1d(name: string): tf.Tensor1D {

@@ -23,8 +23,13 @@ describe('parseConfig', () => {
       run: { dir: 'runs', name: 'babyai-grpo' },
       env: { name: 'babyai', settings: { levels: ['GoToRedBall'] }, trainSplit: 'train', testSplit: 'test', workers: 0 },
       tokenizer: { vocabSize: 512, corpusEpisodes: 400 },
-      model: { dModel: 64, nLayers: 2, nHeads: 4, ffnHidden: 172, maxContext: 256, ropeTheta: 10000, tieEmbeddings: false, backend: 'auto', matmul: 'auto' },
-      context: { history: 0, includeInstruction: false },
+      model: { from: null, lora: null, dModel: 64, nLayers: 2, nHeads: 4, ffnHidden: 172, maxContext: 256, ropeTheta: 10000, tieEmbeddings: false, backend: 'auto', matmul: 'auto' },
+      context: {
+        format: 'auto',
+        chat: { system: null, acknowledge: "OK. I'll follow your instructions and try my best to solve the task.", maxResponseTokens: 8192 },
+        history: 0,
+        includeInstruction: false,
+      },
       sampling: { temperature: 1, topP: 1, maxActionTokens: 24, constrained: true },
       algorithm: {
         name: 'grpo',
@@ -126,6 +131,15 @@ describe('parseConfig', () => {
     const mixed = errorOf(() => parseConfig({ horizon: { schedule: 'fixed', horizons: [5] } }));
     expect(mixed.path).toBe('horizon.horizons');
     expect(mixed.detail).toBe("unknown key 'horizons'; valid keys: schedule, horizon, evalHorizon");
+  });
+
+  it('refuses shape and tokenizer fields next to model.from, and LoRA or chat without it', () => {
+    expect(errorOf(() => parseConfig({ model: { from: 'models/x', dModel: 128 } })).path).toBe('model.dModel');
+    expect(errorOf(() => parseConfig({ model: { from: 'models/x' }, tokenizer: { vocabSize: 1024 } })).path).toBe('tokenizer');
+    expect(errorOf(() => parseConfig({ model: { lora: { rank: 8 } } })).path).toBe('model.lora');
+    expect(errorOf(() => parseConfig({ context: { format: 'chat' } })).path).toBe('context.format');
+    const ok = parseConfig({ model: { from: 'models/x', lora: { rank: 8, targetModules: ['q_proj', 'v_proj'] }, maxContext: 2048 } });
+    expect(ok.model.lora).toEqual({ rank: 8, alpha: 32, dropout: 0.05, targetModules: ['q_proj', 'v_proj'], rsLora: false });
   });
 
   it('checks fields that depend on each other', () => {
@@ -231,10 +245,13 @@ describe('describeConfig', () => {
     expect(byPath.get('horizon.horizons')).toMatchObject({ type: 'integer > 0[]', when: "schedule: 'stepwise'" });
     expect(byPath.get('horizon.every')?.default).toBeUndefined();
     expect(byPath.get('env.settings')?.default).toEqual({ levels: ['GoToRedBall'] });
-    // Fields outside the union options: seed, run 2, env 5, tokenizer 2, model 9, context 2,
-    // sampling 4, algorithm 24 (name + the fields every algorithm has), horizon.schedule, train 7, runtime 6,
-    // mode 1, async 3, offPolicy 2.
-    expect(fields.filter((f) => f.when === undefined)).toHaveLength(1 + 2 + 5 + 2 + 9 + 2 + 4 + 24 + 1 + 7 + 6 + 1 + 3 + 2);
+    // Fields outside the union options: seed, run 2, env 5, tokenizer 2, model 15 (9 + from + 5 of
+    // lora), context 6 (format, history, includeInstruction, chat 3), sampling 4, algorithm 24 (name
+    // + the fields every algorithm has), horizon.schedule, train 7, runtime 6, mode 1, async 3, offPolicy 2.
+    expect(fields.filter((f) => f.when === undefined)).toHaveLength(1 + 2 + 5 + 2 + 15 + 6 + 4 + 24 + 1 + 7 + 6 + 1 + 3 + 2);
+    expect(byPath.get('model.from')).toMatchObject({ default: null });
+    expect(byPath.get('model.lora.rank')).toMatchObject({ default: 16 });
+    expect(byPath.get('context.chat.maxResponseTokens')).toMatchObject({ default: 8192 });
     expect(byPath.get('algorithm.name')).toMatchObject({ type: "'grpo' | 'rloo' | 'reinforce_pp' | 'reinforce' | 'ppo'", default: 'grpo' });
     expect(byPath.get('algorithm.critic.lr')).toMatchObject({ when: "name: 'ppo'" });
     const horizonOptions = fields.filter((f) => f.when !== undefined && !f.path.startsWith('algorithm.'));

@@ -105,6 +105,14 @@ describe('safetensors', () => {
     expect(file.metadata).toEqual({});
   });
 
+  it('reads BF16 as F32, exactly (the upper 16 bits of a float32)', () => {
+    // BF16: 1.0 = 0x3f80, -2.5 = 0xc020, 3.140625 = 0x4049, the smallest subnormal = 0x0001, -inf = 0xff80.
+    const bf16 = [0x80, 0x3f, 0x20, 0xc0, 0x49, 0x40, 0x01, 0x00, 0x80, 0xff];
+    const file = decodeSafetensors(build({ w: { dtype: 'BF16', shape: [5], data_offsets: [0, 10] } }, bf16));
+    expect(file.tensors.w.dtype).toBe('F32');
+    expect(Array.from(file.tensors.w.data)).toEqual([1, -2.5, 3.140625, 2 ** -133, Number.NEGATIVE_INFINITY]);
+  });
+
   describe('rejects corrupt input with a message naming the fault', () => {
     const ok = { t: { dtype: 'F32', shape: [1], data_offsets: [0, 4] } };
     it('a file shorter than 8 bytes', () => expectCheckpointError(() => decodeSafetensors(new Uint8Array(5)), /shorter than the 8-byte/));
@@ -120,7 +128,7 @@ describe('safetensors', () => {
     });
     it('a header that is not JSON', () => expectCheckpointError(() => decodeSafetensors(build(null, [], '{"t": [1,')), /not valid UTF-8 JSON/));
     it('an unsupported dtype', () =>
-      expectCheckpointError(() => decodeSafetensors(build({ t: { dtype: 'BF16', shape: [1], data_offsets: [0, 2] } }, [0, 0])), /tensor 't': unsupported dtype "BF16"/));
+      expectCheckpointError(() => decodeSafetensors(build({ t: { dtype: 'F8_E4M3', shape: [1], data_offsets: [0, 1] } }, [0])), /tensor 't': unsupported dtype "F8_E4M3"/));
     it('offsets outside the buffer', () =>
       expectCheckpointError(() => decodeSafetensors(build({ t: { dtype: 'F32', shape: [1], data_offsets: [0, 8] } }, [0, 0, 0, 0])), /tensor 't': data_offsets \[0, 8\] are outside/));
     it('a shape that does not match the byte span', () =>

@@ -38,13 +38,41 @@ const tokenizerSchema = z
   })
   .strict();
 
+const loraSchema = z
+  .object({
+    rank: posInt().default(16).describe('r: rank of each low-rank update.'),
+    alpha: z.number().positive().default(32).describe('lora_alpha: updates are scaled by alpha / rank (alpha / sqrt(rank) with rsLora).'),
+    dropout: z.number().min(0).lt(1).default(0.05).describe("lora_dropout: dropout on the adapters' inputs while training."),
+    targetModules: z
+      .array(z.enum(['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj']))
+      .min(1)
+      .default(['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'])
+      .describe('Projections that get an adapter (PEFT target_modules names).'),
+    rsLora: z.boolean().default(false).describe('Rank-stabilised scaling alpha / sqrt(rank).'),
+  })
+  .strict();
+
 const modelSchema = z
   .object({
+    from: z
+      .string()
+      .min(1)
+      .nullable()
+      .default(null)
+      .describe(
+        "A Hugging Face model folder (config.json, safetensors, tokenizer.json, chat template) to start from: llama, mistral, qwen2 or qwen3. null trains turnwise's own small model from scratch. The shape fields below (dModel ... tieEmbeddings) and the tokenizer section are then the folder's, and setting them is an error.",
+      ),
+    lora: loraSchema
+      .nullable()
+      .default(null)
+      .describe('LoRA adapters on a frozen base (PEFT-compatible files; the KL reference is the base with adapters off), or null for full fine-tuning.'),
     dModel: posInt().default(64).describe('Transformer width (embedding size).'),
     nLayers: posInt().default(2).describe('Number of transformer blocks.'),
     nHeads: posInt().default(4).describe('Attention heads per block; must divide dModel.'),
     ffnHidden: posInt().default(172).describe('Hidden size of the SwiGLU feed-forward layer.'),
-    maxContext: posInt().default(256).describe('Maximum context length in tokens (prompt + action).'),
+    maxContext: posInt()
+      .default(256)
+      .describe("Maximum context length in tokens (prompt + action); with model.from, the smaller of this and the model's own limit."),
     ropeTheta: z.number().positive().default(10000).describe('Base of the rotary position embedding.'),
     tieEmbeddings: z.boolean().default(false).describe('Share the input embedding and output projection weights.'),
     backend: z
@@ -60,8 +88,31 @@ const modelSchema = z
   })
   .strict();
 
+const chatSchema = z
+  .object({
+    system: z
+      .string()
+      .nullable()
+      .default(null)
+      .describe("System message of every episode; null leaves it to the chat template (which may add its own default, e.g. Qwen2.5's)."),
+    acknowledge: z
+      .string()
+      .nullable()
+      .default("OK. I'll follow your instructions and try my best to solve the task.")
+      .describe("Assistant reply placed after the instruction (AgentGym's conversation_start; not trained on), before the first observation; null puts the instruction and the first observation in one user message."),
+    maxResponseTokens: posInt()
+      .default(8192)
+      .describe("Most tokens of the whole interaction after the first prompt (AgentGym-RL's max_response_length: replies, observations, scaffolding); an episode that would pass it ends truncated by length."),
+  })
+  .strict();
+
 const contextSchema = z
   .object({
+    format: z
+      .enum(['auto', 'turnwise', 'chat'])
+      .default('auto')
+      .describe("How a turn's context is laid out: turnwise's compact special-token layout, or the model's chat template (instruction and observations as user messages, replies as assistant messages, as AgentGym runs agents); auto = chat with model.from, else turnwise."),
+    chat: chatSchema.prefault({}).describe('The chat layout (context.format chat).'),
     history: z
       .union([nonNegInt(), z.literal('full')], { error: "expected a non-negative integer or 'full'" })
       .default(0)
@@ -74,7 +125,7 @@ const samplingSchema = z
   .object({
     temperature: z.number().positive().default(1).describe('Sampling temperature for rollouts.'),
     topP: z.number().gt(0).max(1).default(1).describe('Nucleus sampling mass for rollouts (1 = off).'),
-    maxActionTokens: posInt().default(24).describe('Maximum tokens generated per action.'),
+    maxActionTokens: posInt().default(24).describe('Maximum tokens generated per turn (an action, or a whole "Thought: ... Action: ..." reply in free generation).'),
     constrained: z.boolean().default(true).describe("Restrict decoding to the environment's available actions when it lists them."),
   })
   .strict();
@@ -236,12 +287,18 @@ export const configSchema = z
   })
   .strict()
   .superRefine((config, ctx) => {
-    if (config.model.dModel % config.model.nHeads !== 0) {
+    if (config.model.from === null && config.model.dModel % config.model.nHeads !== 0) {
       ctx.addIssue({
         code: 'custom',
         path: ['model', 'nHeads'],
         message: `must divide model.dModel (${config.model.dModel}), got ${config.model.nHeads}`,
       });
+    }
+    if (config.model.lora !== null && config.model.from === null) {
+      ctx.addIssue({ code: 'custom', path: ['model', 'lora'], message: 'needs model.from (LoRA adapts a pretrained model; a model trained from scratch trains in full)' });
+    }
+    if (config.context.format === 'chat' && config.model.from === null) {
+      ctx.addIssue({ code: 'custom', path: ['context', 'format'], message: "'chat' needs model.from (turnwise's own model has no chat template)" });
     }
     if (config.sampling.maxActionTokens >= config.model.maxContext) {
       ctx.addIssue({

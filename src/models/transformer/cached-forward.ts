@@ -76,7 +76,8 @@ export class CachedForward {
     const keySlots = prefill ? seqLen : slots;
     let maskTensor: tf.Tensor4D | null = null; // created inside the tidy below, shared by the layers
     const maskT = () => {
-      maskTensor ??= tf.tensor4d(attentionMask(cache.keyMask, past, mask, rows, seqLen, keySlots, slots), [rows, 1, seqLen, keySlots]);
+      // Kept: the layers run in their own tidies (the decoder frees each layer's intermediates).
+      maskTensor ??= tf.keep(tf.tensor4d(attentionMask(cache.keyMask, past, mask, rows, seqLen, keySlots, slots), [rows, 1, seqLen, keySlots]));
       return maskTensor;
     };
     // Small decode steps (a few new tokens over a cache, few rows) attend in JS over the cache
@@ -98,12 +99,17 @@ export class CachedForward {
       const fullValue = tf.tensor4d(buffers.value, [rows, nKv, slots, hd]);
       return attend(query, fullKey, fullValue, maskT());
     };
-    const logits = tf.tidy(() => {
-      const hidden = this.view.decode(inputIds, rows, seqLen, positions, attention);
-      if (seqLen === 1) return this.view.head(hidden);
-      const last = new Int32Array(rows).map((_, r) => r * seqLen + seqLen - 1);
-      return this.view.head(tf.gather(hidden, tf.tensor1d(last, 'int32'))); // [rows, V]
-    });
+    let logits: tf.Tensor2D;
+    try {
+      logits = tf.tidy(() => {
+        const hidden = this.view.decode(inputIds, rows, seqLen, positions, attention);
+        if (seqLen === 1) return this.view.head(hidden);
+        const last = new Int32Array(rows).map((_, r) => r * seqLen + seqLen - 1);
+        return this.view.head(tf.gather(hidden, tf.tensor1d(last, 'int32'))); // [rows, V]
+      });
+    } finally {
+      (maskTensor as tf.Tensor4D | null)?.dispose();
+    }
     cache.advance(mask, seqLen);
     return logits;
   }

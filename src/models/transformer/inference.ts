@@ -98,23 +98,29 @@ export function packedExtend(weights: InferenceWeights, caches: readonly KvCache
   weights.rope.ensure(highest + 1);
   const masks: Array<Float32Array | undefined> = []; // per group, shared by the layers
   const groups = attentionGroups(pastLength, offsets, options.groupRatio ?? DEFAULT_GROUP_RATIO, nHeads, options.maxScores ?? DEFAULT_MAX_SCORES);
+  const packedLayer = (layer: number, x: tf.Tensor2D): tf.Tensor2D => {
+    const block = weights.block(layer);
+    const h = rmsNorm(x, block.inputNorm, eps);
+    const fused = weights.fusedQkv(layer);
+    const projected = fused.bias === undefined ? tf.matMul(h, fused.weight) : tf.add(tf.matMul(h, fused.weight), fused.bias);
+    // A copy (wasm readSync copies; on cpu the array backs a tensor nothing else reads).
+    const qkv = projected.dataSync() as Float32Array; // [n, q + 2 * kv]
+    if (block.qNorm !== undefined && block.kNorm !== undefined) {
+      headNormsInPlace(qkv, n, nHeads, nKv, hd, normWeights(block.qNorm), normWeights(block.kNorm), eps);
+    }
+    ropePackedInPlace(qkv, positions, weights.rope, nHeads, hd, nKv);
+    writePackedKv(caches, layer, qkv, shape); // first: grouped attention reads new keys from the caches
+    const context = new Float32Array(n * qWidth); // [n, heads * hd]
+    attendGroups(qkv, caches, pastLength, layer, shape, groups, masks, context);
+    return mlpResidual(x, tf.tensor2d(context, [n, qWidth]), block, eps);
+  };
   const logits = tf.tidy(() => {
     let x = weights.embed(ids); // [n, d]
     for (let layer = 0; layer < nLayers; layer++) {
-      const block = weights.block(layer);
-      const h = rmsNorm(x, block.inputNorm, eps);
-      const fused = weights.fusedQkv(layer);
-      const projected = fused.bias === undefined ? tf.matMul(h, fused.weight) : tf.add(tf.matMul(h, fused.weight), fused.bias);
-      // A copy (wasm readSync copies; on cpu the array backs a tensor nothing else reads).
-      const qkv = projected.dataSync() as Float32Array; // [n, q + 2 * kv]
-      if (block.qNorm !== undefined && block.kNorm !== undefined) {
-        headNormsInPlace(qkv, n, nHeads, nKv, hd, normWeights(block.qNorm), normWeights(block.kNorm), eps);
-      }
-      ropePackedInPlace(qkv, positions, weights.rope, nHeads, hd, nKv);
-      writePackedKv(caches, layer, qkv, shape); // first: grouped attention reads new keys from the caches
-      const context = new Float32Array(n * qWidth); // [n, heads * hd]
-      attendGroups(qkv, caches, pastLength, layer, shape, groups, masks, context);
-      x = mlpResidual(x, tf.tensor2d(context, [n, qWidth]), block, eps);
+      // Each layer in its own tidy: its intermediates are freed before the next layer runs.
+      const next = tf.tidy(() => packedLayer(layer, x));
+      x.dispose();
+      x = next;
     }
     if (n === caches.length) return weights.head(x); // one new token per row: every row is a last one
     const last = Int32Array.from({ length: caches.length }, (_, r) => offsets[r + 1] - 1);
