@@ -76,6 +76,12 @@ export class TrainProgress {
   }
 
   stop(): void {
+    if (this.bar && this.started) {
+      // cli-progress restores the cursor it saved at start() before its final newline; lines logged
+      // since then moved the bar down, so save the bar's current line instead (ESC 7), or the
+      // summary that follows would overwrite the last logged lines.
+      this.out.write('\r\x1b7');
+    }
     this.bar?.stop();
   }
 

@@ -8,6 +8,7 @@ import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { InvalidConfigError } from './errors.js';
 import { configErrorFrom } from './config/issues.js';
 import { applyOverrides, blameOverride, type ConfigOverride } from './config/overrides.js';
+import { checkPluginFields, customAlgorithmName, parseCustomAlgorithm } from './config/plugins-check.js';
 import { configSchema, type TurnwiseConfig } from './config/schema.js';
 
 export { type ConfigFieldDoc, configMarkdownTable, describeConfig } from './config/describe.js';
@@ -25,10 +26,20 @@ export { configSchema, type HorizonConfig, type TurnwiseConfig, type TurnwiseCon
 export function parseConfig(input: unknown, source?: string): TurnwiseConfig {
   // An empty YAML file parses to null: treat it as "all defaults".
   const raw = withEnvSettingsDefault(input === null || input === undefined ? {} : input);
-  const result = configSchema.safeParse(raw);
-  if (!result.success) throw configErrorFrom(result.error, configSchema, raw, source);
+  // A registered estimator's section is parsed by its own schema; the rest by the config schema.
+  const customName = customAlgorithmName(raw);
+  const custom = customName === null ? null : parseCustomAlgorithm(customName, raw, source);
+  const checked = custom === null ? raw : { ...(raw as object), algorithm: {} };
+  const result = configSchema.safeParse(checked);
+  if (!result.success) throw configErrorFrom(result.error, configSchema, checked, source);
   refuseShapeWithPretrained(raw, source);
-  return result.data;
+  const config: TurnwiseConfig = custom === null ? result.data : { ...result.data, algorithm: custom };
+  if (config.algorithm.policyLoss !== 'ppo-clip') {
+    // A registered loss lives in this thread only, and the off-policy corrections bring their own loss.
+    if (config.train.dataParallel > 1) throw new InvalidConfigError('algorithm.policyLoss', `'${config.algorithm.policyLoss}' runs in the learner thread only; set train.dataParallel: 1 (it is ${config.train.dataParallel})`);
+    if (config.offPolicy.correction !== 'none') throw new InvalidConfigError('algorithm.policyLoss', `offPolicy.correction '${config.offPolicy.correction}' has its own loss; use policyLoss ppo-clip with it`);
+  }
+  return { ...config, algorithm: checkPluginFields(config.algorithm, source) };
 }
 
 /** Fields a pretrained model (`model.from`) brings itself: setting one as well would be ignored, so it is an error. */
