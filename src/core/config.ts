@@ -23,7 +23,7 @@ export { configSchema, type HorizonConfig, type TurnwiseConfig, type TurnwiseCon
  * parseConfig({ algorithm: { lr: 3e-4 } }).algorithm.groupSize; // 8
  * parseConfig({ algorithm: { foo: 1 } }); // InvalidConfigError: invalid config at 'algorithm.foo': unknown key 'foo'; valid keys: name, groupSize, ...
  */
-export function parseConfig(input: unknown, source?: string): TurnwiseConfig {
+export function parseConfig(input: unknown, source?: string, options: { readonly resolved?: boolean } = {}): TurnwiseConfig {
   // An empty YAML file parses to null: treat it as "all defaults".
   const raw = withEnvSettingsDefault(input === null || input === undefined ? {} : input);
   // A registered estimator's section is parsed by its own schema; the rest by the config schema.
@@ -32,7 +32,8 @@ export function parseConfig(input: unknown, source?: string): TurnwiseConfig {
   const checked = custom === null ? raw : { ...(raw as object), algorithm: {} };
   const result = configSchema.safeParse(checked);
   if (!result.success) throw configErrorFrom(result.error, configSchema, checked, source);
-  refuseShapeWithPretrained(raw, source);
+  // A resolved config (a run folder's config.json) has every default written out: nothing was set by hand.
+  if (options.resolved !== true) refuseShapeWithPretrained(raw, source);
   const config: TurnwiseConfig = custom === null ? result.data : { ...result.data, algorithm: custom };
   if (config.algorithm.policyLoss !== 'ppo-clip') {
     // A registered loss lives in this thread only, and the off-policy corrections bring their own loss.

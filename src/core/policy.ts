@@ -29,6 +29,13 @@ export interface ActRequest {
   readonly episodeId?: string;
   /** True when the episode will not act again (its last turn): nothing is kept for it. */
   readonly lastTurn?: boolean;
+  /**
+   * Ids that end free generation (a chat model's end-of-turn and eos ids); default the policy's
+   * own. Constrained choices always end with the policy's end id.
+   */
+  readonly stopTokenIds?: readonly number[];
+  /** Most tokens this request may generate (e.g. what is left of an episode's token budget); at most the call's `maxNewTokens`. */
+  readonly maxNewTokens?: number;
 }
 
 /** What the policy produced for one request. */
@@ -43,6 +50,8 @@ export interface ActResult {
   readonly constraint: DecodeConstraint | null;
   /** Weights version that produced the tokens. */
   readonly policyVersion: number;
+  /** Why generation stopped: a stop id or a complete action (`stop`), or the token limit (`length`). */
+  readonly finishReason?: 'stop' | 'length';
 }
 
 export interface SamplingOptions {

@@ -16,9 +16,11 @@ export interface DecodeLimits {
   readonly vocabSize: number;
   /** Context plus generated tokens (the last one never fed back) must fit. */
   readonly maxContext: number;
-  /** Id of `<|end|>`: closes every action choice; free generation stops after it. */
+  /** Id of `<|end|>` (a chat model's end-of-turn token): closes every action choice; free generation stops after it. */
   readonly endTokenId: number;
-  /** Most tokens generated per request. */
+  /** More ids that end free generation (e.g. every `eos_token_id` of a model); a request's own `stopTokenIds` replace them. */
+  readonly stopTokenIds?: readonly number[];
+  /** Most tokens generated per request (a request's own `maxNewTokens` may lower it). */
   readonly maxNewTokens: number;
 }
 
@@ -36,6 +38,12 @@ export interface RequestState {
   done: boolean;
   /** The episode's cached prefix this turn started from, if any. */
   hit: CacheHit | null;
+  /** Ids that end this request's free generation. */
+  readonly stop: ReadonlySet<number>;
+  /** Most tokens this request generates. */
+  readonly maxNew: number;
+  /** Why it stopped: a stop id or a complete action ('stop'), or its token limit ('length'). */
+  finish: 'stop' | 'length' | null;
 }
 
 /**
@@ -60,19 +68,24 @@ export function initRequestState(request: ActRequest, index: number, limits: Dec
       for (const id of choice) if (id < 0 || id >= v) throw InvalidArgumentError.format(`requests[${index}].actionChoices[${j}]`, `id ${id} outside [0, ${v})`);
     });
   }
-  const longest = request.actionChoices === null ? maxNewTokens : Math.min(maxNewTokens, Math.max(...request.actionChoices.map((c) => c.length)));
+  const own = request.maxNewTokens;
+  if (own !== undefined && !(Number.isInteger(own) && own >= 1)) throw InvalidArgumentError.format(`requests[${index}].maxNewTokens`, `expected an integer >= 1, got ${own}`);
+  const maxNew = Math.min(maxNewTokens, own ?? maxNewTokens);
+  const stopIds = request.stopTokenIds ?? [endTokenId, ...(limits.stopTokenIds ?? [])];
+  for (const id of stopIds) if (!(Number.isInteger(id) && id >= 0 && id < v)) throw InvalidArgumentError.format(`requests[${index}].stopTokenIds`, `id ${id} outside [0, ${v})`);
+  const longest = request.actionChoices === null ? maxNew : Math.min(maxNew, Math.max(...request.actionChoices.map((c) => c.length)));
   // The last generated token is never fed back, so positions reach context + longest - 1.
   if (context.length + longest - 1 > maxContext) {
     throw InvalidArgumentError.format(field, `${context.length} tokens + ${longest} new exceed maxContext ${maxContext}`);
   }
-  return { trie, node: 0, tokens: [], logprobs: [], lossMask: [], allowedOffsets: [0], allowedIds: [], pending: [...context], done: false, hit: null };
+  return { trie, node: 0, tokens: [], logprobs: [], lossMask: [], allowedOffsets: [0], allowedIds: [], pending: [...context], done: false, hit: null, stop: new Set(stopIds), maxNew, finish: null };
 }
 
 /**
  * Appends `tokenId` (chosen among `candidates`) to `s`, queues it to be fed back, and marks `s`
- * done at a trie leaf, at `<|end|>` in free generation, or at `maxNewTokens`.
+ * done at a trie leaf, at a stop id in free generation, or at its token limit.
  * @example
- * appendToken(s, choice.tokenId, choice.logprob, 1, candidates, limits); // a sampled token: in the loss
+ * appendToken(s, choice.tokenId, choice.logprob, 1, candidates); // a sampled token: in the loss
  */
 export function appendToken(
   s: RequestState,
@@ -80,7 +93,6 @@ export function appendToken(
   logprob: number,
   loss: number,
   candidates: Int32Array,
-  limits: Pick<DecodeLimits, 'endTokenId' | 'maxNewTokens'>,
 ): void {
   s.tokens.push(tokenId);
   s.logprobs.push(logprob);
@@ -92,23 +104,27 @@ export function appendToken(
     s.node = s.trie.advance(s.node, tokenId);
     s.done = s.trie.isLeaf(s.node);
   } else {
-    s.done = tokenId === limits.endTokenId;
+    s.done = s.stop.has(tokenId);
   }
-  if (s.tokens.length >= limits.maxNewTokens) s.done = true;
+  if (s.done) s.finish = 'stop';
+  else if (s.tokens.length >= s.maxNew) {
+    s.done = true;
+    s.finish = 'length';
+  }
 }
 
 /**
  * Appends forced tokens (single allowed id) without the model — logprob 0, out of the loss —
  * until a real choice or the end. Returns how many were appended.
  * @example
- * stats.forcedTokens += absorbForced(s, limits);
+ * stats.forcedTokens += absorbForced(s);
  */
-export function absorbForced(s: RequestState, limits: Pick<DecodeLimits, 'endTokenId' | 'maxNewTokens'>): number {
+export function absorbForced(s: RequestState): number {
   let forced = 0;
   while (!s.done && s.trie !== null) {
     const allowed = s.trie.allowed(s.node);
     if (allowed.length !== 1) break;
-    appendToken(s, allowed[0], 0, 0, allowed, limits);
+    appendToken(s, allowed[0], 0, 0, allowed);
     forced++;
   }
   return forced;
@@ -128,5 +144,6 @@ export function toResult(s: RequestState, policyVersion: number): ActResult {
     lossMask: Uint8Array.from(s.lossMask),
     constraint,
     policyVersion,
+    finishReason: s.finish ?? 'length',
   };
 }

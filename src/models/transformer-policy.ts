@@ -27,6 +27,8 @@ import { greedyToken, sampleToken, type TokenChoice } from './transformer/sampli
 export interface TransformerPolicyOptions {
   /** Id of `<|end|>`: closes every action; free generation stops after it. */
   readonly endTokenId: number;
+  /** More ids that end free generation besides `endTokenId` (a model's other eos ids). Default none. */
+  readonly stopTokenIds?: readonly number[];
   /** Id used for padding (masked, so its value does not matter). Default 0. */
   readonly padTokenId?: number;
   /** Initial weights version. Default 0. */
@@ -115,7 +117,8 @@ export class TransformerPolicy implements Policy {
       throw InvalidArgumentError.format('endTokenId', `expected an id in [0, ${v}), got ${options.endTokenId}`);
     }
     this.currentVersion = options.version ?? 0;
-    this.vocab = Int32Array.from({ length: v }, (_, i) => i);
+    // Free generation draws from the ids the model can emit (see TransformerModel.restrictOutputs).
+    this.vocab = Int32Array.from({ length: model.outputVocab }, (_, i) => i);
     this.caches = new EpisodeCacheStore({ maxBytes: options.cacheMaxBytes ?? 128 * 2 ** 20, maxEntries: options.cacheMaxEpisodes ?? 16_384 });
   }
 
@@ -168,14 +171,14 @@ export class TransformerPolicy implements Policy {
     const stamp = this.caches.stampFor(this.model.trainableVariables().map((v) => v.dataId)); // new weights drop every cache
     const stats = emptyStats(); // local: overlapping calls must not mix their counters
     const { vocabSize, maxContext } = this.model.config;
-    const limits: DecodeLimits = { vocabSize, maxContext, endTokenId: this.options.endTokenId, maxNewTokens };
+    const limits: DecodeLimits = { vocabSize, maxContext, endTokenId: this.options.endTokenId, stopTokenIds: this.options.stopTokenIds, maxNewTokens };
     const states = requests.map((r, i) => initRequestState(r, i, limits));
     // The caches rows live in: one per prefill bucket, merged into one for the decode steps (only
     // the rows still deciding are merged, so finished rows are never copied again).
     let parts: CachePart[] | null = null;
     let rowOwner: number[] = []; // request index of each row, parts in order
     for (;;) {
-      for (const s of states) if (!s.done) stats.forcedTokens += absorbForced(s, limits);
+      for (const s of states) if (!s.done) stats.forcedTokens += absorbForced(s);
       const active = states.flatMap((s, i) => (s.done ? [] : [i]));
       // Rows about to be dropped: keep each episode's row for its next turn.
       for (const part of parts ?? []) {
@@ -207,7 +210,7 @@ export class TransformerPolicy implements Policy {
         const s = states[i];
         const candidates = s.trie === null ? this.vocab : s.trie.allowed(s.node);
         const choice = pick(logits.subarray(row * v, (row + 1) * v), candidates, i);
-        appendToken(s, choice.tokenId, choice.logprob, 1, candidates, limits);
+        appendToken(s, choice.tokenId, choice.logprob, 1, candidates);
         stats.sampledTokens++;
       });
     }

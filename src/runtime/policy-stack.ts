@@ -1,28 +1,41 @@
 /**
- * Builds the learning side of a run from its config: tokenizer (trained on the environment's own
- * text), the learner's model, the sampler's copy of it, an optional frozen reference model, and
- * the trainer — either fresh or restored from a checkpoint.
+ * Builds the learning side of a run from its config: the text side (tokenizer and context layout),
+ * the learner's model, the sampler's copy of it, an optional frozen reference model, and the
+ * trainer — either fresh or restored from a checkpoint. Two kinds of model:
+ * - turnwise's own small model (`model.from: null`): a tokenizer trained on the environment's own
+ *   text, random weights from the seed, the compact turnwise context layout;
+ * - a pretrained Hugging Face model (`model.from`): its weights, tokenizer and chat template,
+ *   fine-tuned in full or with LoRA adapters (src/runtime/pretrained-stack.ts).
  *
  * The sampler owns a separate model instance on purpose: weights reach it only as a published,
- * versioned message, exactly as they will across processes over NATS.
+ * versioned message, exactly as they will across processes over NATS. (A LoRA sampler shares the
+ * learner's frozen base and receives only the adapters.)
  */
 import type { ResolvedConfig } from '../core/config.js';
 import { Rng } from '../core/rng.js';
 import type { EnvironmentSpec } from '../envs/environment.js';
 import type { CheckpointContent, NamedTensors } from '../models/checkpoint.js';
-import { BpeTokenizer, trainBpe } from '../models/tokenizer/index.js';
-import type { Tokenizer } from '../models/tokenizer.js';
+import type { ContextPolicy } from '../models/context.js';
 import { Critic } from '../models/critic.js';
 import { GradientPool, type ReplicaSpec } from '../models/data-parallel/gradient-pool.js';
-import { PolicyTrainer, type TrainerState } from '../models/trainer.js';
-import { TransformerModel, type TransformerConfig } from '../models/transformer.js';
 import { fromHfConfig } from '../models/hf/hf-config.js';
+import { type PolicyText, turnwiseText } from '../models/policy-text.js';
+import { BpeTokenizer, trainBpe } from '../models/tokenizer/index.js';
+import type { Tokenizer } from '../models/tokenizer.js';
+import type { TrainableModel } from '../models/train-contract.js';
+import { PolicyTrainer, type TrainerState } from '../models/trainer.js';
+import { type TransformerConfig, TransformerModel } from '../models/transformer.js';
 import { TransformerPolicy } from '../models/transformer-policy.js';
 import { criticConfigOf, trainerSettingsOf } from './algorithm-setup.js';
+import { openPretrainedModels } from './pretrained-stack.js';
+import type { RunModels } from './run-models.js';
+
+export type { RunModels } from './run-models.js';
 
 /** Everything that learns or acts, for one run. */
 export interface PolicyStack {
-  readonly tokenizer: BpeTokenizer;
+  /** Tokenizer, context layout, stop ids and the tokenizer files of checkpoints. */
+  readonly text: PolicyText;
   /** The learner's model (trained in place). */
   readonly learnerModel: TransformerModel;
   /** The sampler's model (receives published weights). */
@@ -33,6 +46,8 @@ export interface PolicyStack {
   readonly critic: Critic | null;
   /** The learner's gradient workers when `train.dataParallel` > 1, else null. */
   readonly gradientPool: GradientPool | null;
+  /** Lines for the user: what was loaded and the memory it needs (empty for turnwise's own model). */
+  readonly notes: readonly string[];
   /** Frees the models; stops the gradient workers without waiting (use {@link close} to wait). */
   dispose(): void;
   /** {@link dispose}, then waits until every gradient worker thread has exited. */
@@ -61,6 +76,15 @@ export function transformerConfigOf(config: ResolvedConfig, vocabSize: number): 
   };
 }
 
+/** turnwise's layout of a run's contexts (its own model): what the config's `context` section says. */
+export function contextPolicyOf(config: ResolvedConfig): ContextPolicy {
+  return {
+    history: config.context.history === 'auto' ? 0 : config.context.history,
+    includeInstruction: config.context.includeInstruction,
+    maxContextTokens: config.model.maxContext - config.sampling.maxActionTokens,
+  };
+}
+
 function trainerStateOf(tensors: NamedTensors, version: number): TrainerState {
   return { version, optimizer: [...tensors].map(([name, t]) => ({ name, shape: t.shape, data: t.data })) };
 }
@@ -68,6 +92,19 @@ function trainerStateOf(tensors: NamedTensors, version: number): TrainerState {
 /** Optimizer state as named tensors, for the checkpoint. */
 export function optimizerTensors(state: TrainerState): NamedTensors {
   return new Map(state.optimizer.map((a) => [a.name, { shape: a.shape, data: a.data }]));
+}
+
+/** turnwise's own model: tokenizer from the environment's text (or the checkpoint), weights from the seed (or the checkpoint). */
+function openOwnModels(config: ResolvedConfig, spec: EnvironmentSpec, checkpoint: CheckpointContent | null, root: Rng): RunModels {
+  const tokenizer = checkpoint ? BpeTokenizer.fromJSON(checkpoint.tokenizerJson) : trainRunTokenizer(config, spec);
+  const shape = checkpoint ? fromHfConfig(checkpoint.hfConfig as Record<string, unknown>) : transformerConfigOf(config, tokenizer.vocabSize);
+  const learner = new TransformerModel(shape, root.fork('model'));
+  if (checkpoint) learner.loadNamedWeights(checkpoint.weights);
+  const sampler = new TransformerModel(shape, root.fork('model'));
+  sampler.loadNamedWeights(learner.namedWeights());
+  // The KL reference is the initial policy; it is rebuilt from the seed on resume (same values).
+  const reference = config.algorithm.klCoef > 0 ? new TransformerModel(shape, root.fork('model')) : null;
+  return { text: turnwiseText(tokenizer, contextPolicyOf(config)), shape, learner, sampler, reference, owned: reference ? [reference] : [], notes: [] };
 }
 
 /**
@@ -80,18 +117,9 @@ export async function buildPolicyStack(
   checkpoint: CheckpointContent | null,
 ): Promise<PolicyStack> {
   const root = Rng.fromSeed(config.seed);
-  const tokenizer = checkpoint ? BpeTokenizer.fromJSON(checkpoint.tokenizerJson) : trainRunTokenizer(config, spec);
-  const shape = checkpoint
-    ? fromHfConfig(checkpoint.hfConfig as Record<string, unknown>)
-    : transformerConfigOf(config, tokenizer.vocabSize);
-  const learnerModel = new TransformerModel(shape, root.fork('model'));
-  if (checkpoint) learnerModel.loadNamedWeights(checkpoint.weights);
-  const samplerModel = new TransformerModel(shape, root.fork('model'));
-  samplerModel.loadNamedWeights(learnerModel.namedWeights());
+  const models = config.model.from === null ? openOwnModels(config, spec, checkpoint, root) : await openPretrainedModels(config, checkpoint, root);
+  const { text, shape, learner: learnerModel, sampler: samplerModel, reference } = models;
   const version = checkpoint ? Number(checkpoint.state.policyVersion ?? 0) : 0;
-  // The KL reference is the initial policy; it is rebuilt from the seed on resume (same values).
-  const reference =
-    config.algorithm.klCoef > 0 ? new TransformerModel(shape, root.fork('model')) : null;
   // The critic: a value head on the learner's trunk, or a separate small model (its weights resume from the trainer state).
   const criticConfig = criticConfigOf(config.algorithm);
   let critic: Critic | null = null;
@@ -101,7 +129,9 @@ export async function buildPolicyStack(
     criticSpec = { trunk: 'shared', dModel: shape.dModel };
   } else if (criticConfig?.trunk === 'separate') {
     const { dModel, nLayers, nHeads, ffnHidden } = criticConfig;
-    const criticShape = { ...shape, dModel, nLayers, nHeads, ffnHidden };
+    // A small model of its own (plain multi-head attention) on the policy's vocabulary.
+    const { vocabSize, maxContext, ropeTheta, rmsNormEps } = shape;
+    const criticShape: TransformerConfig = { vocabSize, maxContext, ropeTheta, rmsNormEps, tieEmbeddings: false, dModel, nLayers, nHeads, ffnHidden };
     const model = new TransformerModel(criticShape, root.fork('critic'));
     critic = new Critic({ trunk: 'separate', model, dModel });
     criticSpec = { trunk: 'separate', dModel, model: criticShape };
@@ -112,7 +142,12 @@ export async function buildPolicyStack(
   const gradientPool = workers > 1 ? new GradientPool({ workers, spec: { policy: shape, critic: criticSpec }, policy: learnerModel, critic }) : null;
   const trainer = new PolicyTrainer({ policy: learnerModel, reference, critic, initialVersion: version, gradientPool, ...trainerSettingsOf(config) });
   if (checkpoint) await trainer.setState(trainerStateOf(checkpoint.optimizer, version));
-  const policy = new TransformerPolicy(samplerModel, { endTokenId: tokenizer.specialId('end'), version, cacheMaxBytes: config.runtime.kvCacheMiB * 2 ** 20 });
+  const policy = new TransformerPolicy(samplerModel, {
+    endTokenId: text.endTokenId,
+    stopTokenIds: text.stopTokenIds,
+    version,
+    cacheMaxBytes: config.runtime.kvCacheMiB * 2 ** 20,
+  });
   let closing: Promise<void> | null = null;
   let disposed = false;
   const dispose = (): void => {
@@ -122,18 +157,20 @@ export async function buildPolicyStack(
     disposed = true;
     trainer.dispose();
     critic?.dispose();
-    learnerModel.dispose();
+    // The sampler first: a LoRA sampler shares the learner's base, which the learner frees.
     samplerModel.dispose();
-    reference?.dispose();
+    for (const model of models.owned) model.dispose();
+    learnerModel.dispose();
   };
   return {
-    tokenizer,
+    text,
     learnerModel,
     samplerModel,
     policy,
     trainer,
     critic,
     gradientPool,
+    notes: models.notes,
     dispose,
     async close() {
       dispose();

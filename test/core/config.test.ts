@@ -27,7 +27,7 @@ describe('parseConfig', () => {
       context: {
         format: 'auto',
         chat: { system: null, acknowledge: "OK. I'll follow your instructions and try my best to solve the task.", maxResponseTokens: 8192 },
-        history: 0,
+        history: 'auto',
         includeInstruction: false,
       },
       sampling: { temperature: 1, topP: 1, maxActionTokens: 24, constrained: true },
@@ -105,7 +105,7 @@ describe('parseConfig', () => {
     expect(choice.detail).toBe("expected one of 'auto' | 'tensorflow' | 'wasm' | 'cpu', got string \"gpu\"");
     const history = errorOf(() => parseConfig({ context: { history: 'all' } }));
     expect(history.path).toBe('context.history');
-    expect(history.detail).toContain("expected a non-negative integer or 'full'");
+    expect(history.detail).toContain("expected a non-negative integer, 'full' or 'auto'");
   });
 
   it('reports every problem, the first as the path', () => {
@@ -244,7 +244,7 @@ describe('describeConfig', () => {
     expect(byPath.get('algorithm.lr')).toMatchObject({ type: 'number > 0', default: 0.001 });
     expect(byPath.get('model.backend')).toMatchObject({ type: "'auto' | 'tensorflow' | 'wasm' | 'cpu'", default: 'auto' });
     expect(byPath.get('model.matmul')).toMatchObject({ type: "'auto' | 'native' | 'wasm'", default: 'auto' });
-    expect(byPath.get('context.history')?.type).toBe("integer >= 0 | 'full'");
+    expect(byPath.get('context.history')?.type).toBe("integer >= 0 | 'full' | 'auto'");
     expect(byPath.get('horizon.schedule')).toMatchObject({ type: "'fixed' | 'stepwise' | 'linear' | 'adaptive' | 'per-env'", default: 'fixed' });
     expect(byPath.get('horizon.horizons')).toMatchObject({ type: 'integer > 0[]', when: "schedule: 'stepwise'" });
     expect(byPath.get('horizon.every')?.default).toBeUndefined();

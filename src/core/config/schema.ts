@@ -114,9 +114,9 @@ const contextSchema = z
       .describe("How a turn's context is laid out: turnwise's compact special-token layout, or the model's chat template (instruction and observations as user messages, replies as assistant messages, as AgentGym runs agents); auto = chat with model.from, else turnwise."),
     chat: chatSchema.prefault({}).describe('The chat layout (context.format chat).'),
     history: z
-      .union([nonNegInt(), z.literal('full')], { error: "expected a non-negative integer or 'full'" })
-      .default(0)
-      .describe("Past turns kept in the context: a count, or 'full' for the whole episode."),
+      .union([nonNegInt(), z.literal('full'), z.literal('auto')], { error: "expected a non-negative integer, 'full' or 'auto'" })
+      .default('auto')
+      .describe("Past turns kept in the context: a count, or 'full' for the whole episode; auto = 0 for turnwise's own layout (memoryless tasks), 'full' for the chat layout (as AgentGym keeps the whole conversation)."),
     includeInstruction: z.boolean().default(false).describe("Prepend the environment's instruction text to every context."),
   })
   .strict();

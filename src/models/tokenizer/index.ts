@@ -6,6 +6,8 @@
  * await saveTokenizer('tokenizer.json', tok);
  */
 export type { BpeTokenizerOptions } from './bpe.js';
+export type { AddedTokenInfo, HfTokenizerOptions } from './hf-tokenizer.js';
+export { HfTokenizer } from './hf-tokenizer.js';
 export { BpeTokenizer } from './bpe.js';
 export { loadTokenizer, saveTokenizer } from './io.js';
 export { preTokenize, SPLIT_PATTERN } from './pretokenize.js';

@@ -82,7 +82,10 @@ export async function openRun(options: TrainRunOptions): Promise<OpenedRun> {
   else {
     store.createRun({ id: runId, name: config.run.name, createdAt: Date.now(), config, backend: backend.name, seed: config.seed });
     await saveRunConfig(runDir, config);
-    await writeFile(join(runDir, 'tokenizer.json'), JSON.stringify(stack.tokenizer.toJSON()));
+    // The text side's files (tokenizer.json, tokenizer_config.json, ...): what viewers and workers read.
+    for (const file of stack.text.files({ modelMaxLength: stack.learnerModel.config.maxContext, maxNewTokens: config.sampling.maxActionTokens })) {
+      await writeFile(join(runDir, file.name), file.data);
+    }
   }
   store.setRunStatus('running');
   const stopExport = startLiveExport(config, runDir, store);

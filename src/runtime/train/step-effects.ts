@@ -9,6 +9,7 @@ import { evalHorizonFor, type HorizonSpec } from '../../actors/horizon-per-env.j
 import { shapeRewards } from '../../algorithms/reward-shaper-registry.js';
 import type { Trajectory } from '../../core/types.js';
 import { saveCheckpoint } from '../../models/checkpoint.js';
+import { checkpointContentOf } from '../checkpoint-content.js';
 import type { StalenessState } from '../async/staleness.js';
 import { evaluatePolicy } from '../evaluate.js';
 import { optimizerTensors } from '../policy-stack.js';
@@ -88,22 +89,18 @@ export function coordinatorEffects(run: OpenedRun, actors: TrainingActors, evalu
     },
     evaluate: async (step) => evaluate(step + 1),
     checkpoint: async (completedSteps) => {
-      const { trainer, learnerModel, tokenizer } = run.stack;
+      const { trainer } = run.stack;
       const state = await trainer.getState();
-      const dir = await saveCheckpoint(run.runDir, {
-        step: completedSteps,
-        hfConfig: learnerModel.toHfConfig(),
-        weights: learnerModel.namedWeights(),
-        tokenizerJson: tokenizer.toJSON(),
-        optimizer: optimizerTensors(state),
-        state: {
+      const dir = await saveCheckpoint(
+        run.runDir,
+        checkpointContentOf(config, run.stack, completedSteps, optimizerTensors(state), {
           policyVersion: trainer.version,
           horizon: persistHorizon(actors.horizon.getSnapshot()),
           seed: config.seed,
           backend: run.backend.name,
           ...(asyncState.read !== null ? { async: asyncState.read() } : {}),
-        },
-      });
+        }),
+      );
       store.logEvent(completedSteps, 'checkpoint', `saved ${dir}`);
     },
     stepCompleted: async (step, metrics) => {

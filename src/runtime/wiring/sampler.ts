@@ -22,12 +22,21 @@ function parseActRequest(subject: string, payload: unknown): ActRequest {
   const { episodeId, lastTurn } = payload;
   if (episodeId !== undefined && typeof episodeId !== 'string') throw new InvalidMessageError(subject, "'episodeId' must be a string when present");
   if (lastTurn !== undefined && typeof lastTurn !== 'boolean') throw new InvalidMessageError(subject, "'lastTurn' must be a boolean when present");
+  const { stopTokenIds, maxNewTokens } = payload;
+  if (stopTokenIds !== undefined && !(Array.isArray(stopTokenIds) && stopTokenIds.every((id) => Number.isInteger(id) && id >= 0))) {
+    throw new InvalidMessageError(subject, "'stopTokenIds' must be an array of token ids when present");
+  }
+  if (maxNewTokens !== undefined && !(Number.isInteger(maxNewTokens) && (maxNewTokens as number) >= 1)) {
+    throw new InvalidMessageError(subject, "'maxNewTokens' must be an integer >= 1 when present");
+  }
   const request: ActRequest = { contextTokens: payload.contextTokens, actionChoices: (choices ?? null) as readonly Int32Array[] | null };
   return {
     ...request,
     ...(seed === undefined ? {} : { seed: seed as number }),
     ...(episodeId === undefined ? {} : { episodeId }),
     ...(lastTurn === undefined ? {} : { lastTurn }),
+    ...(stopTokenIds === undefined ? {} : { stopTokenIds: stopTokenIds as number[] }),
+    ...(maxNewTokens === undefined ? {} : { maxNewTokens: maxNewTokens as number }),
   };
 }
 
