@@ -4,7 +4,7 @@
  * mask, constraint, policy version). Its final output is the {@link Trajectory}.
  *
  * States: `resetting → deciding → choosingAction → stepping → deciding → …` ending in one of the
- * final states `success | failure | truncated | error`. `deciding` is a transient state that
+ * final states `success | failure | truncated | length | error`. `deciding` is a transient state that
  * applies the rules in order: done+success → success; done → failure; agent turns = horizon →
  * truncated; else act again. Any failing or late effect ends in `error` with its message kept,
  * so the run goes on.
@@ -42,6 +42,8 @@ export interface EpisodeActResult {
   readonly result: ActResult;
   /** [promptLen] context ids the policy conditioned on. */
   readonly promptTokens: Int32Array;
+  /** True when the context left no room for a reply: nothing was generated, the episode ends as `length`. */
+  readonly exhausted?: boolean;
 }
 
 /** The I/O an episode performs, injected. `signal` aborts when the call is abandoned (timeout, ABORT). */
@@ -238,7 +240,10 @@ export const episodeMachine = setup({
           observation: context.observation as Observation,
           effects: context.effects,
         }),
-        onDone: { target: 'stepping', actions: assign({ pendingAct: ({ event }) => event.output }) },
+        onDone: [
+          { guard: ({ event }) => event.output.exhausted === true, target: 'length' },
+          { target: 'stepping', actions: assign({ pendingAct: ({ event }) => event.output }) },
+        ],
         onError: { target: 'error', actions: assign({ error: ({ event }) => episodeErrors.actFailed(event.error) }) },
       },
       after: {
@@ -284,6 +289,7 @@ export const episodeMachine = setup({
     success: finish('success'),
     failure: finish('failure'),
     truncated: finish('truncated'),
+    length: finish('length'),
     error: finish('error'),
   },
   output: ({ context }) => toTrajectory(context),

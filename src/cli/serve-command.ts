@@ -2,7 +2,11 @@
  * `turnwise serve <checkpoint>`: an OpenAI-compatible chat-completions endpoint for a checkpoint,
  * until Ctrl-C.
  */
+// Registers the built-in environments (this module is loaded only when its command runs).
+import '../envs/index.js';
 import { serveCheckpoint } from '../serve/server.js';
+import { exitCodeForSignal } from './exit-codes.js';
+import { nextStopSignal } from './signals.js';
 
 /**
  * Starts the server and prints how to reach it.
@@ -15,11 +19,10 @@ export async function serveCommand(location: string, options: { port: number; ho
     ...(options.modelName !== undefined ? { modelName: options.modelName } : {}),
     ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}),
   });
+  const stopped = nextStopSignal(); // before the lines that tell a caller the server is up
   console.log(`serving ${server.description}`);
   console.log(`model '${server.modelId}' at ${server.baseURL} (POST /chat/completions, GET /models); Ctrl-C stops`);
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', () => resolve());
-    process.once('SIGTERM', () => resolve());
-  });
+  const signal = await stopped;
   await server.close();
+  process.exitCode = exitCodeForSignal(signal);
 }

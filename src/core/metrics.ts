@@ -8,6 +8,7 @@ export const METRICS = {
   'rollout/meanReward': 'Mean outcome reward of this step\'s training episodes.',
   'rollout/meanTurns': 'Mean number of agent turns per training episode.',
   'rollout/truncationRate': 'Share of training episodes cut at the horizon in force.',
+  'rollout/lengthTruncationRate': "Share of training episodes truncated by length: the context had no room for another reply (the model's context, or context.chat.maxResponseTokens).",
   'rollout/errorRate': 'Share of training episodes that ended in an environment or policy error.',
   'rollout/invalidActionRate': 'Share of agent turns the environment flagged invalid or unparsable.',
   'rollout/repeatedActionRate': 'Share of agent turns whose action (trimmed, lower-cased) the same episode had already taken ("performs repeatedly").',

@@ -8,8 +8,12 @@
 /** Task item id as AgentGym writes it, e.g. `babyai_12` (environment name, underscore, integer index). */
 export type TaskId = string;
 
-/** How an episode ended. `truncated` means the horizon in force was reached; `error` means the environment or policy failed. */
-export type Outcome = 'success' | 'failure' | 'truncated' | 'error';
+/**
+ * How an episode ended. `truncated`: the horizon in force was reached; `length`: truncated by
+ * length — the context had no room for another reply (the model's context, or the interaction's
+ * token budget `context.chat.maxResponseTokens`); `error`: the environment or policy failed.
+ */
+export type Outcome = 'success' | 'failure' | 'truncated' | 'length' | 'error';
 
 /** Train/test split of an environment's tasks. */
 export type Split = 'train' | 'test';

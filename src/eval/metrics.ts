@@ -39,6 +39,8 @@ export interface EvalMetrics {
   readonly meanTurns: number;
   /** Share of samples cut at the horizon. */
   readonly truncationRate: number;
+  /** Share of samples truncated by length (the context had no room for another reply). */
+  readonly lengthTruncationRate: number;
   /** Share of samples that ended in an environment or policy error. */
   readonly errorRate: number;
 }
@@ -98,6 +100,7 @@ export function evalMetrics(samples: readonly EvalSample[]): EvalMetrics {
     successRate: share('success'),
     meanTurns: n === 0 ? 0 : samples.reduce((sum, s) => sum + s.turns, 0) / n,
     truncationRate: share('truncated'),
+    lengthTruncationRate: share('length'),
     errorRate: share('error'),
   };
 }

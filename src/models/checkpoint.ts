@@ -26,10 +26,20 @@ export type NamedTensors = Map<string, { shape: number[]; data: Float32Array }>;
 export interface CheckpointContent {
   readonly step: number;
   readonly hfConfig: object;
+  /** What trains: every weight (`model.safetensors`), or a LoRA run's adapters (`adapter_model.safetensors`, PEFT names). */
   readonly weights: NamedTensors;
   readonly tokenizerJson: object;
   readonly optimizer: NamedTensors;
   readonly state: Readonly<Record<string, unknown>>;
+  /** A LoRA run's `adapter_config.json`: the weights are then the adapters. */
+  readonly adapterConfig?: object;
+  /** More files beside them (tokenizer_config.json, generation_config.json, chat_template.jinja). */
+  readonly extraFiles?: readonly { readonly name: string; readonly data: string }[];
+}
+
+/** The weights file of a checkpoint: the model, or a LoRA run's adapters. */
+function weightsFileOf(adapter: boolean): string {
+  return adapter ? 'adapter_model.safetensors' : 'model.safetensors';
 }
 
 /** Folder name of a step's checkpoint. @example checkpointName(10) // 'step-000010' */
@@ -64,10 +74,12 @@ export async function saveCheckpoint(runDir: string, content: CheckpointContent)
   await rm(tmpDir, { recursive: true, force: true });
   await mkdir(tmpDir, { recursive: true });
   await writeFile(join(tmpDir, 'config.json'), `${JSON.stringify(content.hfConfig, null, 2)}\n`);
-  await writeSafetensors(join(tmpDir, 'model.safetensors'), toRecords(content.weights), {
+  await writeSafetensors(join(tmpDir, weightsFileOf(content.adapterConfig !== undefined)), toRecords(content.weights), {
     format: 'pt',
     step: String(content.step),
   });
+  if (content.adapterConfig !== undefined) await writeFile(join(tmpDir, 'adapter_config.json'), `${JSON.stringify(content.adapterConfig, null, 2)}\n`);
+  for (const file of content.extraFiles ?? []) await writeFile(join(tmpDir, file.name), file.data);
   await writeFile(join(tmpDir, 'tokenizer.json'), JSON.stringify(content.tokenizerJson));
   await writeSafetensors(join(tmpDir, 'optimizer.safetensors'), toRecords(content.optimizer));
   await writeFile(
@@ -116,12 +128,17 @@ export async function loadCheckpoint(dir: string): Promise<CheckpointContent> {
   const hfConfig = await readJson('config.json');
   const tokenizerJson = await readJson('tokenizer.json');
   const state = await readJson('trainer_state.json');
-  const weights = fromRecords(await readSafetensors(join(dir, 'model.safetensors')), join(dir, 'model.safetensors'));
+  const adapterConfig = await readFile(join(dir, 'adapter_config.json'), 'utf8').then(
+    (text) => JSON.parse(text) as object,
+    () => undefined,
+  );
+  const weightsPath = join(dir, weightsFileOf(adapterConfig !== undefined));
+  const weights = fromRecords(await readSafetensors(weightsPath), weightsPath);
   const optimizer = fromRecords(
     await readSafetensors(join(dir, 'optimizer.safetensors')),
     join(dir, 'optimizer.safetensors'),
   );
   const step = state.step;
   if (typeof step !== 'number') throw new CheckpointError(join(dir, 'trainer_state.json'), "missing numeric 'step'");
-  return { step, hfConfig, weights, tokenizerJson, optimizer, state };
+  return { step, hfConfig, weights, tokenizerJson, optimizer, state, ...(adapterConfig === undefined ? {} : { adapterConfig }) };
 }

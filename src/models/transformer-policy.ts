@@ -117,7 +117,8 @@ export class TransformerPolicy implements Policy {
       throw InvalidArgumentError.format('endTokenId', `expected an id in [0, ${v}), got ${options.endTokenId}`);
     }
     this.currentVersion = options.version ?? 0;
-    this.vocab = Int32Array.from({ length: v }, (_, i) => i);
+    // Free generation draws from the ids the model can emit (see TransformerModel.restrictOutputs).
+    this.vocab = Int32Array.from({ length: model.outputVocab }, (_, i) => i);
     this.caches = new EpisodeCacheStore({ maxBytes: options.cacheMaxBytes ?? 128 * 2 ** 20, maxEntries: options.cacheMaxEpisodes ?? 16_384 });
   }
 

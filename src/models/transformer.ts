@@ -22,6 +22,7 @@ import type { PackedOptions } from './transformer/inference.js';
 import {
   type AttentionFn,
   applyRope,
+  MASK_VALUE,
   attend,
   attentionMask,
   type BlockWeights,
@@ -89,6 +90,8 @@ export class TransformerModel {
   private readonly rotate: tf.Tensor2D; // [headDim, headDim]
   private disposed = false;
   private embedCache: { dataId: object; data: Float32Array } | null = null;
+  private outputs: number;
+  private unusedMask: tf.Tensor1D | null = null;
   /** The KV-cached sampling forwards, reading this model through a view (transformer/cached-forward.ts). */
   private readonly sampling: CachedForward;
 
@@ -100,6 +103,7 @@ export class TransformerModel {
     validateTransformerConfig(config);
     this.config = { ...config };
     this.store = source instanceof WeightStore ? source : new WeightStore(this.config, source);
+    this.outputs = config.vocabSize;
     const hd = headDim(config);
     this.rope = new RopeTable(ropeInverseFrequencies(config), config.maxContext);
     this.rotate = tf.keep(tf.tensor2d(rotateHalfMatrix(hd), [hd, hd]));
@@ -120,6 +124,35 @@ export class TransformerModel {
    */
   static fromNamedWeights(config: TransformerConfig, weights: ReadonlyMap<string, NamedWeight>): TransformerModel {
     return new TransformerModel(config, weights instanceof Map ? weights : new Map(weights));
+  }
+
+  /**
+   * Ids at or past `n` (embedding rows a pretrained model pads its vocabulary with, which no token
+   * maps to) get no probability in the training forward; the policy samples below `n` too, so
+   * both score the same distribution.
+   * @example model.restrictOutputs(tokenizer.vocabSize)
+   */
+  restrictOutputs(n: number): void {
+    const v = this.config.vocabSize;
+    if (!(Number.isInteger(n) && n >= 1 && n <= v)) throw InvalidArgumentError.format('outputs', `expected an integer in [1, ${v}], got ${n}`);
+    this.outputs = n;
+    this.unusedMask?.dispose();
+    this.unusedMask = null;
+  }
+
+  /** Ids the model can emit: `[0, outputVocab)` (see {@link restrictOutputs}). */
+  get outputVocab(): number {
+    return this.outputs;
+  }
+
+  /** `[V]` additive mask: 0 below `outputVocab`, masked from there. */
+  private unusedRowsMask(): tf.Tensor1D {
+    if (this.unusedMask === null) {
+      const values = new Float32Array(this.config.vocabSize);
+      values.fill(MASK_VALUE, this.outputs);
+      this.unusedMask = tf.keep(tf.tensor1d(values));
+    }
+    return this.unusedMask;
   }
 
   /** Total number of parameters (base + adapters). */
@@ -243,6 +276,7 @@ export class TransformerModel {
       // Temperature 1 (training's usual): skip a division pass over [N, V] and its gradient.
       let logits = temperature === 1 ? this.project(normed) : tf.div(this.project(normed), temperature); // [N, V]
       if (constraint !== null) logits = tf.add(logits, tf.tensor2d(constraint, [n, v]));
+      else if (this.outputs < v) logits = tf.add(logits, this.unusedRowsMask()); // ids past the tokenizer's: never sampled, never scored
       const both = targetLogProbsAndEntropy(logits as tf.Tensor2D, targetIds); // [2, N]
       const logprobs = tf.reshape(tf.slice(both, [0, 0], [1, n]), [n]) as tf.Tensor1D;
       const entropy = tf.reshape(tf.slice(both, [1, 0], [1, n]), [n]) as tf.Tensor1D;
@@ -323,6 +357,7 @@ export class TransformerModel {
     if (this.disposed) return;
     this.sampling.dispose();
     this.store.dispose();
+    this.unusedMask?.dispose();
     this.rotate.dispose();
     this.embedCache = null;
     this.disposed = true;

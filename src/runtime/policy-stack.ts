@@ -1,35 +1,49 @@
 /**
- * Builds the learning side of a run from its config: tokenizer (trained on the environment's own
- * text), the learner's model, the sampler's copy of it, an optional frozen reference model, and
- * the trainer — either fresh or restored from a checkpoint.
+ * Builds the learning side of a run from its config: the text side (tokenizer and context layout),
+ * the learner's model, the sampler's copy of it, an optional frozen reference model, and the
+ * trainer — either fresh or restored from a checkpoint. Two kinds of model:
+ * - turnwise's own small model (`model.from: null`): a tokenizer trained on the environment's own
+ *   text, random weights from the seed, the compact turnwise context layout;
+ * - a pretrained Hugging Face model (`model.from`): its weights, tokenizer and chat template,
+ *   fine-tuned in full or with LoRA adapters (src/runtime/pretrained-stack.ts).
  *
  * The sampler owns a separate model instance on purpose: weights reach it only as a published,
- * versioned message, exactly as they will across processes over NATS. It runs in inference worker
- * threads (`runtime.inferenceWorkers`, issue #20) or, with 0, on this thread.
+ * versioned message, exactly as they will across processes over NATS. turnwise's own model samples
+ * in inference worker threads (`runtime.inferenceWorkers`, issue #20; 0 keeps it on this thread). A
+ * pretrained model's sampler stays on this thread: a LoRA sampler shares the learner's frozen base
+ * and receives only the adapters, and a worker would need a copy of the whole model.
  */
 import { availableParallelism } from 'node:os';
 import type { ResolvedConfig } from '../core/config.js';
 import { Rng } from '../core/rng.js';
 import type { EnvironmentSpec } from '../envs/environment.js';
 import type { CheckpointContent, NamedTensors } from '../models/checkpoint.js';
-import { BpeTokenizer, trainBpe } from '../models/tokenizer/index.js';
-import type { Tokenizer } from '../models/tokenizer.js';
+import type { ContextPolicy } from '../models/context.js';
 import { Critic } from '../models/critic.js';
 import { GradientPool, type ReplicaSpec } from '../models/data-parallel/gradient-pool.js';
-import { PolicyTrainer, type TrainerState } from '../models/trainer.js';
-import { TransformerModel, type TransformerConfig } from '../models/transformer.js';
 import { fromHfConfig } from '../models/hf/hf-config.js';
-import { TransformerPolicy } from '../models/transformer-policy.js';
+import { type PolicyText, turnwiseText } from '../models/policy-text.js';
+import { BpeTokenizer, trainBpe } from '../models/tokenizer/index.js';
+import type { Tokenizer } from '../models/tokenizer.js';
+import type { TrainableModel } from '../models/train-contract.js';
+import { PolicyTrainer, type TrainerState } from '../models/trainer.js';
+import { type TransformerConfig, TransformerModel } from '../models/transformer.js';
+import { TransformerPolicy, type TransformerPolicyOptions } from '../models/transformer-policy.js';
 import { tf } from '../models/backend/tf.js';
 import type { BackendPreference, MatmulPreference } from '../models/backend/select.js';
 import { isNativeMatMulEnabled } from '../models/backend/wasm-batch-matmul.js';
 import { InferencePool } from '../models/inference/inference-pool.js';
 import { localServingPolicy, type ServingPolicy } from '../models/inference/serving-policy.js';
 import { criticConfigOf, trainerSettingsOf } from './algorithm-setup.js';
+import { openPretrainedModels } from './pretrained-stack.js';
+import type { RunModels } from './run-models.js';
+
+export type { RunModels } from './run-models.js';
 
 /** Everything that learns or acts, for one run. */
 export interface PolicyStack {
-  readonly tokenizer: BpeTokenizer;
+  /** Tokenizer, context layout, stop ids and the tokenizer files of checkpoints. */
+  readonly text: PolicyText;
   /** The learner's model (trained in place). */
   readonly learnerModel: TransformerModel;
   /** The sampler's policy: its own model copy, in inference workers or on this thread; receives published weights. */
@@ -39,6 +53,8 @@ export interface PolicyStack {
   readonly critic: Critic | null;
   /** The learner's gradient workers when `train.dataParallel` > 1, else null. */
   readonly gradientPool: GradientPool | null;
+  /** Lines for the user: what was loaded and the memory it needs (empty for turnwise's own model). */
+  readonly notes: readonly string[];
   /** Frees the models; stops the gradient and inference workers without waiting (use {@link close} to wait). */
   dispose(): void;
   /** {@link dispose}, then waits until every gradient and inference worker thread has exited. */
@@ -67,6 +83,15 @@ export function transformerConfigOf(config: ResolvedConfig, vocabSize: number): 
   };
 }
 
+/** turnwise's layout of a run's contexts (its own model): what the config's `context` section says. */
+export function contextPolicyOf(config: ResolvedConfig): ContextPolicy {
+  return {
+    history: config.context.history === 'auto' ? 0 : config.context.history,
+    includeInstruction: config.context.includeInstruction,
+    maxContextTokens: config.model.maxContext - config.sampling.maxActionTokens,
+  };
+}
+
 /**
  * Inference workers the sampler gets: `runtime.inferenceWorkers`, or for `auto` one per core, less
  * one when a learner trains while the sampler samples (modes one-step-off and async).
@@ -90,7 +115,8 @@ export interface ServingPolicyOptions {
   readonly config: ResolvedConfig;
   /** The model's shape (passed as is to each worker's `TransformerModel`). */
   readonly shape: TransformerConfig;
-  readonly endTokenId: number;
+  /** End and stop ids of the decoding policy. */
+  readonly policy: Pick<TransformerPolicyOptions, 'endTokenId' | 'stopTokenIds'>;
   /** Weights to serve (HF layout) and their version. */
   readonly weights: NamedTensors;
   readonly version: number;
@@ -98,25 +124,31 @@ export interface ServingPolicyOptions {
   readonly workers?: number;
   /** Tensor backend of the workers. Default: this thread's current one. */
   readonly backend?: { backend: BackendPreference; matmul: MatmulPreference };
+  /** The model to sample with when `workers` is 0 (default: a new one loaded with `weights`); the policy owns it. */
+  readonly local?: TransformerModel;
 }
 
 /**
  * The sampler's policy: a copy of the model in inference workers (the KV-cache budget split between
  * them), or on this thread when `workers` is 0.
- * @example const policy = servingPolicyOf({ config, shape, endTokenId, weights: model.namedWeights(), version: 0 });
+ * @example const policy = servingPolicyOf({ config, shape, policy: { endTokenId }, weights: model.namedWeights(), version: 0 });
  */
 export function servingPolicyOf(options: ServingPolicyOptions): ServingPolicy {
-  const { config, shape, endTokenId, weights, version } = options;
+  const { config, shape, weights, version } = options;
   const workers = options.workers ?? inferenceWorkersOf(config);
   const cacheBytes = config.runtime.kvCacheMiB * 2 ** 20;
   if (workers === 0) {
-    const model = new TransformerModel(shape, Rng.fromSeed(config.seed).fork('model'));
-    model.loadNamedWeights(weights);
-    return localServingPolicy(model, new TransformerPolicy(model, { endTokenId, version, cacheMaxBytes: cacheBytes }));
+    let model = options.local;
+    if (model === undefined) {
+      model = new TransformerModel(shape, Rng.fromSeed(config.seed).fork('model'));
+      model.loadNamedWeights(weights);
+    }
+    return localServingPolicy(model, new TransformerPolicy(model, { ...options.policy, version, cacheMaxBytes: cacheBytes }));
   }
+  options.local?.dispose();
   return new InferencePool({
     workers,
-    spec: { model: shape, policy: { endTokenId, cacheMaxBytes: cacheBytes / workers }, ...(options.backend ?? currentBackend()) },
+    spec: { model: shape, policy: { ...options.policy, cacheMaxBytes: cacheBytes / workers }, ...(options.backend ?? currentBackend()) },
     weights,
     version,
   });
@@ -131,6 +163,19 @@ export function optimizerTensors(state: TrainerState): NamedTensors {
   return new Map(state.optimizer.map((a) => [a.name, { shape: a.shape, data: a.data }]));
 }
 
+/** turnwise's own model: tokenizer from the environment's text (or the checkpoint), weights from the seed (or the checkpoint). */
+function openOwnModels(config: ResolvedConfig, spec: EnvironmentSpec, checkpoint: CheckpointContent | null, root: Rng): RunModels {
+  const tokenizer = checkpoint ? BpeTokenizer.fromJSON(checkpoint.tokenizerJson) : trainRunTokenizer(config, spec);
+  const shape = checkpoint ? fromHfConfig(checkpoint.hfConfig as Record<string, unknown>) : transformerConfigOf(config, tokenizer.vocabSize);
+  const learner = new TransformerModel(shape, root.fork('model'));
+  if (checkpoint) learner.loadNamedWeights(checkpoint.weights);
+  const sampler = new TransformerModel(shape, root.fork('model'));
+  sampler.loadNamedWeights(learner.namedWeights());
+  // The KL reference is the initial policy; it is rebuilt from the seed on resume (same values).
+  const reference = config.algorithm.klCoef > 0 ? new TransformerModel(shape, root.fork('model')) : null;
+  return { text: turnwiseText(tokenizer, contextPolicyOf(config)), shape, learner, sampler, reference, owned: reference ? [reference] : [], notes: [] };
+}
+
 /**
  * Builds the stack, fresh from `config.seed` or restored from `checkpoint`.
  * @example const stack = await buildPolicyStack(config, getEnvironmentSpec('babyai'), null);
@@ -141,16 +186,9 @@ export async function buildPolicyStack(
   checkpoint: CheckpointContent | null,
 ): Promise<PolicyStack> {
   const root = Rng.fromSeed(config.seed);
-  const tokenizer = checkpoint ? BpeTokenizer.fromJSON(checkpoint.tokenizerJson) : trainRunTokenizer(config, spec);
-  const shape = checkpoint
-    ? fromHfConfig(checkpoint.hfConfig as Record<string, unknown>)
-    : transformerConfigOf(config, tokenizer.vocabSize);
-  const learnerModel = new TransformerModel(shape, root.fork('model'));
-  if (checkpoint) learnerModel.loadNamedWeights(checkpoint.weights);
+  const models = config.model.from === null ? openOwnModels(config, spec, checkpoint, root) : await openPretrainedModels(config, checkpoint, root);
+  const { text, shape, learner: learnerModel, sampler: samplerModel, reference } = models;
   const version = checkpoint ? Number(checkpoint.state.policyVersion ?? 0) : 0;
-  // The KL reference is the initial policy; it is rebuilt from the seed on resume (same values).
-  const reference =
-    config.algorithm.klCoef > 0 ? new TransformerModel(shape, root.fork('model')) : null;
   // The critic: a value head on the learner's trunk, or a separate small model (its weights resume from the trainer state).
   const criticConfig = criticConfigOf(config.algorithm);
   let critic: Critic | null = null;
@@ -160,7 +198,9 @@ export async function buildPolicyStack(
     criticSpec = { trunk: 'shared', dModel: shape.dModel };
   } else if (criticConfig?.trunk === 'separate') {
     const { dModel, nLayers, nHeads, ffnHidden } = criticConfig;
-    const criticShape = { ...shape, dModel, nLayers, nHeads, ffnHidden };
+    // A small model of its own (plain multi-head attention) on the policy's vocabulary.
+    const { vocabSize, maxContext, ropeTheta, rmsNormEps } = shape;
+    const criticShape: TransformerConfig = { vocabSize, maxContext, ropeTheta, rmsNormEps, tieEmbeddings: false, dModel, nLayers, nHeads, ffnHidden };
     const model = new TransformerModel(criticShape, root.fork('critic'));
     critic = new Critic({ trunk: 'separate', model, dModel });
     criticSpec = { trunk: 'separate', dModel, model: criticShape };
@@ -171,26 +211,37 @@ export async function buildPolicyStack(
   const gradientPool = workers > 1 ? new GradientPool({ workers, spec: { policy: shape, critic: criticSpec }, policy: learnerModel, critic }) : null;
   const trainer = new PolicyTrainer({ policy: learnerModel, reference, critic, initialVersion: version, gradientPool, ...trainerSettingsOf(config) });
   if (checkpoint) await trainer.setState(trainerStateOf(checkpoint.optimizer, version));
-  const policy = servingPolicyOf({ config, shape, endTokenId: tokenizer.specialId('end'), weights: learnerModel.namedWeights(), version });
+  // turnwise's own model samples in inference workers (a copy each); a pretrained one on this thread.
+  const policy = servingPolicyOf({
+    config,
+    shape,
+    policy: { endTokenId: text.endTokenId, stopTokenIds: text.stopTokenIds },
+    weights: config.model.from === null ? learnerModel.namedWeights() : new Map(),
+    version,
+    local: samplerModel,
+    ...(config.model.from === null ? {} : { workers: 0 }),
+  });
   let closing: Promise<void> | null = null;
   let disposed = false;
   const dispose = (): void => {
+    // The sampler first: a LoRA sampler shares the learner's base, which the learner frees.
     closing ??= Promise.all([gradientPool?.close(), policy.close()]).then(() => undefined);
     closing.catch(() => {}); // awaited by close(); a failed shutdown must not become an unhandled rejection
     if (disposed) return;
     disposed = true;
     trainer.dispose();
     critic?.dispose();
+    for (const model of models.owned) model.dispose();
     learnerModel.dispose();
-    reference?.dispose();
   };
   return {
-    tokenizer,
+    text,
     learnerModel,
     policy,
     trainer,
     critic,
     gradientPool,
+    notes: models.notes,
     dispose,
     async close() {
       dispose();

@@ -10,6 +10,8 @@ export interface EpisodeSummary {
   readonly meanReward: number;
   readonly meanTurns: number;
   readonly truncationRate: number;
+  /** Share of episodes truncated by length (no room left in the context for another reply). */
+  readonly lengthTruncationRate: number;
   readonly errorRate: number;
   readonly invalidActionRate: number;
   /** Share of turns whose action (trimmed, lower-cased) the same episode already took. */
@@ -41,6 +43,7 @@ export function summarizeEpisodes(trajectories: readonly Trajectory[]): EpisodeS
       meanReward: 0,
       meanTurns: 0,
       truncationRate: 0,
+      lengthTruncationRate: 0,
       errorRate: 0,
       invalidActionRate: 0,
       repeatedActionRate: 0,
@@ -52,6 +55,7 @@ export function summarizeEpisodes(trajectories: readonly Trajectory[]): EpisodeS
   }
   let success = 0;
   let truncated = 0;
+  let lengthCut = 0;
   let errors = 0;
   let reward = 0;
   let turns = 0;
@@ -70,6 +74,7 @@ export function summarizeEpisodes(trajectories: readonly Trajectory[]): EpisodeS
     if (t.outcome === 'success') successTurns += t.turns.length;
     if (t.outcome === 'success') success++;
     else if (t.outcome === 'truncated') truncated++;
+    else if (t.outcome === 'length') lengthCut++;
     else if (t.outcome === 'error') errors++;
     reward += t.reward;
     turns += t.turns.length;
@@ -81,6 +86,7 @@ export function summarizeEpisodes(trajectories: readonly Trajectory[]): EpisodeS
     meanReward: reward / n,
     meanTurns: turns / n,
     truncationRate: truncated / n,
+    lengthTruncationRate: lengthCut / n,
     errorRate: errors / n,
     invalidActionRate: turns > 0 ? invalid / turns : 0,
     repeatedActionRate: turns > 0 ? repeated / turns : 0,
@@ -109,6 +115,7 @@ export function rolloutMetrics(trajectories: readonly Trajectory[], rolloutSec: 
     'rollout/meanReward': s.meanReward,
     'rollout/meanTurns': s.meanTurns,
     'rollout/truncationRate': s.truncationRate,
+    'rollout/lengthTruncationRate': s.lengthTruncationRate,
     'rollout/errorRate': s.errorRate,
     'rollout/invalidActionRate': s.invalidActionRate,
     'rollout/repeatedActionRate': s.repeatedActionRate,

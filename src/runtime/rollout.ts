@@ -13,8 +13,8 @@ import { turnSeed } from '../actors/episode-rules.js';
 import type { Clock } from '../core/clock.js';
 import type { Trajectory } from '../core/types.js';
 import type { EnvironmentSpec } from '../envs/environment.js';
-import { buildContext, type ContextPolicy, encodeActionChoices } from '../models/context.js';
-import type { Tokenizer } from '../models/tokenizer.js';
+import type { PolicyText } from '../models/policy-text.js';
+import type { ActRequest } from '../core/policy.js';
 import type { EpisodeActRequest, EpisodeActResult } from '../actors/episode.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import { TEXT_POLICY_VERSION, type TextPolicy } from '../policies/text-policy.js';
@@ -45,10 +45,10 @@ export interface RolloutOptions {
   readonly poolSize: number;
   /** Worker threads for the environment instances (`env.workers`); 0 or absent: in-process. */
   readonly envWorkers?: number;
-  /** Builds token contexts for the samplers; required unless `textPolicy` is given. */
-  readonly tokenizer?: Tokenizer;
-  /** Context layout of token contexts; required unless `textPolicy` is given. */
-  readonly context?: ContextPolicy;
+  /** Builds token contexts for the samplers and decodes their replies; required unless `textPolicy` is given. */
+  readonly text?: PolicyText;
+  /** Most tokens of one reply (`sampling.maxActionTokens`); a context's remaining budget may lower it. */
+  readonly maxActionTokens?: number;
   /** Constrain decoding to the environment's available actions when it lists them. */
   readonly constrained: boolean;
   readonly envTimeoutMs: number;
@@ -82,8 +82,8 @@ export class RolloutRunner {
   private nextSessionId = 0;
 
   constructor(private readonly options: RolloutOptions) {
-    if (!options.textPolicy && (!options.tokenizer || !options.context)) {
-      throw InvalidArgumentError.format('rollout.tokenizer', 'a tokenizer and a context policy are required unless a textPolicy is given');
+    if (!options.textPolicy && !options.text) {
+      throw InvalidArgumentError.format('rollout.text', 'a policy text side (tokenizer and context layout) is required unless a textPolicy is given');
     }
     const probe = options.spec.create({ settings: options.envSettings });
     this.instruction = probe.instruction();
@@ -166,12 +166,12 @@ export class RolloutRunner {
   }
 
   private async runEpisode(session: Session, step: number, horizon: number, plan: EpisodePlan): Promise<Trajectory> {
-    const { bus, runId, tokenizer, context, constrained, envTimeoutMs, actTimeoutMs, clock } = this.options;
+    const { bus, runId, text, constrained, envTimeoutMs, actTimeoutMs, clock, maxActionTokens } = this.options;
     const instruction = this.instruction;
     const codec = {
       toActRequest: (request: Parameters<typeof buildContextRequest>[0]) =>
-        buildContextRequest(request, tokenizer as Tokenizer, instruction, context as ContextPolicy, constrained, plan, horizon),
-      decode: (tokens: Int32Array) => (tokenizer as Tokenizer).decode(tokens),
+        buildContextRequest(request, text as PolicyText, instruction, constrained, plan, horizon, maxActionTokens),
+      decode: (tokens: Int32Array) => (text as PolicyText).actionText(tokens),
     };
     const remote = remoteEpisodeEffects(bus, runId, session.id, codec, { envTimeoutMs, actTimeoutMs });
     const { textPolicy } = this.options;
@@ -234,30 +234,34 @@ function textAct(policy: TextPolicy, plan: EpisodePlan) {
   };
 }
 
-/** Builds the sampler request for an episode's turn: exact context ids, action choices, seed. */
+/**
+ * Builds the sampler request for an episode's turn: exact context ids, action choices, seed, and
+ * the reply's token limit where the context has a budget (`exhausted` when nothing is left).
+ */
 function buildContextRequest(
   request: {
     readonly turns: readonly { readonly observationText: string; readonly actionTokens: Int32Array }[];
     readonly observation: { readonly text: string; readonly availableActions?: readonly string[] };
   },
-  tokenizer: Tokenizer,
+  text: PolicyText,
   instruction: string,
-  context: ContextPolicy,
   constrained: boolean,
   plan: EpisodePlan,
   horizon: number,
-) {
-  const contextTokens = buildContext(
-    tokenizer,
-    {
-      instruction,
-      pastTurns: request.turns.map((t) => ({ observationText: t.observationText, actionTokens: t.actionTokens })),
-      observationText: request.observation.text,
-    },
-    context,
-  );
+  maxActionTokens: number | undefined,
+): ActRequest & { readonly exhausted?: boolean } {
+  const input = {
+    instruction,
+    pastTurns: request.turns.map((t) => ({ observationText: t.observationText, actionTokens: t.actionTokens })),
+    observationText: request.observation.text,
+  };
+  const contextTokens = text.context(input);
+  const budget = text.replyBudget(input, contextTokens);
   const actions = request.observation.availableActions;
-  const actionChoices = constrained && actions && actions.length > 0 ? encodeActionChoices(tokenizer, actions) : null;
+  const actionChoices = constrained && actions && actions.length > 0 ? text.actionChoices(actions) : null;
+  // A listed action that cannot fit counts as no room too: its ids would be cut mid-action.
+  const needed = actionChoices === null ? 1 : Math.min(...actionChoices.map((c) => c.length));
+  const limit = Number.isFinite(budget) ? Math.min(budget, maxActionTokens ?? budget) : undefined;
   // episodeId lets a caching policy keep this episode's keys/values for its next turn; on the last
   // turn allowed by the horizon there is no next turn, so nothing is kept.
   return {
@@ -266,6 +270,7 @@ function buildContextRequest(
     seed: turnSeed(plan.seed, request.turns.length),
     episodeId: plan.trajectoryId,
     lastTurn: request.turns.length + 1 >= horizon,
+    ...(limit === undefined ? {} : { maxNewTokens: Math.max(1, limit) }),
+    ...(budget < needed ? { exhausted: true } : {}),
   };
 }
-

@@ -42,6 +42,6 @@ export async function loadRunConfig(runDir: string, overrides?: (config: Turnwis
   } catch (err) {
     throw new CheckpointError(runDir, `no readable config.json: is this a turnwise run folder? (${(err as Error).message})`, { cause: err });
   }
-  const parsed = parseConfig(raw, path);
+  const parsed = parseConfig(raw, path, { resolved: true });
   return resolveConfig(overrides ? overrides(parsed) : parsed);
 }

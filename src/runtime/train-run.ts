@@ -41,8 +41,9 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
   const effects = coordinatorEffects(run, actors, evaluate, options, asyncState);
 
   // 4. Announce, evaluate the untrained policy, then run the steps.
-  emit({ type: 'info', message: `${describeBackend(run.backend)} | run folder ${run.runDir} | ${stack.learnerModel.parameterCount} parameters, vocab ${stack.tokenizer.vocabSize}` });
-  await options.distributed?.start({ runId: run.runId, store, tokenizerJson: stack.tokenizer.toJSON(), version: stack.trainer.version, weights: stack.learnerModel.namedWeights() });
+  for (const note of stack.notes) emit({ type: 'info', message: note });
+  emit({ type: 'info', message: `${describeBackend(run.backend)} | run folder ${run.runDir} | ${stack.learnerModel.parameterCount} parameters, vocab ${stack.text.vocabSize}` });
+  await options.distributed?.start({ runId: run.runId, store, text: stack.text.manifest(), version: stack.trainer.version, weights: stack.learnerModel.namedWeights() });
   if (run.startStep === 0 && config.train.evalEvery > 0) await evaluate(0);
   emit({ type: 'started', step: run.startStep, message: run.resuming ? `resuming at step ${run.startStep}` : `training ${config.train.steps} steps` });
   const output = await driveTraining(run, actors, effects, options, asyncState);
@@ -52,6 +53,7 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
   store.setRunStatus(finalStatus);
   await options.distributed?.finish(finalStatus);
   await actors.close();
+  run.stopExport();
   store.close();
   await stack.close(); // frees the models and waits for the gradient workers (train.dataParallel) to exit
   return { runDir: run.runDir, runId: run.runId, status: output.status, completedSteps: output.completedSteps, error: output.error, evals };

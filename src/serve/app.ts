@@ -16,9 +16,8 @@ import { streamSSE } from 'hono/streaming';
 import type { ResolvedConfig } from '../core/config.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import type { Rng } from '../core/rng.js';
-import { buildContext, encodeActionChoices } from '../models/context.js';
 import type { ActResult, Policy } from '../core/policy.js';
-import type { Tokenizer } from '../models/tokenizer.js';
+import type { PolicyText } from '../models/policy-text.js';
 import { GenerationBatcher } from './batcher.js';
 import { type ChatRequest, parseAvailableActions, parseChatRequest, toEpisodeView } from './chat-request.js';
 import { ApiError } from './openai-errors.js';
@@ -28,7 +27,8 @@ export interface ServedModel {
   /** Model id clients send (`model`). */
   readonly id: string;
   readonly config: ResolvedConfig;
-  readonly tokenizer: Tokenizer;
+  /** The policy's text side: tokenizer, context layout, stop ids. */
+  readonly text: PolicyText;
   readonly policy: Policy;
   /** The environment's instruction, used when a conversation carries none. */
   readonly envInstruction: string;
@@ -63,12 +63,11 @@ interface Generated {
  * @example const app = createServeApp(model, { rng: Rng.fromSeed(0) }); const res = await app.request('/v1/models');
  */
 export function createServeApp(model: ServedModel, options: ServeAppOptions): Hono {
-  const { config, tokenizer } = model;
+  const { config, text } = model;
   const wall = options.wallClockMs ?? Date.now;
   const maxMessages = options.maxMessages ?? 1024;
   const maxBody = options.maxBodyBytes ?? 1024 * 1024;
   const batcher = new GenerationBatcher(model.policy, options.rng, options.maxBatch ?? config.runtime.samplerMaxBatch);
-  const endId = tokenizer.specialId('end');
   let nextId = 0;
 
   const generate = async (req: ChatRequest): Promise<Generated> => {
@@ -86,29 +85,28 @@ export function createServeApp(model: ServedModel, options: ServeAppOptions): Ho
     const view = toEpisodeView(req.messages);
     let contextTokens: Int32Array;
     try {
-      contextTokens = buildContext(
-        tokenizer,
-        {
-          instruction: view.instruction ?? model.envInstruction,
-          pastTurns: view.pastTurns.map((t) => ({ observationText: t.observationText, actionTokens: encodeActionChoices(tokenizer, [t.actionText])[0] as Int32Array })),
-          observationText: view.observationText,
-        },
-        { history: config.context.history, includeInstruction: config.context.includeInstruction, maxContextTokens: config.model.maxContext - maxNewTokens },
-      );
+      contextTokens = text.context({
+        instruction: view.instruction ?? model.envInstruction,
+        pastTurns: view.pastTurns.map((t) => ({ observationText: t.observationText, actionTokens: text.actionChoices([t.actionText])[0] as Int32Array })),
+        observationText: view.observationText,
+      });
     } catch (error) {
       if (error instanceof InvalidArgumentError) {
         throw ApiError.invalid('messages', `This model's maximum context length is ${config.model.maxContext} tokens and the instruction plus max_tokens (${maxNewTokens}) do not fit.`, 'context_length_exceeded');
       }
       throw error;
     }
+    if (contextTokens.length + maxNewTokens > config.model.maxContext) {
+      throw ApiError.invalid('messages', `This model's maximum context length is ${config.model.maxContext} tokens. However, you requested ${contextTokens.length + maxNewTokens} tokens (${contextTokens.length} in the messages, ${maxNewTokens} in the completion).`, 'context_length_exceeded');
+    }
     const actions = req.guided_choice ?? (config.sampling.constrained ? parseAvailableActions(view.observationText) : null);
-    const actionChoices = actions ? encodeActionChoices(tokenizer, actions) : null;
+    const actionChoices = actions ? text.actionChoices(actions) : null;
     const result: ActResult = await batcher.generate(
       { contextTokens, actionChoices, ...(req.seed != null ? { seed: req.seed } : {}) },
       { temperature: req.temperature ?? config.sampling.temperature, topP: req.top_p ?? config.sampling.topP, maxNewTokens },
     );
-    const finishReason: FinishReason = result.tokens.length > 0 && result.tokens[result.tokens.length - 1] === endId ? 'stop' : 'length';
-    return { text: tokenizer.decode(result.tokens), tokens: result.tokens, finishReason, promptTokens: contextTokens.length };
+    const finishReason: FinishReason = result.finishReason ?? 'length';
+    return { text: text.actionText(result.tokens), tokens: result.tokens, finishReason, promptTokens: contextTokens.length };
   };
 
   const usageOf = (g: Generated) => ({ prompt_tokens: g.promptTokens, completion_tokens: g.tokens.length, total_tokens: g.promptTokens + g.tokens.length });
@@ -160,7 +158,7 @@ export function createServeApp(model: ServedModel, options: ServeAppOptions): Ho
         JSON.stringify({ id, object: 'chat.completion.chunk', created, model: model.id, system_fingerprint: fingerprint(), choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
       return streamSSE(c, async (stream) => {
         await stream.writeSSE({ data: chunk({ role: 'assistant', content: '' }, null) });
-        for (const piece of textPieces(tokenizer, generated.tokens)) await stream.writeSSE({ data: chunk({ content: piece }, null) });
+        for (const piece of textPieces(text, generated.tokens)) await stream.writeSSE({ data: chunk({ content: piece }, null) });
         await stream.writeSSE({ data: chunk({}, generated.finishReason) });
         if (req.stream_options?.include_usage === true) {
           await stream.writeSSE({ data: JSON.stringify({ id, object: 'chat.completion.chunk', created, model: model.id, system_fingerprint: fingerprint(), choices: [], usage: usageOf(generated) }) });
@@ -178,18 +176,18 @@ export function createServeApp(model: ServedModel, options: ServeAppOptions): Ho
  * join to exactly `tokenizer.decode(tokens)`.
  * @example textPieces(tok, ids).join('') === tok.decode(ids) // true
  */
-export function textPieces(tokenizer: Tokenizer, tokens: Int32Array): string[] {
+export function textPieces(tokenizer: Pick<PolicyText, 'actionText'>, tokens: Int32Array): string[] {
   const pieces: string[] = [];
   let emitted = '';
   for (let k = 1; k <= tokens.length; k++) {
-    const prefix = tokenizer.decode(tokens.subarray(0, k));
+    const prefix = tokenizer.actionText(tokens.subarray(0, k));
     if (k < tokens.length && prefix.endsWith('\uFFFD')) continue;
     if (prefix.length > emitted.length && prefix.startsWith(emitted)) {
       pieces.push(prefix.slice(emitted.length));
       emitted = prefix;
     }
   }
-  const full = tokenizer.decode(tokens);
+  const full = tokenizer.actionText(tokens);
   if (full !== emitted) pieces.push(full.startsWith(emitted) ? full.slice(emitted.length) : full);
   return pieces;
 }

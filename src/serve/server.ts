@@ -54,7 +54,7 @@ export async function loadServedModel(location: string, modelName?: string): Pro
   return {
     id: modelName ?? basename(runDir),
     config,
-    tokenizer: stack.tokenizer,
+    text: stack.text,
     policy: stack.policy,
     envInstruction,
     step: checkpoint.step,

@@ -178,7 +178,7 @@ export function toEpisode(row: EpisodeRow): EpisodeRecord {
   };
 }
 
-export const OUTCOMES: readonly Outcome[] = ['success', 'failure', 'truncated', 'error'];
+export const OUTCOMES: readonly Outcome[] = ['success', 'failure', 'truncated', 'length', 'error'];
 
 /** Cheap shape checks so that a bad trajectory fails the batch with the field named, not deep in SQLite. */
 export function checkTrajectory(t: Trajectory, path: string): void {

@@ -106,6 +106,22 @@ describe('episode actor', () => {
     expect(t.reward).toBe(0);
   });
 
+  it('ends truncated by length, without a turn, when the context has no room for a reply', async () => {
+    const env = counterEnv(10);
+    let calls = 0;
+    const act: EpisodeEffects['act'] = async (request) => {
+      calls++;
+      // Room for two replies, then none (the codec says so; nothing is sampled).
+      if (request.turns.length >= 2) return { actText: '', result: fakeActResult(0, 0), promptTokens: new Int32Array([9]), exhausted: true };
+      return { actText: 'inc', result: fakeActResult(request.turns.length, 7), promptTokens: new Int32Array([1]) };
+    };
+    const t = await run({ reset: env.reset, step: env.step, act }).done;
+    expect(t.outcome).toBe('length');
+    expect(t.turns).toHaveLength(2);
+    expect(calls).toBe(3);
+    expect(t.finalObservationText).toBe('count 2');
+  });
+
   it('ends in failure when done without success, and flags invalid actions', async () => {
     const env = counterEnv(3);
     const t = await run({ reset: env.reset, step: env.step, act: scriptedAct(['jump', 'quit']) }).done;

@@ -22,7 +22,7 @@ afterEach(() => {
 async function cachedEpisodesAfterOneTurn(runtime: Record<string, unknown>): Promise<number> {
   const config = resolveConfig(parseConfig({ seed: 3, model: { dModel: 32, nLayers: 1, nHeads: 2, ffnHidden: 48, backend: 'cpu' }, runtime }));
   stack = await buildPolicyStack(config, getEnvironmentSpec('babyai'), null);
-  const tokens = stack.tokenizer.encode('Your goal: go to the red ball\nYou see a red ball 2 steps forward');
+  const tokens = stack.text.encode('Your goal: go to the red ball\nYou see a red ball 2 steps forward');
   const request: ActRequest = { contextTokens: Int32Array.from(tokens), actionChoices: null, seed: 1, episodeId: 'ep-1' };
   await stack.policy.sampleActions([request], { temperature: 1, topP: 1, maxNewTokens: 3 }, Rng.fromSeed(1));
   return stack.policy.cacheStats.episodes;

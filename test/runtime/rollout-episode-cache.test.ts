@@ -3,6 +3,7 @@
  * the last turn the horizon allows says so (nothing worth keeping), and every episode that ends —
  * however it ends — is released in the sampler.
  */
+import { turnwiseText } from '../../src/models/policy-text.js';
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
 import { withSamplerEffects } from '../../src/actors/sampler.js';
@@ -49,8 +50,7 @@ describe('RolloutRunner and per-episode caches', () => {
       spec: getEnvironmentSpec('babyai'),
       envSettings: { levels: ['GoToRedBall'] },
       poolSize: 3,
-      tokenizer,
-      context: { history: 'full', includeInstruction: false, maxContextTokens: 4096 },
+      text: turnwiseText(tokenizer, { history: 'full', includeInstruction: false, maxContextTokens: 4096 }),
       constrained: false,
       envTimeoutMs: 30_000,
       actTimeoutMs: 30_000,

@@ -1,3 +1,4 @@
+import { turnwiseText } from '../../src/models/policy-text.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import { Rng } from '../../src/core/rng.js';
@@ -5,7 +6,7 @@ import '../../src/envs/index.js';
 import { getEnvironmentSpec } from '../../src/envs/registry.js';
 import { TransformerModel } from '../../src/models/transformer.js';
 import { TransformerPolicy } from '../../src/models/transformer-policy.js';
-import { transformerConfigOf, trainRunTokenizer } from '../../src/runtime/policy-stack.js';
+import { contextPolicyOf, transformerConfigOf, trainRunTokenizer } from '../../src/runtime/policy-stack.js';
 import { createServeApp, textPieces } from '../../src/serve/app.js';
 import { parseAvailableActions, toEpisodeView } from '../../src/serve/chat-request.js';
 
@@ -27,7 +28,7 @@ const policy = new TransformerPolicy(model, { endTokenId: tokenizer.specialId('e
 afterAll(() => model.dispose());
 const maxBodyBytes = 4096;
 const app = createServeApp(
-  { id: 'tiny', config, tokenizer, policy, envInstruction: 'Reach the goal.' },
+  { id: 'tiny', config, text: turnwiseText(tokenizer, contextPolicyOf(config)), policy, envInstruction: 'Reach the goal.' },
   { rng: Rng.fromSeed(0), maxBodyBytes, maxMessages: 9, wallClockMs: () => 1_700_000_000_000 },
 );
 
@@ -138,6 +139,6 @@ describe('mapping chat messages to an episode', () => {
 
   it('streams text pieces that join to the decoded action', () => {
     const ids = tokenizer.encode('go to red ball 1');
-    expect(textPieces(tokenizer, ids).join('')).toBe('go to red ball 1');
+    expect(textPieces(turnwiseText(tokenizer, contextPolicyOf(config)), ids).join('')).toBe('go to red ball 1');
   });
 });

@@ -4,7 +4,7 @@
  * the CLI and the README table all come from it.
  */
 import { z } from 'zod';
-import { algorithmSchema } from './algorithm-schema.js';
+import { type AlgorithmConfig, algorithmSchema, type CustomAlgorithmConfig } from './algorithm-schema.js';
 
 const posInt = () => z.number().int().positive();
 const nonNegInt = () => z.number().int().min(0);
@@ -114,9 +114,9 @@ const contextSchema = z
       .describe("How a turn's context is laid out: turnwise's compact special-token layout, or the model's chat template (instruction and observations as user messages, replies as assistant messages, as AgentGym runs agents); auto = chat with model.from, else turnwise."),
     chat: chatSchema.prefault({}).describe('The chat layout (context.format chat).'),
     history: z
-      .union([nonNegInt(), z.literal('full')], { error: "expected a non-negative integer or 'full'" })
-      .default(0)
-      .describe("Past turns kept in the context: a count, or 'full' for the whole episode."),
+      .union([nonNegInt(), z.literal('full'), z.literal('auto')], { error: "expected a non-negative integer, 'full' or 'auto'" })
+      .default('auto')
+      .describe("Past turns kept in the context: a count, or 'full' for the whole episode; auto = 0 for turnwise's own layout (memoryless tasks), 'full' for the chat layout (as AgentGym keeps the whole conversation)."),
     includeInstruction: z.boolean().default(false).describe("Prepend the environment's instruction text to every context."),
   })
   .strict();
@@ -215,6 +215,12 @@ const trainSchema = z
       .describe(
         'Learner gradient workers (threads, each with its own tfjs backend): each mini-batch is split into this many shards whose gradients are added exactly before one optimizer step. 1 = compute in the learner thread; about the CPU core count is fastest.',
       ),
+    export: z
+      .enum(['none', 'tensorboard'])
+      .default('none')
+      .describe(
+        'Live metrics export: tensorboard also writes every logged metric to an events.out.tfevents.* file next to run.db as training runs (view with tensorboard --logdir runs); none keeps them in run.db only (turnwise export converts later).',
+      ),
   })
   .strict();
 
@@ -274,7 +280,7 @@ export const configSchema = z
     model: modelSchema.prefault({}).describe('Decoder-only transformer policy.'),
     context: contextSchema.prefault({}).describe('How a turn context is built from the episode so far.'),
     sampling: samplingSchema.prefault({}).describe('How actions are generated during rollouts.'),
-    algorithm: algorithmSchema.prefault({}).describe('RL algorithm (grpo, rloo, reinforce_pp, reinforce, ppo), its loss and optimizer.'),
+    algorithm: algorithmSchema.prefault({}).describe('RL algorithm (grpo, rloo, reinforce_pp, reinforce, ppo, or the name of an estimator registered with registerAdvantageEstimator, whose settings go in algorithm.settings), its loss and optimizer.'),
     horizon: horizonSchema,
     train: trainSchema.prefault({}).describe('Length of training and how often to evaluate and save.'),
     runtime: runtimeSchema.prefault({}).describe('Bus, batching and timeouts.'),
@@ -325,7 +331,7 @@ export const configSchema = z
   });
 
 /** A parsed config with every default filled in. */
-export type TurnwiseConfig = z.output<typeof configSchema>;
+export type TurnwiseConfig = Omit<z.output<typeof configSchema>, 'algorithm'> & { algorithm: AlgorithmConfig | CustomAlgorithmConfig };
 
 /** What a YAML file or caller may write: every field optional except inside a chosen horizon schedule. */
 export type TurnwiseConfigInput = z.input<typeof configSchema>;

@@ -17,7 +17,7 @@ export { generationConfigJson, tokenizerConfigJson } from './export.js';
 export type { ChatLayout } from './layout.js';
 export { AGENTGYM_ACKNOWLEDGEMENT, episodeMessages, headMessages } from './layout.js';
 export type { ChatModelFileContents, ChatModelFiles, ChatModelFilesOptions } from './model-files.js';
-export { loadChatModelFiles, parseChatModelFiles } from './model-files.js';
+export { loadChatModelFiles, parseChatModelFiles, readChatModelFileContents } from './model-files.js';
 export type { ChatMessage, ChatTemplateOptions, RenderOptions, TemplateSpecialToken } from './template.js';
 export { ChatTemplate, TEMPLATE_SPECIAL_TOKENS } from './template.js';
 export { TURNWISE_CHAT_TEMPLATE, TURNWISE_SPECIAL_TOKENS, turnwiseChatFiles } from './turnwise-template.js';

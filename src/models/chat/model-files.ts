@@ -111,6 +111,15 @@ export function parseChatModelFiles(contents: ChatModelFileContents, options: Ch
  * @example const files = await loadChatModelFiles('models/Qwen2.5-0.5B-Instruct');
  */
 export async function loadChatModelFiles(folder: string, options: Omit<ChatModelFilesOptions, 'folder'> = {}): Promise<ChatModelFiles> {
+  return parseChatModelFiles(await readChatModelFileContents(folder), { ...options, folder });
+}
+
+/**
+ * The tokenizer-side files of a model folder as parsed JSON (and template text), unchecked: what
+ * {@link parseChatModelFiles} checks, and what a checkpoint copies as it is.
+ * @example const contents = await readChatModelFileContents('models/Qwen2.5-0.5B-Instruct');
+ */
+export async function readChatModelFileContents(folder: string): Promise<ChatModelFileContents> {
   const read = async (file: string, required: boolean): Promise<string | undefined> => {
     try {
       return await readFile(join(folder, file), 'utf8');
@@ -128,16 +137,16 @@ export async function loadChatModelFiles(folder: string, options: Omit<ChatModel
       throw new ModelFilesError(join(folder, file), `not valid JSON: ${(cause as Error).message}`, { cause });
     }
   };
-  return parseChatModelFiles(
-    {
-      tokenizerJson: await json('tokenizer.json', true),
-      tokenizerConfig: await json('tokenizer_config.json', false),
-      chatTemplateJinja: await read('chat_template.jinja', false),
-      generationConfig: await json('generation_config.json', false),
-      config: await json('config.json', false),
-    },
-    { ...options, folder },
-  );
+  const contents: { -readonly [K in keyof ChatModelFileContents]: ChatModelFileContents[K] } = { tokenizerJson: await json('tokenizer.json', true) };
+  const tokenizerConfig = await json('tokenizer_config.json', false);
+  const chatTemplateJinja = await read('chat_template.jinja', false);
+  const generationConfig = await json('generation_config.json', false);
+  const config = await json('config.json', false);
+  if (tokenizerConfig !== undefined) contents.tokenizerConfig = tokenizerConfig;
+  if (chatTemplateJinja !== undefined) contents.chatTemplateJinja = chatTemplateJinja;
+  if (generationConfig !== undefined) contents.generationConfig = generationConfig;
+  if (config !== undefined) contents.config = config;
+  return contents;
 }
 
 function selectTemplate(

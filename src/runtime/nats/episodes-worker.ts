@@ -15,7 +15,7 @@ import type { JsMsg } from '@nats-io/jetstream';
 import { decode } from '../codec.js';
 import { getEnvironmentSpec } from '../../envs/registry.js';
 import type { EnvironmentSpec } from '../../envs/environment.js';
-import type { BpeTokenizer } from '../../models/tokenizer/index.js';
+import type { PolicyText } from '../../models/policy-text.js';
 import { MemoryBus } from '../memory-bus.js';
 import { RolloutRunner } from '../rollout.js';
 import type { NatsBus } from './nats-bus.js';
@@ -27,7 +27,7 @@ export interface EpisodesWorkerOptions {
   readonly bus: NatsBus;
   readonly infra: RunInfra;
   readonly config: ResolvedConfig;
-  readonly tokenizer: BpeTokenizer;
+  readonly text: PolicyText;
   /** Episodes in flight at most (default: the run's episodes per step). */
   readonly poolSize?: number;
   /** Environment to run (default: the config's, from the registry); the `env` role passes a remote one. */
@@ -48,10 +48,10 @@ const MAX_ERROR_RETRIES = 4;
 
 /**
  * Starts the episodes role.
- * @example const episodes = await startEpisodesWorker({ bus, infra, config, tokenizer, log: console.log });
+ * @example const episodes = await startEpisodesWorker({ bus, infra, config, text, log: console.log });
  */
 export async function startEpisodesWorker(options: EpisodesWorkerOptions): Promise<EpisodesWorker> {
-  const { bus, infra, config, tokenizer, log } = options;
+  const { bus, infra, config, text, log } = options;
   const clock = options.clock ?? systemClock;
   const poolSize = options.poolSize ?? config.derived.episodesPerStep;
   const spec = options.spec ?? getEnvironmentSpec(config.env.name);
@@ -68,12 +68,8 @@ export async function startEpisodesWorker(options: EpisodesWorkerOptions): Promi
         spec,
         envSettings: config.env.settings as Record<string, unknown>,
         poolSize,
-        tokenizer,
-        context: {
-          history: config.context.history,
-          includeInstruction: config.context.includeInstruction,
-          maxContextTokens: config.model.maxContext - config.sampling.maxActionTokens,
-        },
+        text,
+        maxActionTokens: config.sampling.maxActionTokens,
         constrained: config.sampling.constrained,
         envTimeoutMs: config.runtime.envTimeoutMs,
         actTimeoutMs: config.runtime.requestTimeoutMs,

@@ -59,7 +59,7 @@ export async function natsTrainRun(options: NatsTrainRunOptions): Promise<TrainR
       infra = await openRunInfra(bus.connection, run.runId, options.infra);
       storeRef = { store: run.store, runId: run.runId };
       version = run.version;
-      await putBlob(infra, 'manifest', { config: options.config, tokenizerJson: run.tokenizerJson });
+      await putBlob(infra, 'manifest', { config: options.config, text: run.text });
       await this.publishWeights(run.version, run.weights);
       await setState(infra, 'status', 'running');
       log(`run '${run.runId}' on NATS: manifest and weights v${run.version} published`);

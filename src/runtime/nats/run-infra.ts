@@ -9,7 +9,7 @@
  *   so a plan whose worker died is redelivered after `ackWaitMs` and its episode redone.
  * - KV bucket `TW_<run>_state`: `version` (policy version of the published weights), `horizon`,
  *   `status` (running / completed / interrupted / failed).
- * - object store `TW_<run>_blobs`: `manifest` (config + tokenizer, what a worker needs to join) and
+ * - object store `TW_<run>_blobs`: `manifest` (config + the policy's text side, what a worker needs to join) and
  *   `weights-v<version>` (msgpackr NamedTensors; the object store checks each chunk's SHA-256).
  */
 import { AckPolicy, DeliverPolicy, jetstream, type JetStreamClient, type JetStreamManager, jetstreamManager, RetentionPolicy } from '@nats-io/jetstream';

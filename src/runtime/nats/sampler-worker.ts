@@ -10,9 +10,10 @@ import { systemClock } from '../../core/clock.js';
 import type { ResolvedConfig } from '../../core/config.js';
 import { Rng } from '../../core/rng.js';
 import type { NamedTensors } from '../../models/checkpoint.js';
-import type { BpeTokenizer } from '../../models/tokenizer/index.js';
-import { TransformerModel } from '../../models/transformer.js';
-import { servingPolicyOf, transformerConfigOf } from '../policy-stack.js';
+import type { PolicyText } from '../../models/policy-text.js';
+import { openSamplerModel } from '../pretrained-stack.js';
+import { TransformerPolicy } from '../../models/transformer-policy.js';
+import { transformerConfigOf } from '../policy-stack.js';
 import type { Served } from '../wiring/ports.js';
 import { serveSampler } from '../wiring/sampler.js';
 import { limitInFlight } from './in-flight-limit.js';
@@ -23,7 +24,7 @@ export interface SamplerWorkerOptions {
   readonly bus: NatsBus;
   readonly infra: RunInfra;
   readonly config: ResolvedConfig;
-  readonly tokenizer: BpeTokenizer;
+  readonly text: PolicyText;
   /**
    * Act requests handled at once by this worker (default: twice the sampler's batch, so a batch
    * fills while the previous one runs); more wait in order, never dropped.
@@ -42,22 +43,22 @@ export interface SamplerWorker {
 
 /**
  * Starts the sampler role.
- * @example const sampler = await startSamplerWorker({ bus, infra, config, tokenizer, log: console.log });
+ * @example const sampler = await startSamplerWorker({ bus, infra, config, text, log: console.log });
  */
 export async function startSamplerWorker(options: SamplerWorkerOptions): Promise<SamplerWorker> {
-  const { bus, infra, config, tokenizer, log } = options;
+  const { bus, infra, config, text, log } = options;
   const clock = options.clock ?? systemClock;
-  const shape = transformerConfigOf(config, tokenizer.vocabSize);
-  // The initial weights only fill the model until the first version loads (nothing is served before).
-  const initial = new TransformerModel(shape, Rng.fromSeed(config.seed).fork('model'));
-  const policy = servingPolicyOf({ config, shape, endTokenId: tokenizer.specialId('end'), weights: initial.namedWeights(), version: 0 });
-  initial.dispose();
+  const model = await openSamplerModel(config, text.vocabSize, Rng.fromSeed(config.seed), (vocab) => transformerConfigOf(config, vocab));
+  const policy = new TransformerPolicy(model, { endTokenId: text.endTokenId, stopTokenIds: text.stopTokenIds, version: 0, cacheMaxBytes: config.runtime.kvCacheMiB * 2 ** 20 });
   const samplerRng = Rng.fromSeed(config.seed).fork('sampler');
   const sampling = { temperature: config.sampling.temperature, topP: config.sampling.topP, maxNewTokens: config.sampling.maxActionTokens };
   const sampler = createActor(
     withSamplerEffects({
       generate: (requests) => policy.sampleActions(requests, sampling, samplerRng),
-      loadWeights: (version, weights) => policy.loadWeights(version, weights as NamedTensors),
+      loadWeights: async (version, weights) => {
+        model.loadNamedWeights(weights as NamedTensors);
+        policy.setVersion(version);
+      },
       release: (episodeIds) => policy.releaseEpisodes(episodeIds),
     }),
     { input: { maxBatch: config.runtime.samplerMaxBatch, maxWaitMs: config.runtime.samplerMaxWaitMs, policyVersion: 0 }, clock },
@@ -113,7 +114,7 @@ export async function startSamplerWorker(options: SamplerWorkerOptions): Promise
       await chain;
       served?.close();
       sampler.stop();
-      await policy.close();
+      model.dispose();
     },
   };
 }

@@ -7,7 +7,7 @@ import { parseConfig, type ResolvedConfig, resolveConfig } from '../../core/conf
 import { InvalidArgumentError, InvalidMessageError } from '../../core/errors.js';
 import '../../envs/index.js';
 import { selectBackend } from '../../models/backend/select.js';
-import { BpeTokenizer } from '../../models/tokenizer/index.js';
+import { type PolicyText, type PolicyTextManifest, policyTextFromManifest } from '../../models/policy-text.js';
 import type { NatsConnectOptions } from './connect.js';
 import { nuid } from '@nats-io/transport-node';
 import { getEnvironmentSpec } from '../../envs/registry.js';
@@ -50,14 +50,14 @@ export interface WorkerResult {
   readonly published: number;
 }
 
-async function waitForManifest(infra: RunInfra, signal: AbortSignal | undefined): Promise<{ config: ResolvedConfig; tokenizer: BpeTokenizer }> {
+async function waitForManifest(infra: RunInfra, signal: AbortSignal | undefined): Promise<{ config: ResolvedConfig; text: PolicyText }> {
   for (let wait = 50; ; wait = Math.min(wait * 2, 1000)) {
     if (signal?.aborted) throw new Error('stopped before the run was published');
-    const manifest = (await getBlob(infra, 'manifest')) as { config?: Record<string, unknown>; tokenizerJson?: unknown } | null;
+    const manifest = (await getBlob(infra, 'manifest')) as { config?: Record<string, unknown>; text?: PolicyTextManifest } | null;
     if (manifest !== null) {
-      if (typeof manifest.config !== 'object' || manifest.config === null) throw new InvalidMessageError('object manifest', 'expected { config, tokenizerJson }');
+      if (typeof manifest.config !== 'object' || manifest.config === null) throw new InvalidMessageError('object manifest', 'expected { config, text }');
       const { derived: _derived, ...raw } = manifest.config;
-      return { config: resolveConfig(parseConfig(raw, `run manifest of ${infra.runId}`)), tokenizer: BpeTokenizer.fromJSON(manifest.tokenizerJson) };
+      return { config: resolveConfig(parseConfig(raw, `run manifest of ${infra.runId}`, { resolved: true })), text: policyTextFromManifest(manifest.text as PolicyTextManifest) };
     }
     // The learner publishes the manifest when it starts; a worker may start first.
     await new Promise((resolve) => setTimeout(resolve, wait));
@@ -76,10 +76,10 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerResult> {
   let episodes: EpisodesWorker | null = null;
   try {
     const infra = await openRunInfra(bus.connection, options.runId);
-    const { config, tokenizer } = await waitForManifest(infra, options.signal);
+    const { config, text } = await waitForManifest(infra, options.signal);
     if (options.roles.includes('sampler')) await selectBackend(config.model.backend, { matmul: config.model.matmul });
     log(`worker: joined run '${options.runId}' as ${options.roles.join(' + ')}`);
-    if (options.roles.includes('sampler')) started.push(await startSamplerWorker({ bus, infra, config, tokenizer, log, ...(options.maxActInFlight ? { maxInFlight: options.maxActInFlight } : {}) }));
+    if (options.roles.includes('sampler')) started.push(await startSamplerWorker({ bus, infra, config, text, log, ...(options.maxActInFlight ? { maxInFlight: options.maxActInFlight } : {}) }));
     if (options.roles.includes('env')) {
       const capacity = options.envCapacity ?? config.derived.episodesPerStep;
       started.push(
@@ -109,7 +109,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerResult> {
           })
         : undefined;
       if (spec) log('worker: episodes use env sessions leased from env workers');
-      episodes = await startEpisodesWorker({ bus, infra, config, tokenizer, log, ...(options.poolSize ? { poolSize: options.poolSize } : {}), ...(spec ? { spec } : {}) });
+      episodes = await startEpisodesWorker({ bus, infra, config, text, log, ...(options.poolSize ? { poolSize: options.poolSize } : {}), ...(spec ? { spec } : {}) });
       started.push(episodes);
     }
     let status: string | null = null;

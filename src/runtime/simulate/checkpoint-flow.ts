@@ -18,10 +18,8 @@ import { describeBackend, selectBackend } from '../../models/backend/select.js';
 import { loadCheckpoint, resolveCheckpointDir } from '../../models/checkpoint.js';
 import { InferencePool } from '../../models/inference/inference-pool.js';
 import type { ServingPolicy } from '../../models/inference/serving-policy.js';
-import { BpeTokenizer } from '../../models/tokenizer/index.js';
-import { fromHfConfig } from '../../models/hf/hf-config.js';
 import { createBatchEnv } from '../env-pool/batch-env.js';
-import { inferenceWorkersOf, servingPolicyOf } from '../policy-stack.js';
+import { buildPolicyStack } from '../policy-stack.js';
 import { loadRunConfig } from '../run-folder.js';
 import { FlowDriver } from './flow-driver.js';
 import { modelFlowPolicy } from './model-flow-policy.js';
@@ -45,7 +43,7 @@ export interface CheckpointFlowOptions {
   readonly envWorkers: number;
   readonly envTimeoutMs: number;
   readonly clock: Clock;
-  /** Inference workers (default: the checkpoint run's `runtime.inferenceWorkers`); 0 samples on this thread. */
+  /** Inference workers (default: the checkpoint run's `runtime.inferenceWorkers`); 0 samples on this thread (turnwise's own model; a pretrained one always does). */
   readonly inferenceWorkers?: number;
   /** Most environment ops per batch (bounds how long one answer holds the event loop). Default 256. */
   readonly maxEnvBatch?: number;
@@ -101,25 +99,25 @@ function createSampler(serving: ServingPolicy, config: ResolvedConfig, clock: Cl
 }
 
 /**
- * Opens the checkpoint at `location` as a flow driver over `lanes` concurrent episodes.
+ * Opens the checkpoint at `location` as a flow driver over `lanes` concurrent episodes: the run's
+ * policy stack as an evaluation opens it (turnwise's own model samples in inference workers, a
+ * pretrained one on this thread), its text side building the contexts.
  * @throws InvalidArgumentError naming `--policy` when the checkpoint was trained on another environment.
  * @example const flow = await openCheckpointFlow({ location: 'runs/babyai-grpo', spec, envSettings, lanes: 2000, horizon: 5, envWorkers: 0, envTimeoutMs: 30_000, clock });
  */
 export async function openCheckpointFlow(options: CheckpointFlowOptions): Promise<CheckpointFlow> {
   const { spec, envSettings, clock, horizon } = options;
-  const { dir, config } = await runOf(options.location);
-  if (config.env.name !== spec.name) {
-    throw InvalidArgumentError.format('--policy', `checkpoint ${dir} was trained on '${config.env.name}', the simulation runs '${spec.name}'`);
+  const run = await runOf(options.location);
+  const { dir } = run;
+  if (run.config.env.name !== spec.name) {
+    throw InvalidArgumentError.format('--policy', `checkpoint ${dir} was trained on '${run.config.env.name}', the simulation runs '${spec.name}'`);
   }
+  const config: ResolvedConfig =
+    options.inferenceWorkers === undefined ? run.config : { ...run.config, runtime: { ...run.config.runtime, inferenceWorkers: options.inferenceWorkers } };
+  const backend = describeBackend(await selectBackend(config.model.backend, { matmul: config.model.matmul }));
   const checkpoint = await loadCheckpoint(dir);
-  const tokenizer = BpeTokenizer.fromJSON(checkpoint.tokenizerJson);
-  const shape = fromHfConfig(checkpoint.hfConfig as Record<string, unknown>);
-  const workers = options.inferenceWorkers ?? inferenceWorkersOf(config);
-  const preference = { backend: config.model.backend, matmul: config.model.matmul };
-  // The main thread needs a tensor backend only when it samples itself.
-  const local = workers === 0 ? describeBackend(await selectBackend(preference.backend, { matmul: preference.matmul })) : null;
-  const version = Number(checkpoint.state.policyVersion ?? 0);
-  const serving = servingPolicyOf({ config, shape, endTokenId: tokenizer.specialId('end'), weights: checkpoint.weights, version, workers, backend: preference });
+  const stack = await buildPolicyStack(config, spec, checkpoint);
+  const serving = stack.policy;
   const sampler = createSampler(serving, config, clock);
   const probe = spec.create({ settings: envSettings });
   const instruction = probe.instruction();
@@ -128,22 +126,23 @@ export async function openCheckpointFlow(options: CheckpointFlowOptions): Promis
     description: `checkpoint ${dir}`,
     act: directAct(sampler),
     release: (episodeIds) => sampler.send({ type: 'RELEASE', episodeIds }),
-    tokenizer,
+    text: stack.text,
     instruction,
-    context: { history: config.context.history, includeInstruction: config.context.includeInstruction, maxContextTokens: config.model.maxContext - config.sampling.maxActionTokens },
     constrained: config.sampling.constrained,
+    maxActionTokens: config.sampling.maxActionTokens,
     horizon,
   });
   const env = createBatchEnv(spec, envSettings, options.envWorkers);
   const driver = new FlowDriver({ env, policy, envName: spec.name, lanes: options.lanes, step: 0, horizon, envTimeoutMs: options.envTimeoutMs, clock, maxBatch: options.maxEnvBatch ?? 256, recordTurns: options.recordTurns === true });
-  const backend = serving instanceof InferencePool ? await serving.backend() : (local as string);
+  const workersBackend = serving instanceof InferencePool ? await serving.backend() : backend;
   return {
-    description: `checkpoint ${dir} (step ${checkpoint.step}, T=${config.sampling.temperature}, ${backend}, sampling: ${serving.placement})`,
+    description: `checkpoint ${dir} (step ${checkpoint.step}, T=${config.sampling.temperature}, ${workersBackend}, sampling: ${serving.placement})`,
     envPlacement: env.description,
     driver,
     async close() {
       sampler.stop();
-      await Promise.all([env.close(), serving.close()]);
+      await env.close();
+      await stack.close();
     },
   };
 }

@@ -6,13 +6,15 @@
  * `act`, and the sampled ids are decoded into the action text. The episodes therefore play the same
  * actions as `RolloutRunner` with the same sampler; only the runtime around them is cheaper.
  *
- * Per lane it keeps only what the next context needs: the past turns the context policy keeps
- * (none for `history: 0`), as observation text plus the sampled ids.
+ * Per lane it keeps the episode's past turns (observation text plus the sampled ids), as the
+ * episode actor does; the text side's layout decides how many go into each context. Unlike the
+ * episode actor it does not end an episode early when the context leaves no room for a reply (the
+ * request then asks for one token).
  */
 import { turnSeed } from '../../actors/episode-rules.js';
 import type { ActRequest, ActResult } from '../../core/policy.js';
-import { buildContext, type ContextPolicy, encodeActionChoices, type PastTurn } from '../../models/context.js';
-import type { Tokenizer } from '../../models/tokenizer.js';
+import type { PastTurn } from '../../models/context.js';
+import type { PolicyText } from '../../models/policy-text.js';
 import type { FlowPolicy, FlowTurn } from './flow-policies.js';
 
 /** Options of {@link modelFlowPolicy}. */
@@ -22,12 +24,14 @@ export interface ModelFlowPolicyOptions {
   readonly act: (requests: readonly ActRequest[]) => Promise<ActResult[]>;
   /** Episodes ended: free their KV caches in the sampler. */
   readonly release: (episodeIds: readonly string[]) => void;
-  readonly tokenizer: Tokenizer;
-  /** The environment's instruction (used when the context policy includes it). */
+  /** The run's text side: context layout (turnwise's or a chat template), action choices, reply text. */
+  readonly text: PolicyText;
+  /** The environment's instruction (used when the context layout includes it). */
   readonly instruction: string;
-  readonly context: ContextPolicy;
   /** Constrain decoding to the listed actions when the environment lists them. */
   readonly constrained: boolean;
+  /** The sampling cap of a reply (`sampling.maxActionTokens`), applied with the context's own reply budget. */
+  readonly maxActionTokens: number;
   readonly horizon: number;
 }
 
@@ -44,14 +48,24 @@ interface LaneState {
  * @example const policy = modelFlowPolicy({ description: 'checkpoint runs/x', act, release, tokenizer, instruction, context, constrained: true, horizon: 20 });
  */
 export function modelFlowPolicy(options: ModelFlowPolicyOptions): FlowPolicy {
-  const { tokenizer, instruction, context, constrained, horizon } = options;
+  const { text, instruction, constrained, horizon, maxActionTokens } = options;
   const lanes: (LaneState | undefined)[] = [];
-  const keep = context.history === 'full' ? Number.POSITIVE_INFINITY : context.history;
+  // As the episode path builds it (src/runtime/rollout.ts): the whole history goes in; the layout keeps what it keeps.
   const request = (turn: FlowTurn, state: LaneState): ActRequest => {
-    const contextTokens = buildContext(tokenizer, { instruction, pastTurns: state.past, observationText: turn.observation.text }, context);
+    const input = { instruction, pastTurns: state.past, observationText: turn.observation.text };
+    const contextTokens = text.context(input);
+    const budget = text.replyBudget(input, contextTokens);
     const actions = turn.observation.availableActions;
-    const actionChoices = constrained && actions !== undefined && actions.length > 0 ? encodeActionChoices(tokenizer, actions) : null;
-    return { contextTokens, actionChoices, seed: turnSeed(turn.seed, turn.turnCount), episodeId: state.episodeId, lastTurn: turn.turnCount + 1 >= horizon };
+    const actionChoices = constrained && actions !== undefined && actions.length > 0 ? text.actionChoices(actions) : null;
+    const limit = Number.isFinite(budget) ? Math.min(budget, maxActionTokens) : undefined;
+    return {
+      contextTokens,
+      actionChoices,
+      seed: turnSeed(turn.seed, turn.turnCount),
+      episodeId: state.episodeId,
+      lastTurn: turn.turnCount + 1 >= horizon,
+      ...(limit === undefined ? {} : { maxNewTokens: Math.max(1, limit) }),
+    };
   };
   return {
     description: options.description,
@@ -78,11 +92,8 @@ export function modelFlowPolicy(options: ModelFlowPolicyOptions): FlowPolicy {
       return turns.map((turn, i) => {
         const tokens = (results[i] as ActResult).tokens;
         const state = states[i] as LaneState;
-        if (keep > 0) {
-          state.past.push({ observationText: turn.observation.text, actionTokens: tokens });
-          if (state.past.length > keep) state.past.shift();
-        }
-        return tokenizer.decode(tokens);
+        state.past.push({ observationText: turn.observation.text, actionTokens: tokens });
+        return text.actionText(tokens);
       });
     },
   };

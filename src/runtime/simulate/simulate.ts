@@ -153,7 +153,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulateReport
     peakBytes = Math.max(peakBytes, process.memoryUsage.rss());
   };
   const opened = await openRunner(options, envWorkers, horizon);
-  const outcomes: Record<Outcome, number> = { success: 0, failure: 0, truncated: 0, error: 0 };
+  const outcomes: Record<Outcome, number> = { success: 0, failure: 0, truncated: 0, length: 0, error: 0 };
   let turns = 0;
   let episodes = 0;
   const lag = monitorEventLoopDelay({ resolution: 10 });

@@ -6,8 +6,10 @@
 import type { CoordinatorEffects } from '../../actors/coordinator.js';
 import { persistHorizon } from '../../actors/horizon.js';
 import { evalHorizonFor, type HorizonSpec } from '../../actors/horizon-per-env.js';
+import { shapeRewards } from '../../algorithms/reward-shaper-registry.js';
 import type { Trajectory } from '../../core/types.js';
 import { saveCheckpoint } from '../../models/checkpoint.js';
+import { checkpointContentOf } from '../checkpoint-content.js';
 import type { StalenessState } from '../async/staleness.js';
 import { evaluatePolicy } from '../evaluate.js';
 import { optimizerTensors } from '../policy-stack.js';
@@ -80,27 +82,25 @@ export function coordinatorEffects(run: OpenedRun, actors: TrainingActors, evalu
       // Stored before training: what the learner trains on is already durable.
       store.recordTrajectories(runId, 'train', trajectories);
       const started = clock.now();
-      const { metrics } = await actors.train(step, trajectories);
+      // The learner trains on shaped rewards (algorithm.rewardShaper); the store keeps the raw ones.
+      const a = config.algorithm;
+      const { metrics } = await actors.train(step, shapeRewards(trajectories, a.rewardShaper, a.rewardShaperSettings));
       return { metrics: { ...pending.get(step), ...metrics, 'time/trainSec': (clock.now() - started) / 1000 } };
     },
     evaluate: async (step) => evaluate(step + 1),
     checkpoint: async (completedSteps) => {
-      const { trainer, learnerModel, tokenizer } = run.stack;
+      const { trainer } = run.stack;
       const state = await trainer.getState();
-      const dir = await saveCheckpoint(run.runDir, {
-        step: completedSteps,
-        hfConfig: learnerModel.toHfConfig(),
-        weights: learnerModel.namedWeights(),
-        tokenizerJson: tokenizer.toJSON(),
-        optimizer: optimizerTensors(state),
-        state: {
+      const dir = await saveCheckpoint(
+        run.runDir,
+        checkpointContentOf(config, run.stack, completedSteps, optimizerTensors(state), {
           policyVersion: trainer.version,
           horizon: persistHorizon(actors.horizon.getSnapshot()),
           seed: config.seed,
           backend: run.backend.name,
           ...(asyncState.read !== null ? { async: asyncState.read() } : {}),
-        },
-      });
+        }),
+      );
       store.logEvent(completedSteps, 'checkpoint', `saved ${dir}`);
     },
     stepCompleted: async (step, metrics) => {

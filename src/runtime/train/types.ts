@@ -3,6 +3,7 @@
  * from `train-run.ts` so the steps of the run (`src/runtime/train/`) can share them without
  * importing the function that calls them.
  */
+import type { PolicyTextManifest } from '../../models/policy-text.js';
 import type { Clock } from '../../core/clock.js';
 import type { ResolvedConfig } from '../../core/config.js';
 import type { Trajectory } from '../../core/types.js';
@@ -32,7 +33,7 @@ export interface TrainRunOptions {
 /** How a distributed run reaches its workers; the coordinator, learner and evaluation stay here. */
 export interface DistributedRollout {
   /** Once the store and the models exist: publish what workers need to join, and the first weights. */
-  start(run: { readonly runId: string; readonly store: RunStore; readonly tokenizerJson: unknown; readonly version: number; readonly weights: NamedTensors }): Promise<void>;
+  start(run: { readonly runId: string; readonly store: RunStore; readonly text: PolicyTextManifest; readonly version: number; readonly weights: NamedTensors }): Promise<void>;
   /** Runs a step's plans on the workers; the trajectories come back committed to the store, in plan order. */
   rollout(step: number, horizon: number, plans: readonly EpisodePlan[]): Promise<Trajectory[]>;
   /** Hands weights `version` to the remote samplers. */

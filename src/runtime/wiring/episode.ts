@@ -12,11 +12,17 @@ import { remoteAct } from './sampler.js';
 
 /** How the lead turns an episode's state into a sampler request and the sampled ids into text. */
 export interface ActCodec {
-  /** Builds the context (`buildContext`) and action choices (`encodeActionChoices`). */
-  toActRequest(request: EpisodeActRequest): ActRequest;
+  /**
+   * Builds the context and action choices (the run's `PolicyText`); `exhausted` when the context
+   * has no room for a reply (the episode then ends truncated by length, nothing is sampled).
+   */
+  toActRequest(request: EpisodeActRequest): ActRequest & { readonly exhausted?: boolean };
   /** Decodes sampled ids to the action text sent to the environment. */
   decode(tokens: Int32Array): string;
 }
+
+/** The result of a turn that sampled nothing (no room left): never recorded as a turn. */
+const NOTHING_SAMPLED = { tokens: new Int32Array(0), logprobs: new Float32Array(0), lossMask: new Uint8Array(0), constraint: null, policyVersion: -1 } as const;
 
 /**
  * Episode effects that reach the env session and the samplers over the bus.
@@ -35,7 +41,8 @@ export function remoteEpisodeEffects(
     reset: (taskIndex) => env.reset(taskIndex),
     step: (actionText) => env.step(actionText),
     async act(request) {
-      const actRequest = codec.toActRequest(request);
+      const { exhausted, ...actRequest } = codec.toActRequest(request);
+      if (exhausted === true) return { actText: '', result: NOTHING_SAMPLED, promptTokens: actRequest.contextTokens, exhausted: true };
       const result = await act(actRequest);
       return { actText: codec.decode(result.tokens), result, promptTokens: actRequest.contextTokens };
     },

@@ -54,7 +54,7 @@ export interface UiApp {
 }
 
 const SPLITS: readonly EpisodeSplit[] = ['train', 'test', 'eval'];
-const OUTCOMES: readonly Outcome[] = ['success', 'failure', 'truncated', 'error'];
+const OUTCOMES: readonly Outcome[] = ['success', 'failure', 'truncated', 'length', 'error'];
 
 /** An unknown episode id (HTTP 404). */
 class UnknownEpisodeError extends InvalidArgumentError {}

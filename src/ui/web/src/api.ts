@@ -32,7 +32,7 @@ export interface Episode {
   step: number;
   taskId: string;
   split: string;
-  outcome: 'success' | 'failure' | 'truncated' | 'error';
+  outcome: 'success' | 'failure' | 'truncated' | 'length' | 'error';
   reward: number;
   turns: number;
   horizon: number;

@@ -7,7 +7,7 @@ import { api, type Episode, type RunSummary, type TurnView } from '../api';
 import { fmt, h, hashParams, outcomeBadge, setHashParams } from '../dom';
 
 const SPLITS = ['train', 'test', 'eval'];
-const OUTCOMES = ['', 'success', 'failure', 'truncated', 'error'];
+const OUTCOMES = ['', 'success', 'failure', 'truncated', 'length', 'error'];
 
 function select(testid: string, options: [string, string][], value: string, onChange: (v: string) => void): HTMLSelectElement {
   const el = h('select', { 'data-testid': testid }, ...options.map(([v, label]) => h('option', { value: v, selected: v === value }, label)));

@@ -1,0 +1,152 @@
+/**
+ * The models of a run that starts from a pretrained Hugging Face model (`model.from`): the
+ * folder's weights, tokenizer and chat template; full fine-tuning or LoRA; the KL reference is the
+ * pretrained model itself (a frozen copy for full fine-tuning, the base with adapters off for
+ * LoRA: no second copy). Before any weight is read, the memory the run needs is estimated and a
+ * run that cannot fit the backend is refused with the estimate and what would fit.
+ */
+import { InvalidConfigError } from '../core/errors.js';
+import type { ResolvedConfig } from '../core/config.js';
+import type { Rng } from '../core/rng.js';
+import { tf } from '../models/backend/tf.js';
+import { readChatModelFileContents } from '../models/chat/index.js';
+import type { CheckpointContent } from '../models/checkpoint.js';
+import { describeHfModel, type HfModelInfo, inspectHfModel } from '../models/hf/hf-model.js';
+import { readHfWeights } from '../models/hf/hf-weights.js';
+import { type LoraSpec, loraModules } from '../models/lora/lora.js';
+import { describeEstimate, estimateMemory, formatBytes, type MemoryPlan, WASM_HEAP_BYTES } from '../models/memory-estimate.js';
+import { chatText } from '../models/policy-text.js';
+import type { TrainableModel } from '../models/train-contract.js';
+import { type TransformerConfig, TransformerModel } from '../models/transformer.js';
+import type { RunModels } from './run-models.js';
+
+/**
+ * The LoRA spec of the config (`model.lora`), or null for full fine-tuning.
+ * @example loraSpecOf(config) // { rank: 16, alpha: 32, dropout: 0.05, targets: [...] }
+ */
+export function loraSpecOf(config: ResolvedConfig): LoraSpec | null {
+  const l = config.model.lora;
+  return l === null ? null : { rank: l.rank, alpha: l.alpha, dropout: l.dropout, targets: [...l.targetModules], rsLora: l.rsLora };
+}
+
+/** The model shape a run uses: the folder's, with the context capped at `model.maxContext`. */
+export function runShapeOf(info: HfModelInfo, config: ResolvedConfig): TransformerConfig {
+  return { ...info.config, maxContext: Math.min(info.config.maxContext, config.model.maxContext) };
+}
+
+/**
+ * What the run's models need, and whether it fits the current backend.
+ * @throws InvalidConfigError naming `model.from` with the estimate and what would fit.
+ */
+export function checkMemory(info: HfModelInfo, config: ResolvedConfig, shape: TransformerConfig, lora: LoraSpec | null): string {
+  const loraParameters = (spec: LoraSpec) => loraModules(shape, spec).reduce((n, m) => n + spec.rank * (m.inFeatures + m.outFeatures), 0);
+  const plan = (spec: LoraSpec | null): MemoryPlan => ({
+    loraParameters: spec === null ? null : loraParameters(spec),
+    reference: config.algorithm.klCoef > 0,
+    microBatchTokens: Math.min(config.algorithm.maxTokensPerMicroBatch, config.derived.episodesPerStep * shape.maxContext),
+    sequenceLength: shape.maxContext,
+    kvCacheBytes: config.runtime.kvCacheMiB * 2 ** 20,
+  });
+  const estimate = estimateMemory(shape, plan(lora));
+  const line = `memory needed: ${describeEstimate(estimate)}`;
+  if (tf.getBackend() !== 'wasm' || estimate.total <= WASM_HEAP_BYTES) return line;
+  const withLora = lora === null ? estimateMemory(shape, plan({ rank: 16, alpha: 32, dropout: 0, targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] })) : null;
+  const options = [
+    withLora !== null && withLora.total <= WASM_HEAP_BYTES ? `LoRA (model.lora: {rank: 16}, about ${formatBytes(withLora.total)})` : null,
+    `fewer tokens per micro-batch (algorithm.maxTokensPerMicroBatch, now ${config.algorithm.maxTokensPerMicroBatch}) or a shorter context (model.maxContext, now ${shape.maxContext})`,
+    'a smaller model',
+    'the tfjs-node backend (npm install @tensorflow/tfjs-node, or -gpu; no 4 GiB limit)',
+  ].filter((s) => s !== null);
+  throw new InvalidConfigError(
+    'model.from',
+    `${info.folder} (${formatBytes(info.parameters * 4)} of float32 weights) needs about ${formatBytes(estimate.total)} (${describeEstimate(estimate)}), more than the wasm backend's ${formatBytes(WASM_HEAP_BYTES)} heap; what would fit: ${options.join('; ')}`,
+  );
+}
+
+/**
+ * Opens the pretrained models of a run (see the module comment), restored from `checkpoint` when
+ * resuming: its full weights, or its adapters on the folder's base.
+ * @example const models = await openPretrainedModels(config, null, Rng.fromSeed(1));
+ */
+export async function openPretrainedModels(config: ResolvedConfig, checkpoint: CheckpointContent | null, root: Rng): Promise<RunModels> {
+  const folder = config.model.from as string;
+  if (config.context.format === 'turnwise') {
+    throw new InvalidConfigError('context.format', "'turnwise' needs turnwise's own tokenizer; a pretrained model (model.from) talks through its chat template: use 'chat' or 'auto'");
+  }
+  if (config.train.dataParallel > 1) {
+    throw new InvalidConfigError('train.dataParallel', 'gradient workers are not implemented for pretrained models (model.from) yet: use 1');
+  }
+  const info = await inspectHfModel(folder);
+  const shape = runShapeOf(info, config);
+  const lora = loraSpecOf(config);
+  const notes = [`pretrained: ${describeHfModel(info)}`, ...info.notes.map((n) => `note: ${n}`)];
+  if (shape.maxContext < info.config.maxContext) notes.push(`context capped at ${shape.maxContext} tokens (model.maxContext)`);
+  notes.push(checkMemory(info, config, shape, lora));
+  const contents = await readChatModelFileContents(folder);
+  const text = chatText(
+    contents,
+    {
+      system: config.context.chat.system,
+      acknowledge: config.context.chat.acknowledge,
+      history: config.context.history === 'auto' ? 'full' : config.context.history,
+      maxContext: shape.maxContext,
+      maxResponseTokens: config.context.chat.maxResponseTokens,
+    },
+    folder,
+  );
+  if (text.vocabSize > shape.vocabSize) {
+    throw new InvalidConfigError('model.from', `${folder}: the tokenizer has ${text.vocabSize} ids but the model only ${shape.vocabSize} embedding rows`);
+  }
+  const base = await readHfWeights(folder);
+  const learner = TransformerModel.fromNamedWeights(shape, base);
+  let reference: TrainableModel | null = null;
+  const owned: TransformerModel[] = [];
+  let sampler: TransformerModel;
+  if (lora !== null) {
+    learner.attachLora(lora, checkpoint?.weights ?? root.fork('lora'));
+    sampler = learner.sharingBase(root.fork('sampler'));
+    if (config.algorithm.klCoef > 0) reference = adaptersOff(learner);
+    notes.push(`LoRA r=${lora.rank} alpha=${lora.alpha} on ${lora.targets.join(', ')}: ${learner.trainableParameterCount.toLocaleString('en-US')} trainable parameters; the KL reference is the base with adapters off`);
+  } else {
+    if (checkpoint) learner.loadNamedWeights(checkpoint.weights);
+    sampler = TransformerModel.fromNamedWeights(shape, learner.namedWeights());
+    if (config.algorithm.klCoef > 0) {
+      // The reference is the pretrained model as it was: the folder's weights, frozen.
+      const frozen = TransformerModel.fromNamedWeights(shape, base);
+      reference = frozen;
+      owned.push(frozen);
+    }
+    notes.push(`full fine-tuning: ${learner.trainableParameterCount.toLocaleString('en-US')} trainable parameters`);
+  }
+  // Embedding rows past the tokenizer's ids (vocabularies padded to a round size) are never emitted.
+  for (const model of [learner, sampler, ...owned]) model.restrictOutputs(text.vocabSize);
+  return { text, shape, learner, sampler, reference, owned, notes };
+}
+
+/** The learner seen with its adapters off: the frozen base, for the KL term (no copy). */
+function adaptersOff(model: TransformerModel): TrainableModel {
+  return {
+    forwardTrain: (batch, temperature) => model.withAdaptersOff(() => model.forwardTrain(batch, temperature)),
+    trainableVariables: () => [],
+    namedWeights: () => model.baseNamedWeights(),
+    loadNamedWeights: () => {
+      throw new InvalidConfigError('model.lora', 'the KL reference of a LoRA run is the frozen base: it cannot be loaded');
+    },
+  };
+}
+
+/**
+ * A sampler's model on a machine of its own (a NATS sampler worker): turnwise's own shape with
+ * seeded weights, or the pretrained folder (with fresh adapters for a LoRA run); either way the
+ * learner's published weights replace what trains before the first request.
+ * @example const model = await openSamplerModel(config, text.vocabSize, Rng.fromSeed(config.seed));
+ */
+export async function openSamplerModel(config: ResolvedConfig, vocabSize: number, root: Rng, ownShape: (vocab: number) => TransformerConfig): Promise<TransformerModel> {
+  if (config.model.from === null) return new TransformerModel(ownShape(vocabSize), root.fork('model'));
+  const info = await inspectHfModel(config.model.from);
+  const model = TransformerModel.fromNamedWeights(runShapeOf(info, config), await readHfWeights(config.model.from));
+  const lora = loraSpecOf(config);
+  if (lora !== null) model.attachLora(lora, root.fork('lora'));
+  model.restrictOutputs(vocabSize);
+  return model;
+}

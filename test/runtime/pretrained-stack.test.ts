@@ -1,0 +1,59 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig, resolveConfig } from '../../src/core/config.js';
+import { InvalidConfigError } from '../../src/core/errors.js';
+import { Rng } from '../../src/core/rng.js';
+import { selectBackend } from '../../src/models/backend/select.js';
+import type { HfModelInfo } from '../../src/models/hf/hf-model.js';
+import { parameterCount } from '../../src/models/memory-estimate.js';
+import type { TransformerConfig } from '../../src/models/transformer.js';
+import { checkMemory, loraSpecOf, openPretrainedModels } from '../../src/runtime/pretrained-stack.js';
+
+/** SmolLM2-135M's shape. */
+const SMOL: TransformerConfig = { vocabSize: 49152, dModel: 576, nLayers: 30, nHeads: 9, nKvHeads: 3, headDim: 64, ffnHidden: 1536, maxContext: 2048, ropeTheta: 100000, rmsNormEps: 1e-5, tieEmbeddings: true, architecture: 'llama' };
+const info: HfModelInfo = { config: SMOL, dtype: 'bfloat16', tokenIds: { bos: 1, eos: [2], pad: null }, notes: [], folder: 'models/SmolLM2-135M-Instruct', weights: { files: ['model.safetensors'], bytes: 0, dtypes: new Map() }, parameters: parameterCount(SMOL) };
+
+const configOf = (model: Record<string, unknown>, algorithm: Record<string, unknown> = {}, train: Record<string, unknown> = {}) =>
+  resolveConfig(parseConfig({ model: { from: info.folder, maxContext: 1024, ...model }, algorithm, train }));
+
+function errorOf(fn: () => unknown): InvalidConfigError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof InvalidConfigError) return err;
+    throw err;
+  }
+  throw new Error('expected an InvalidConfigError');
+}
+
+beforeAll(async () => {
+  await selectBackend('wasm');
+});
+
+describe('the memory check of a pretrained run', () => {
+  it('refuses what cannot fit the wasm heap, with the estimate and what would fit', () => {
+    const config = configOf({}, { maxTokensPerMicroBatch: 8192 });
+    const error = errorOf(() => checkMemory(info, config, { ...SMOL, maxContext: 1024 }, null));
+    expect(error.path).toBe('model.from');
+    expect(error.detail).toMatch(/needs about [\d.]+ GiB .*more than the wasm backend's 4\.00 GiB heap/);
+    expect(error.detail).toMatch(/algorithm\.maxTokensPerMicroBatch, now 8192/);
+    expect(error.detail).toMatch(/tfjs-node/);
+  });
+
+  it('accepts LoRA with small micro-batches and contexts, and says what it needs', () => {
+    // Attention keeps three heads x T x T maps per layer for the backward pass: at T = 1024 that alone is 3.4 GB here.
+    const config = configOf({ lora: { rank: 16 }, maxContext: 512 }, { maxTokensPerMicroBatch: 512 });
+    const line = checkMemory(info, config, { ...SMOL, maxContext: 512 }, loraSpecOf(config));
+    expect(line).toMatch(/^memory needed: weights 513 MiB .*= [\d.]+ (GiB|MiB)$/);
+    expect(line).not.toMatch(/sampler copy 513 MiB/); // a LoRA sampler shares the base
+  });
+});
+
+describe('openPretrainedModels', () => {
+  it("refuses turnwise's own context layout and gradient workers before reading anything", async () => {
+    await expect(openPretrainedModels(configOf({}), null, Rng.fromSeed(1))).rejects.toThrow(/SmolLM2-135M-Instruct\/config\.json.*cannot read a Hugging Face config\.json/);
+    const layout = resolveConfig(parseConfig({ model: { from: 'nowhere' }, context: { format: 'turnwise' } }));
+    await expect(openPretrainedModels(layout, null, Rng.fromSeed(1))).rejects.toThrow(/context\.format/);
+    const parallel = resolveConfig(parseConfig({ model: { from: 'nowhere' }, train: { dataParallel: 2 } }));
+    await expect(openPretrainedModels(parallel, null, Rng.fromSeed(1))).rejects.toThrow(/train\.dataParallel/);
+  });
+});
