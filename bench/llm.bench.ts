@@ -25,7 +25,8 @@ import type { MicroBatch } from '../src/models/train-contract.js';
 import { type TransformerConfig, TransformerModel } from '../src/models/transformer.js';
 import { TransformerPolicy } from '../src/models/transformer-policy.js';
 
-const SMOLLM2_135M: TransformerConfig = {
+/** The model shape (shared with the decode part of `npm run bench -- scale`). */
+export const SMOLLM2_135M: TransformerConfig = {
   vocabSize: 49152,
   dModel: 576,
   nLayers: 30,
@@ -53,7 +54,8 @@ const GRADIENTS: GradientOptions = {
   warmingUp: false,
 };
 
-interface Plan {
+/** What one run measures. */
+export interface Plan {
   readonly prefillTokens: number;
   readonly decodeRows: number[];
   readonly decodeContext: number;
@@ -83,7 +85,8 @@ async function prefillRate(model: TransformerModel, plan: Plan, rng: Rng): Promi
   return plan.prefillTokens / (await best(plan.repeat, once));
 }
 
-async function decodeRate(model: TransformerModel, rows: number, plan: Plan, rng: Rng): Promise<number> {
+/** Decode tok/s of `rows` batched requests through `TransformerPolicy` (the decode steps alone). */
+export async function decodeRate(model: TransformerModel, rows: number, plan: Plan, rng: Rng): Promise<number> {
   // An end id no greedy step picks in practice (random weights): every row decodes every step.
   const policy = new TransformerPolicy(model, { endTokenId: SMOLLM2_135M.vocabSize - 1, reuseCaches: false });
   const requests = Array.from({ length: rows }, () => ({
@@ -152,7 +155,8 @@ async function trainRate(model: TransformerModel, plan: Plan, rng: Rng): Promise
   }
 }
 
-interface TorchFigures {
+/** What bench/llm_torch.py prints. */
+export interface TorchFigures {
   torch: string;
   prefillTokPerSec: number;
   decode: Record<string, number>;
@@ -161,7 +165,8 @@ interface TorchFigures {
   maxRssMiB: number;
 }
 
-function torchFigures(plan: Plan): TorchFigures | string {
+/** The PyTorch side's figures for `plan` (one thread), or why it failed. */
+export function torchFigures(plan: Plan & { readonly skipTraining?: boolean }): TorchFigures | string {
   const python = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
   const spec = {
     ...plan,

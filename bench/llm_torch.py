@@ -148,7 +148,8 @@ def main(spec):
             out["decode"][str(rows)] = rows * spec["decodeSteps"] / seconds
     b, t = spec["trainBatch"]
     ids = torch.randint(0, c["vocab"], (b, t + 1))
-    for kind, rank in (("full", 0), ("lora", spec["loraRank"])):
+    # "skipTraining": decode and prefill only (the decode part of `npm run bench -- scale`).
+    for kind, rank in () if spec.get("skipTraining") else (("full", 0), ("lora", spec["loraRank"])):
         m = Model(c, rank)
         if rank:
             for name, p in m.named_parameters():

@@ -1,15 +1,16 @@
 /**
- * `npm run bench -- scale [--quick] [--only training,sampling,concurrency,agents]` (issues #10, #20):
+ * `npm run bench -- scale [--quick] [--only training,sampling,concurrency,agents,decode]` (issues #10, #20):
  * in one run, training tokens/s against PyTorch on this machine (two shapes), sampling tokens/s
  * batched (B = 64) against one episode at a time, 10,000 concurrent BabyAI episodes with a scripted
  * policy (turns/s, resident memory, the runtime's cost per turn), and 2,000 / 10,000 agents driven
- * by a trained checkpoint (turns/s, event-loop lag). Each part lives in bench/scale/<part>.ts and prints ratios next to absolutes,
+ * by a trained checkpoint (turns/s, event-loop lag), and batched decoding at the SmolLM2-135M shape
+ * (B = 1, 16, 64 against PyTorch). Each part lives in bench/scale/<part>.ts and prints ratios next to absolutes,
  * since the machine is shared.
  */
 import { loadavg } from 'node:os';
 import type { ScaleOptions, ScaleSection } from './scale/section.js';
 
-const parts = ['training', 'sampling', 'concurrency', 'agents'] as const;
+const parts = ['training', 'sampling', 'concurrency', 'agents', 'decode'] as const;
 type Part = (typeof parts)[number];
 
 function parseArgs(args: string[]): { options: ScaleOptions; only: Part[] } {

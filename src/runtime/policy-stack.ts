@@ -25,7 +25,6 @@ import { fromHfConfig } from '../models/hf/hf-config.js';
 import { type PolicyText, turnwiseText } from '../models/policy-text.js';
 import { BpeTokenizer, trainBpe } from '../models/tokenizer/index.js';
 import type { Tokenizer } from '../models/tokenizer.js';
-import type { TrainableModel } from '../models/train-contract.js';
 import { PolicyTrainer, type TrainerState } from '../models/trainer.js';
 import { type TransformerConfig, TransformerModel } from '../models/transformer.js';
 import { TransformerPolicy, type TransformerPolicyOptions } from '../models/transformer-policy.js';
