@@ -17,11 +17,13 @@
 
 enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
 typedef void (*sgemm_fn)(int order, int transA, int transB, int m, int n, int k, float alpha, const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc);
+typedef void (*sgemv_fn)(int order, int trans, int m, int n, float alpha, const float *a, int lda, const float *x, int incx, float beta, float *y, int incy);
 typedef void (*set_threads_fn)(int);
 typedef int (*get_threads_fn)(void);
 typedef char *(*corename_fn)(void);
 
 static sgemm_fn sgemm = NULL;
+static sgemv_fn sgemv = NULL;
 static set_threads_fn set_threads = NULL;
 static get_threads_fn get_threads = NULL;
 static corename_fn corename = NULL;
@@ -72,6 +74,7 @@ static napi_value open_blas(napi_env env, napi_callback_info info) {
       continue;
     }
     sgemm = f;
+    sgemv = (sgemv_fn)dlsym(handle, "cblas_sgemv");
     set_threads = (set_threads_fn)dlsym(handle, "openblas_set_num_threads");
     get_threads = (get_threads_fn)dlsym(handle, "openblas_get_num_threads");
     corename = (corename_fn)dlsym(handle, "openblas_get_corename");
@@ -115,6 +118,20 @@ static napi_value sgemm_batch(napi_env env, napi_callback_info info) {
   if ((size_t)(batch * m * n) > lc) return throw_type(env, "sgemmBatch: c is shorter than batch * m * n");
   int lda = transA ? (int)m : (int)k;
   int ldb = transB ? (int)k : (int)n;
+  if (m == 1 && sgemv != NULL) {
+    /*
+     * One row (a decode step at batch 1, attention of one query): a matrix-vector product. OpenBLAS's
+     * sgemm is 2-4x slower than its sgemv there (measured: [1, 576] x [576, 1536] 0.28 vs 0.07 ms,
+     * the tied LM head [1, 576] x [576, 49152]^T 17.4 vs 7.7 ms). A's row is contiguous either way.
+     */
+    for (int64_t i = 0; i < batch; i++) {
+      const float *ai = a + (i % batchA) * k;
+      const float *bi = b + (i % batchB) * k * n;
+      if (transB) sgemv(ROW_MAJOR, NO_TRANS, (int)n, (int)k, 1.0f, bi, (int)k, ai, 1, 0.0f, c + i * n, 1);
+      else sgemv(ROW_MAJOR, TRANS, (int)k, (int)n, 1.0f, bi, (int)n, ai, 1, 0.0f, c + i * n, 1);
+    }
+    return NULL;
+  }
   if (batchB == 1 && !transA && batchA == batch) {
     /* One call: a's items stacked are one [batch * m, k] matrix. */
     sgemm(ROW_MAJOR, NO_TRANS, transB ? TRANS : NO_TRANS, (int)(batch * m), (int)n, (int)k, 1.0f, a, lda, b, ldb, 0.0f, c, (int)n);

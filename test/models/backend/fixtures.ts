@@ -63,6 +63,10 @@ export const matmulCases: MatmulCase[] = [
   { label: 'small rank 3 (below threshold, stock)', a: [3, 4, 5], b: [3, 5, 6], transposeA: false, transposeB: false, rerouted: false },
   { label: 'small NT (below threshold, stock)', a: [8, 1, 32], b: [8, 20, 32], transposeA: false, transposeB: true, rerouted: false },
   { label: 'large TN [1024x128]^T', a: [128, 1024], b: [128, 128], transposeA: true, transposeB: false, rerouted: true },
+  // One row (a decode step at batch 1): the native path runs these as matrix-vector products.
+  { label: 'one row NN (a decode projection)', a: [1, 576], b: [576, 96], transposeA: false, transposeB: false, rerouted: false },
+  { label: 'one row NT (a tied LM head)', a: [1, 64], b: [300, 64], transposeA: false, transposeB: true, rerouted: false },
+  { label: 'one row TN, batched', a: [3, 128, 1], b: [3, 128, 40], transposeA: true, transposeB: false, rerouted: false },
 ];
 
 // The tiny model: embedding gather -> attention-like batched matmuls -> tied head -> softmax cross-entropy.
