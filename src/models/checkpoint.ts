@@ -14,9 +14,10 @@
  * A checkpoint is written into a temporary folder and renamed into place, and `latest` is updated
  * last, so a crash mid-write never leaves a half checkpoint that resume would pick up.
  */
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CheckpointError } from '../core/errors.js';
+import { faultPoint } from '../core/fault-point.js';
 import { readSafetensors, type TensorRecord, writeSafetensors } from './safetensors.js';
 
 /** Named float tensors, as models and optimizers export them. */
@@ -76,7 +77,11 @@ export async function saveCheckpoint(runDir: string, content: CheckpointContent)
   );
   await rm(finalDir, { recursive: true, force: true });
   await rename(tmpDir, finalDir);
-  await writeFile(join(root, 'latest'), `${name}\n`);
+  // writeFile, spelled out (open truncates, then write) so a fault test can stop in between.
+  const latest = await open(join(root, 'latest'), 'w');
+  faultPoint('checkpoint-latest-written');
+  await latest.writeFile(`${name}\n`);
+  await latest.close();
   return finalDir;
 }
 

@@ -41,6 +41,7 @@ import { asyncSettingsOf, runAsyncTraining } from './async/async-train.js';
 import { withDeadline } from './async/deadline.js';
 import { restoreStaleness, type StalenessState } from './async/staleness.js';
 import { InvalidArgumentError } from '../core/errors.js';
+import { faultPoint } from '../core/fault-point.js';
 
 /** How to run. */
 export interface TrainRunOptions {
@@ -263,6 +264,7 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
       train: async (step, trajectories: readonly Trajectory[]) => {
         // Stored before training: what the learner trains on is already durable.
         store.recordTrajectories(runId, 'train', trajectories);
+        faultPoint('trajectories-stored');
         const started = clock.now();
         const { metrics } = await train(step, trajectories);
         return { metrics: { ...pending.get(step), ...metrics, 'time/trainSec': (clock.now() - started) / 1000 } };

@@ -12,6 +12,7 @@ import type { Clock } from '../../core/clock.js';
 import { systemClock } from '../../core/clock.js';
 import type { ResolvedConfig } from '../../core/config.js';
 import type { JsMsg } from '@nats-io/jetstream';
+import { faultPoint } from '../../core/fault-point.js';
 import { decode } from '../codec.js';
 import { getEnvironmentSpec } from '../../envs/registry.js';
 import type { EnvironmentSpec } from '../../envs/environment.js';
@@ -131,6 +132,7 @@ export async function startEpisodesWorker(options: EpisodesWorkerOptions): Promi
       }
       await publishTrajectoryDurably(infra, trajectory);
       published++;
+      faultPoint('trajectory-published');
       m.ack();
     } catch (error) {
       log(`episodes: plan ${message.plan.trajectoryId} failed: ${(error as Error).message}; redelivering it`);

@@ -14,6 +14,7 @@
 import { AckPolicy, DeliverPolicy } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { InvalidMessageError } from '../../core/errors.js';
+import { faultPoint } from '../../core/fault-point.js';
 import type { Trajectory } from '../../core/types.js';
 import type { RunStore } from '../../store/run-store.js';
 import { decode, encode } from '../codec.js';
@@ -109,6 +110,7 @@ export async function collectStep(options: CollectOptions): Promise<{ trajectori
         // Committed first, acknowledged second: a crash in between means a redelivery, never a loss.
         const { duplicates: dup } = store.recordTrajectories(storeRunId, 'train', [trajectory]);
         duplicates += dup;
+        faultPoint('trajectory-stored');
         m.ack();
         if (wanted.has(trajectory.trajectoryId) && !got.has(trajectory.trajectoryId)) got.set(trajectory.trajectoryId, trajectory);
       }
