@@ -7,9 +7,10 @@
  * ```
  */
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseConfig, type ResolvedConfig, resolveConfig, type TurnwiseConfig } from '../core/config.js';
+import { writeFileAtomic } from '../core/atomic-file.js';
 import { CheckpointError } from '../core/errors.js';
 
 /**
@@ -24,10 +25,10 @@ export async function freshRunDir(dir: string, name: string): Promise<string> {
   return candidate;
 }
 
-/** Writes the resolved config (without derived values, which are recomputed) into the run folder. */
+/** Writes the resolved config (without derived values, which are recomputed) into the run folder, atomically. */
 export async function saveRunConfig(runDir: string, config: ResolvedConfig): Promise<void> {
   const { derived: _derived, ...plain } = config;
-  await writeFile(join(runDir, 'config.json'), `${JSON.stringify(plain, null, 2)}\n`);
+  await writeFileAtomic(join(runDir, 'config.json'), `${JSON.stringify(plain, null, 2)}\n`);
 }
 
 /**

@@ -7,7 +7,7 @@
  * A resumed run therefore needs only the step count, the weights, the optimizer and the horizon
  * state to continue the same curves.
  */
-import { writeFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createActor, type Subscription, toPromise } from 'xstate';
 import { type CoordinatorEffects, type CoordinatorOutput, withCoordinatorEffects } from '../actors/coordinator.js';
@@ -40,6 +40,7 @@ import { announceWeights, serveSampler } from './wiring/sampler.js';
 import { asyncSettingsOf, runAsyncTraining } from './async/async-train.js';
 import { withDeadline } from './async/deadline.js';
 import { restoreStaleness, type StalenessState } from './async/staleness.js';
+import { writeFileAtomic } from '../core/atomic-file.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import { faultPoint } from '../core/fault-point.js';
 
@@ -120,7 +121,19 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
 
   const resuming = options.resumeDir !== undefined;
   const runDir = options.resumeDir ?? options.runDir ?? (await freshRunDir(config.run.dir, config.run.name));
-  const checkpoint = resuming ? await loadCheckpoint(await resolveCheckpointDir(runDir)) : null;
+  let checkpointFallback: string | null = null;
+  // A run killed before its first checkpoint starts over from step 0 (seeded, so the same run).
+  const checkpointsWritten = resuming && (await readdir(join(runDir, 'checkpoints')).catch(() => [] as string[])).some((e) => e === 'latest' || e.startsWith('step-'));
+  if (resuming && !checkpointsWritten) checkpointFallback = 'no checkpoint was written yet; starting the run over from step 0 with its stored config';
+  const checkpoint = checkpointsWritten
+    ? await loadCheckpoint(
+        await resolveCheckpointDir(runDir, {
+          onFallback: (message) => {
+            checkpointFallback = message;
+          },
+        }),
+      )
+    : null;
   const startStep = checkpoint?.step ?? 0;
   const stack = await buildPolicyStack(config, spec, checkpoint);
   const { tokenizer, trainer, policy, samplerModel, learnerModel } = stack;
@@ -133,7 +146,11 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
   else {
     store.createRun({ id: runId, name: config.run.name, createdAt: Date.now(), config, backend: backend.name, seed: config.seed });
     await saveRunConfig(runDir, config);
-    await writeFile(join(runDir, 'tokenizer.json'), JSON.stringify(tokenizer.toJSON()));
+    await writeFileAtomic(join(runDir, 'tokenizer.json'), JSON.stringify(tokenizer.toJSON()));
+  }
+  if (checkpointFallback !== null) {
+    store.logEvent(startStep, 'checkpoint/fallback', checkpointFallback);
+    emit({ type: 'info', message: `resume: ${checkpointFallback}` });
   }
   store.setRunStatus('running');
 
