@@ -14,6 +14,7 @@ import { compareCommand, evalCommand } from './eval-command.js';
 import { serveCommand } from './serve-command.js';
 import { envServeCommand } from './env-serve.js';
 import { TrainProgress } from './progress.js';
+import { stopOnSignals } from './stop-signals.js';
 import { registerExperimentCommand } from './experiment-command.js';
 import { registerSimulateCommand } from './simulate-command.js';
 import { plotCommand } from './plot-command.js';
@@ -43,26 +44,24 @@ const trainCommand = program
   .argument('[config]', 'YAML config (e.g. configs/babyai-grpo.yaml)')
   .option('--resume <runDir>', 'continue this run folder from its latest checkpoint')
   .option('--steps <n>', 'override train.steps (with --resume: extend the run to n steps)', positiveInt)
-  .option('--run-dir <dir>', 'write the run to exactly this folder')
+  .option('--run-dir <dir>', 'write the run to exactly this folder (refused if it holds a run, unless --force)')
+  .option('--force', 'start over in a --run-dir that holds a run: deletes its run.db, config.json, tokenizer.json and checkpoints/ (other files stay)')
   .option('--nats <url>', 'run the episodes on `turnwise worker` processes over this NATS server (comma-separated for a cluster)')
   .option('--plan-ack-wait-ms <n>', 'with --nats: redeliver an episode plan whose worker went silent this long', positiveInt);
 for (const [flags, help] of NATS_FLAG_HELP) trainCommand.option(flags, help);
 trainCommand
-  .action(async (configPath: string | undefined, opts: { resume?: string; steps?: number; runDir?: string; nats?: string; planAckWaitMs?: number } & Partial<NatsFlags>) => {
+  .action(async (configPath: string | undefined, opts: { resume?: string; steps?: number; runDir?: string; force?: boolean; nats?: string; planAckWaitMs?: number } & Partial<NatsFlags>) => {
     if (!configPath && !opts.resume) throw new CommanderArgumentError('give a config file, or --resume <runDir>');
+    if (opts.force && opts.resume) throw new CommanderArgumentError('--force starts a run over; it cannot go with --resume');
     const withSteps = <T extends { train: { steps: number } }>(c: T): T => (opts.steps ? { ...c, train: { ...c.train, steps: opts.steps } } : c);
     const config = opts.resume ? await loadRunConfig(opts.resume, withSteps) : resolveConfig(withSteps(loadConfig(configPath as string)));
     const progress = new TrainProgress(config.train.steps);
-    const stop = new AbortController();
-    process.once('SIGINT', () => {
-      progress.log('stopping after the current phase (checkpointing)… press Ctrl-C again to abort');
-      stop.abort();
-      process.once('SIGINT', () => process.exit(130));
-    });
+    const stop = stopOnSignals((signal) => progress.log(`${signal}: stopping after the current phase (checkpointing)… send it again to abort`));
     const runOptions = {
       config,
       ...(opts.resume ? { resumeDir: opts.resume } : {}),
       ...(opts.runDir ? { runDir: opts.runDir } : {}),
+      ...(opts.force ? { force: true } : {}),
       onEvent: (event: Parameters<typeof progress.handle>[0]) => progress.handle(event),
       signal: stop.signal,
     };
@@ -85,6 +84,8 @@ trainCommand
       console.error(`error: ${result.error}`);
       process.exitCode = 1;
     }
+    stop.dispose();
+    if (result.status === 'stopped') process.exitCode = stop.exitCode() ?? 130;
   });
 
 program

@@ -34,14 +34,14 @@ import { evaluatePolicy } from './evaluate.js';
 import { RolloutRunner, type EpisodePlan } from './rollout.js';
 import { rolloutMetrics } from './rollout-metrics.js';
 import type { RunEvent } from './run-events.js';
-import { freshRunDir, saveRunConfig } from './run-folder.js';
+import { type ClaimedRunFolder, claimRunFolder, newRunId, saveRunConfig } from './run-folder.js';
 import { remoteTrain, serveLearner } from './wiring/learner.js';
 import { announceWeights, serveSampler } from './wiring/sampler.js';
 import { asyncSettingsOf, runAsyncTraining } from './async/async-train.js';
 import { withDeadline } from './async/deadline.js';
 import { restoreStaleness, type StalenessState } from './async/staleness.js';
 import { writeFileAtomic } from '../core/atomic-file.js';
-import { InvalidArgumentError } from '../core/errors.js';
+import { CheckpointError, InvalidArgumentError } from '../core/errors.js';
 import { faultPoint } from '../core/fault-point.js';
 
 /** How to run. */
@@ -49,8 +49,10 @@ export interface TrainRunOptions {
   readonly config: ResolvedConfig;
   /** Continue the run in this folder from its latest checkpoint (the config must be the run's). */
   readonly resumeDir?: string;
-  /** Use exactly this folder for a new run (tests); default: a fresh `<run.dir>/<run.name>[-k]`. */
+  /** Use exactly this folder for a new run; default: a fresh `<run.dir>/<run.name>[-k]`. It must hold no run unless `force`. */
   readonly runDir?: string;
+  /** Start over in a `runDir` that holds a run: its run.db, config.json, tokenizer.json and checkpoints/ are deleted first. */
+  readonly force?: boolean;
   readonly onEvent?: (event: RunEvent) => void;
   /** Aborting stops the run after the current phase, with a checkpoint (Ctrl-C). */
   readonly signal?: AbortSignal;
@@ -85,8 +87,12 @@ export interface TrainRunResult {
   readonly evals: readonly { readonly step: number; readonly successRate: number; readonly meanTurns: number }[];
 }
 
-/** Episodes of training step `step`: `tasksPerStep` train tasks, `groupSize` samples each. */
-export function trainPlans(config: ResolvedConfig, trainIndices: readonly number[], step: number): EpisodePlan[] {
+/**
+ * Episodes of training step `step`: `tasksPerStep` train tasks, `groupSize` samples each. Trajectory
+ * ids are `<runId>/s<step>/t<task>/g<sample>`: unique across runs, so a stream, a store or a
+ * message-id window shared with another run never takes one run's episode for another's.
+ */
+export function trainPlans(config: ResolvedConfig, trainIndices: readonly number[], step: number, runId: string): EpisodePlan[] {
   const root = Rng.fromSeed(config.seed);
   const taskRng = root.fork('tasks', step);
   const seedRng = root.fork('episodes', step);
@@ -96,14 +102,15 @@ export function trainPlans(config: ResolvedConfig, trainIndices: readonly number
     const taskId = `${config.env.name}_${taskIndex}`;
     const groupId = `s${step}/t${t}`;
     for (let g = 0; g < config.algorithm.groupSize; g++) {
-      plans.push({ taskId, taskIndex, groupId, trajectoryId: `${groupId}/g${g}`, seed: seedRng.int(0x7fffffff) });
+      plans.push({ taskId, taskIndex, groupId, trajectoryId: `${runId}/${groupId}/g${g}`, seed: seedRng.int(0x7fffffff) });
     }
   }
   return plans;
 }
 
 /**
- * Runs (or resumes) a training job to its configured number of steps.
+ * Runs (or resumes) a training job to its configured number of steps. The run folder is held
+ * (one writer: `./run-lock.ts`) from before anything is read or written until the run ends.
  * @example const result = await trainRun({ config: resolveConfig(loadConfig('configs/babyai-grpo.yaml')) });
  */
 export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult> {
@@ -111,6 +118,17 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
   if (config.mode !== 'sync' && options.distributed) {
     throw InvalidArgumentError.format('mode', `'${config.mode}' runs on the in-process bus only for now (issue 9); use mode 'sync' with a distributed rollout`);
   }
+  const folder = await claimRunFolder(options, config.run);
+  try {
+    return await trainInFolder(options, folder);
+  } finally {
+    folder.lock.release();
+  }
+}
+
+async function trainInFolder(options: TrainRunOptions, folder: ClaimedRunFolder): Promise<TrainRunResult> {
+  const { config } = options;
+  const { runDir, resuming } = folder;
   const clock = options.clock ?? systemClock;
   const emit = options.onEvent ?? (() => {});
   const backend = await selectBackend(config.model.backend, { matmul: config.model.matmul });
@@ -119,8 +137,6 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
   const catalog = spec.catalog({ settings });
   const trainIndices = catalog.indices(config.env.trainSplit as 'train');
 
-  const resuming = options.resumeDir !== undefined;
-  const runDir = options.resumeDir ?? options.runDir ?? (await freshRunDir(config.run.dir, config.run.name));
   let checkpointFallback: string | null = null;
   // A run killed before its first checkpoint starts over from step 0 (seeded, so the same run).
   const checkpointsWritten = resuming && (await readdir(join(runDir, 'checkpoints')).catch(() => [] as string[])).some((e) => e === 'latest' || e.startsWith('step-'));
@@ -141,12 +157,19 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
   const restoredStaleness = restoreStaleness(checkpoint?.state.async, trainer.version, asyncSettingsOf(config).maxStaleness, runDir);
 
   const store = RunStore.open(runDir);
-  const runId = config.run.name.replace(/[^A-Za-z0-9_-]/g, '_');
-  if (resuming) store.useRun(runId);
-  else {
+  // A resumed run keeps its id (the store's one run; older folders used the sanitized name).
+  const runId = resuming ? store.runId : newRunId(config.run.name);
+  if (runId === null) throw new CheckpointError(runDir, 'run.db holds no run to resume');
+  if (!resuming) {
     store.createRun({ id: runId, name: config.run.name, createdAt: Date.now(), config, backend: backend.name, seed: config.seed });
     await saveRunConfig(runDir, config);
     await writeFileAtomic(join(runDir, 'tokenizer.json'), JSON.stringify(tokenizer.toJSON()));
+  }
+  if (folder.lock.tookOverFrom !== null) {
+    const w = folder.lock.tookOverFrom;
+    const message = `took over the run folder from pid ${w.pid} on ${w.host} (${w.command} since ${w.since}), which is no longer running`;
+    store.logEvent(startStep, 'run/takeover', message, w);
+    emit({ type: 'info', message });
   }
   if (checkpointFallback !== null) {
     store.logEvent(startStep, 'checkpoint/fallback', checkpointFallback);
@@ -264,7 +287,7 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
       rollout: async (step) => {
         const started = clock.now();
         sampledTokens = 0;
-        const plans = trainPlans(config, trainIndices, step);
+        const plans = trainPlans(config, trainIndices, step, runId);
         const stepHorizon = currentHorizon(horizon.getSnapshot());
         const trajectories = options.distributed
           ? await options.distributed.rollout(step, stepHorizon, plans)
@@ -324,6 +347,7 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
     const onAbort = () => coordinator.send({ type: 'STOP' });
     options.signal?.addEventListener('abort', onAbort);
     coordinator.start();
+    if (options.signal?.aborted) onAbort(); // a signal that came while the run was being set up
     output = await toPromise(coordinator);
     options.signal?.removeEventListener('abort', onAbort);
   } else {
@@ -333,7 +357,7 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
       effects: coordinatorEffects,
       startStep,
       restored: restoredStaleness,
-      plans: (step) => trainPlans(config, trainIndices, step),
+      plans: (step) => trainPlans(config, trainIndices, step, runId),
       horizon: () => currentHorizon(horizon.getSnapshot()),
       runEpisode: async (step, stepHorizon, plan) => (await runner.run(step, stepHorizon, [plan]))[0] as Trajectory,
       samplerVersion: () => sampler.getSnapshot().context.policyVersion,
