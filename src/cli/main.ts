@@ -47,10 +47,12 @@ const trainCommand = program
   .option('--run-dir <dir>', 'write the run to exactly this folder (refused if it holds a run, unless --force)')
   .option('--force', 'start over in a --run-dir that holds a run: deletes its run.db, config.json, tokenizer.json and checkpoints/ (other files stay)')
   .option('--nats <url>', 'run the episodes on `turnwise worker` processes over this NATS server (comma-separated for a cluster)')
-  .option('--plan-ack-wait-ms <n>', 'with --nats: redeliver an episode plan whose worker went silent this long', positiveInt);
+  .option('--plan-ack-wait-ms <n>', 'with --nats: redeliver an episode plan whose worker went silent this long', positiveInt)
+  .option('--replace-nats-run', "with --nats: take run.name from the run that holds it on the server, deleting that run's streams, buckets and objects (its run folder is left alone)")
+  .option('--worker-wait-ms <n>', 'with --nats: fail the run (resumable) when no episodes worker has been connected this long (default 300000)', positiveInt);
 for (const [flags, help] of NATS_FLAG_HELP) trainCommand.option(flags, help);
 trainCommand
-  .action(async (configPath: string | undefined, opts: { resume?: string; steps?: number; runDir?: string; force?: boolean; nats?: string; planAckWaitMs?: number } & Partial<NatsFlags>) => {
+  .action(async (configPath: string | undefined, opts: { resume?: string; steps?: number; runDir?: string; force?: boolean; nats?: string; planAckWaitMs?: number; replaceNatsRun?: boolean; workerWaitMs?: number } & Partial<NatsFlags>) => {
     if (!configPath && !opts.resume) throw new CommanderArgumentError('give a config file, or --resume <runDir>');
     if (opts.force && opts.resume) throw new CommanderArgumentError('--force starts a run over; it cannot go with --resume');
     const withSteps = <T extends { train: { steps: number } }>(c: T): T => (opts.steps ? { ...c, train: { ...c.train, steps: opts.steps } } : c);
@@ -71,6 +73,8 @@ trainCommand
           nats: natsOptionsOf({ ...opts, nats: opts.nats }),
           log: (line) => progress.log(line),
           ...(opts.planAckWaitMs ? { infra: { planAckWaitMs: opts.planAckWaitMs } } : {}),
+          ...(opts.replaceNatsRun ? { replaceRun: true } : {}),
+          ...(opts.workerWaitMs ? { workerWaitMs: opts.workerWaitMs } : {}),
         })
       : await trainRun(runOptions);
     progress.stop();
@@ -150,7 +154,7 @@ const worker = program
   .command('worker')
   .description('join a training run on NATS: serve act requests (sampler) and/or run episodes (episodes)')
   .requiredOption('--nats <url>', 'NATS server URL (comma-separated for a cluster)')
-  .requiredOption('--run <id>', "the run's id (its run.name, as `turnwise train --nats` prints it)")
+  .requiredOption('--run <name>', "the run's run.name (or its run id, as `turnwise train --nats` prints it); waits for such a run to start")
   .requiredOption('--role <roles>', 'sampler, episodes, env, or several: sampler,episodes', parseRoles)
   .option('--pool <n>', 'episodes in flight at most (default: the run\'s episodes per step)', positiveInt)
   .option('--remote-env', 'episodes role: lease env sessions from `--role env` workers instead of running environments in-process')

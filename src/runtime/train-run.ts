@@ -51,6 +51,8 @@ export interface TrainRunOptions {
   readonly resumeDir?: string;
   /** Use exactly this folder for a new run; default: a fresh `<run.dir>/<run.name>[-k]`. It must hold no run unless `force`. */
   readonly runDir?: string;
+  /** Id of a new run (default: `newRunId(run.name)`); a resumed run keeps the one in its store. */
+  readonly runId?: string;
   /** Start over in a `runDir` that holds a run: its run.db, config.json, tokenizer.json and checkpoints/ are deleted first. */
   readonly force?: boolean;
   readonly onEvent?: (event: RunEvent) => void;
@@ -72,6 +74,8 @@ export interface DistributedRollout {
   rollout(step: number, horizon: number, plans: readonly EpisodePlan[]): Promise<Trajectory[]>;
   /** Hands weights `version` to the remote samplers. */
   publishWeights(version: number, weights: NamedTensors): Promise<void>;
+  /** A checkpoint at `completedSteps` is durable: what only a resume from earlier would need can go. */
+  checkpointed?(completedSteps: number): Promise<void>;
   /** The run ended with this status. */
   finish(status: 'completed' | 'interrupted' | 'failed'): Promise<void>;
 }
@@ -158,7 +162,7 @@ async function trainInFolder(options: TrainRunOptions, folder: ClaimedRunFolder)
 
   const store = RunStore.open(runDir);
   // A resumed run keeps its id (the store's one run; older folders used the sanitized name).
-  const runId = resuming ? store.runId : newRunId(config.run.name);
+  const runId = resuming ? store.runId : (options.runId ?? newRunId(config.run.name));
   if (runId === null) throw new CheckpointError(runDir, 'run.db holds no run to resume');
   if (!resuming) {
     store.createRun({ id: runId, name: config.run.name, createdAt: Date.now(), config, backend: backend.name, seed: config.seed });
@@ -327,6 +331,7 @@ async function trainInFolder(options: TrainRunOptions, folder: ClaimedRunFolder)
           },
         });
         store.logEvent(completedSteps, 'checkpoint', `saved ${dir}`);
+        await options.distributed?.checkpointed?.(completedSteps);
       },
       stepCompleted: async (step, metrics) => {
         pending.delete(step);

@@ -21,6 +21,7 @@ import { MemoryBus } from '../memory-bus.js';
 import { RolloutRunner } from '../rollout.js';
 import type { NatsBus } from './nats-bus.js';
 import { actRunId, parsePlanMessage, type RunInfra } from './run-infra.js';
+import { subjects } from '../wiring.js';
 import { SplitBus } from './split-bus.js';
 import { publishTrajectoryDurably } from './trajectory-stream.js';
 
@@ -144,6 +145,9 @@ export async function startEpisodesWorker(options: EpisodesWorkerOptions): Promi
     }
   };
 
+  // The learner asks whether any episodes worker is connected (a run whose workers all died fails instead of waiting silently).
+  const ping = bus.subscribe(subjects.episodesPing(infra.runId), () => ({ pid: process.pid }), { queue: 'episodes-ping' });
+
   const loop = (async () => {
     const consumer = await infra.js.consumers.get(infra.names.planStream, infra.names.planConsumer);
     while (!stopped) {
@@ -175,6 +179,7 @@ export async function startEpisodesWorker(options: EpisodesWorkerOptions): Promi
     published: () => published,
     async close() {
       stopped = true;
+      ping.unsubscribe();
       slotFreed();
       await loop.catch(() => undefined);
       for (const entry of runners.values()) await entry.runner.close();
