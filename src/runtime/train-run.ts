@@ -32,6 +32,7 @@ import { trainStepOptionsOf } from './algorithm-setup.js';
 import { buildPolicyStack, optimizerTensors } from './policy-stack.js';
 import { evaluatePolicy } from './evaluate.js';
 import { RolloutRunner, type EpisodePlan } from './rollout.js';
+import { failIfAllEpisodesFailed } from './rollout-health.js';
 import { rolloutMetrics } from './rollout-metrics.js';
 import type { RunEvent } from './run-events.js';
 import { type ClaimedRunFolder, claimRunFolder, newRunId, saveRunConfig } from './run-folder.js';
@@ -296,6 +297,8 @@ async function trainInFolder(options: TrainRunOptions, folder: ClaimedRunFolder)
         const trajectories = options.distributed
           ? await options.distributed.rollout(step, stepHorizon, plans)
           : await runner.run(step, stepHorizon, plans);
+        // A dead environment server fails the run here (resumable) instead of training on error episodes.
+        failIfAllEpisodesFailed(`step ${step}`, trajectories);
         const seconds = (clock.now() - started) / 1000;
         pending.set(step, {
           ...rolloutMetrics(trajectories, seconds),
