@@ -142,9 +142,9 @@ describe('stop signals', () => {
 
     const ui = createUiApp({ runsDir: dir });
     try {
-      const { runs } = (await (await ui.app.request('/api/runs')).json()) as { runs: { id: string; status: string }[] };
-      expect(runs.find((r) => r.id === 'killed')?.status).toBe('stale');
-      expect(runs.find((r) => r.id === 'reference')?.status).toBe('completed');
+      const { runs } = (await (await ui.app.request('/api/runs')).json()) as { runs: { folder: string; status: string }[] };
+      expect(runs.find((r) => r.folder === 'killed')?.status).toBe('stale');
+      expect(runs.find((r) => r.folder === 'reference')?.status).toBe('completed');
     } finally {
       ui.close();
     }
