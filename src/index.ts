@@ -35,6 +35,8 @@ export type { TrainRunOptions, TrainRunResult } from './runtime/train-run.js';
 export { evalRun } from './runtime/eval-run.js';
 export type { EvalRunOptions, EvalRunResult } from './runtime/eval-run.js';
 export type { RunEvent } from './runtime/run-events.js';
+export { RunFolderExistsError } from './runtime/run-folder.js';
+export { RunFolderLockedError } from './runtime/run-lock.js';
 export { RunStore } from './store/run-store.js';
 export type { ActRequest, ActResult, Policy, SamplingOptions } from './core/policy.js';
 export { TransformerModel } from './models/transformer.js';

@@ -112,7 +112,7 @@ const worker = program
   .command('worker')
   .description('join a training run on NATS: serve act requests (sampler) and/or run episodes (episodes)')
   .requiredOption('--nats <url>', 'NATS server URL (comma-separated for a cluster)')
-  .requiredOption('--run <id>', "the run's id (its run.name, as `turnwise train --nats` prints it)")
+  .requiredOption('--run <name>', "the run's run.name (or its run id, as `turnwise train --nats` prints it); waits for such a run to start")
   .requiredOption('--role <roles>', 'sampler, episodes, env, or several: sampler,episodes')
   .option('--pool <n>', 'episodes in flight at most (default: the run\'s episodes per step)', positiveInt)
   .option('--remote-env', 'episodes role: lease env sessions from `--role env` workers instead of running environments in-process')
