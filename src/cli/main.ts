@@ -11,7 +11,7 @@ import { listEnvironments } from '../envs/registry.js';
 import { loadRunConfig } from '../runtime/run-folder.js';
 import { trainRun } from '../runtime/train-run.js';
 import { compareCommand, evalCommand } from './eval-command.js';
-import { serveCommand } from './serve-command.js';
+import { registerServeCommand } from './serve-command.js';
 import { envServeCommand } from './env-serve.js';
 import { TrainProgress } from './progress.js';
 import { registerExperimentCommand } from './experiment-command.js';
@@ -133,17 +133,7 @@ program
     },
   );
 
-program
-  .command('serve')
-  .description('serve a checkpoint through an OpenAI-compatible /v1/chat/completions endpoint')
-  .argument('<runOrCheckpoint>', 'run folder (its latest checkpoint) or checkpoint folder')
-  .option('--port <n>', 'port (0 = a free one)', (v: string) => (v === '0' ? 0 : positiveInt(v)), 8000)
-  .option('--host <host>', 'interface to bind (0.0.0.0 exposes it)', '127.0.0.1')
-  .option('--model-name <id>', "model id clients send (default: the run folder's name)")
-  .option('--max-body-bytes <n>', 'largest request body (413 beyond)', positiveInt)
-  .action(async (location: string, opts: { port: number; host: string; modelName?: string; maxBodyBytes?: number }) => {
-    await serveCommand(location, opts);
-  });
+registerServeCommand(program);
 
 const worker = program
   .command('worker')
