@@ -4,11 +4,7 @@
  *
  * "Door": the observation names a colour; the agent must open the door of that colour.
  */
-import { parseConfig, resolveConfig } from '../src/core/config.js';
-import type { Observation, StepResult } from '../src/core/types.js';
-import type { Environment, EnvironmentSpec } from '../src/envs/environment.js';
-import { registerEnvironment } from '../src/envs/registry.js';
-import { trainRun } from '../src/runtime/train-run.js';
+import { type Environment, type EnvironmentSpec, type Observation, parseConfig, registerEnvironment, resolveConfig, type StepResult, trainRun } from 'turnwise';
 
 const COLOURS = ['red', 'green', 'blue', 'yellow'];
 const actions = COLOURS.map((c) => `open the ${c} door`);

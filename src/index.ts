@@ -2,8 +2,11 @@
  * Public surface of `turnwise` (package.json `exports['.']`): an explicit whitelist of names (no
  * `export *`), so nothing internal becomes public by accident.
  * Sub-paths: `turnwise/algorithms` (advantage estimators, losses), `turnwise/envs` (environments).
+ * The plug-in points (an environment, an advantage estimator, a policy loss, a reward shaper) are
+ * exported here too, so a user extends turnwise from `import … from 'turnwise'` alone.
  */
-export { loadConfig, parseConfig, resolveConfig } from './core/config.js';
+export { applyOverrides, loadConfig, parseConfig, parseOverride, resolveConfig } from './core/config.js';
+export type { ConfigOverride } from './core/config.js';
 export type { ResolvedConfig, TurnwiseConfig, TurnwiseConfigInput } from './core/config.js';
 export {
   CheckpointError,
@@ -37,3 +40,28 @@ export type { ActRequest, ActResult, Policy, SamplingOptions } from './core/poli
 export { TransformerModel } from './models/transformer.js';
 export { TransformerPolicy } from './models/transformer-policy.js';
 export { selectBackend } from './models/backend/select.js';
+export type { Environment, EnvironmentOptions, EnvironmentSpec, TaskCatalog } from './envs/environment.js';
+export { getEnvironmentSpec, listEnvironments, registerEnvironment } from './envs/registry.js';
+export type { AdvantageInput, AdvantageOutput, CustomEstimatorOptions } from './algorithms/advantage-input.js';
+export { computeAdvantages } from './algorithms/advantages.js';
+export { type AdvantageEstimatorPlugin, estimatorRegistry, registerAdvantageEstimator } from './algorithms/estimator-registry.js';
+export type { PolicyLossInput, PolicyLossOptions, PolicyLossTerms } from './algorithms/losses.js';
+export { ppoClipLoss } from './algorithms/losses.js';
+export { type PolicyLossPlugin, policyLossRegistry, registerPolicyLoss } from './algorithms/policy-loss-registry.js';
+export { type RewardShaperPlugin, registerRewardShaper, rewardShaperRegistry, shapeRewards } from './algorithms/reward-shaper-registry.js';
+export type { PluginEntry, PluginKind } from './core/plugin-registry.js';
+export { loadCheckpoint, resolveCheckpointDir, saveCheckpoint } from './models/checkpoint.js';
+export type { CheckpointContent, NamedTensors } from './models/checkpoint.js';
+export { readSafetensors, writeSafetensors } from './models/safetensors.js';
+export type { SafetensorsFile, TensorRecord } from './models/safetensors.js';
+export { loadTokenizer } from './models/tokenizer/io.js';
+export { serveCheckpoint } from './serve/server.js';
+export { plotSeries, svgToPng } from './ui/plot.js';
+export type { PlotSpec } from './ui/plot.js';
+export { exportRun, metricsCsv, metricsJsonl } from './store/export/export-run.js';
+export { readTfEvents } from './store/export/tfevents.js';
+export type { TfEvent } from './store/export/tfevents.js';
+export { TfEventWriter } from './store/export/tfevents-writer.js';
+// The zod turnwise validates with: build plug-in settings schemas with this one, so they are the
+// same zod classes the config parser checks against.
+export { z } from 'zod';

@@ -61,6 +61,16 @@ export type EstimatorOptions = GrpoOptions | RlooOptions | ReinforcePlusPlusOpti
 /** Names of the estimators. */
 export type EstimatorName = EstimatorOptions['name'];
 
+/** Options of a user-registered estimator (`registerAdvantageEstimator`): its name and its parsed settings. */
+export interface CustomEstimatorOptions {
+  readonly name: string;
+  /** `algorithm.settings`, as the estimator's own schema parsed them. */
+  readonly settings: unknown;
+}
+
+/** Options of any registered estimator, built in or not. */
+export type AnyEstimatorOptions = EstimatorOptions | CustomEstimatorOptions;
+
 /** State an estimator carries from one batch to the next (only `reinforce` keeps one). */
 export interface EstimatorState {
   /** Running baseline (mean return, EMA). */
@@ -70,7 +80,7 @@ export interface EstimatorState {
 }
 
 /** The one input every estimator takes. */
-export interface AdvantageInput<O extends EstimatorOptions = EstimatorOptions> {
+export interface AdvantageInput<O extends AnyEstimatorOptions = EstimatorOptions> {
   /** [B·T] per-token rewards, row-major; non-zero only where the mask is 1. */
   readonly rewards: Float32Array;
   /** [B] group of each row (samples of the same task in the same step). B = groupIds.length. */

@@ -17,13 +17,16 @@
  * | `reinforce` | Williams 1992 | running mean return | state |
  */
 import { InvalidArgumentError } from '../core/errors.js';
-import type { AdvantageEstimator, AdvantageInput, AdvantageOutput, EstimatorName, EstimatorOptions } from './advantage-input.js';
+import type { AdvantageEstimator, AdvantageInput, AdvantageOutput, AnyEstimatorOptions, EstimatorName, EstimatorOptions } from './advantage-input.js';
+import { estimatorRegistry } from './estimator-registry.js';
 import { gaeAdvantages } from './gae.js';
 import { grpoAdvantages, rlooAdvantages } from './group-baselines.js';
 import { reinforceAdvantages, reinforcePlusPlusAdvantages } from './returns-estimators.js';
 
 export type {
   AdvantageEstimator,
+  AnyEstimatorOptions,
+  CustomEstimatorOptions,
   AdvantageInput,
   AdvantageOutput,
   EstimatorName,
@@ -54,35 +57,51 @@ export const advantageEstimators = {
   reinforce: reinforceAdvantages,
 } satisfies EstimatorRegistry;
 
-/** Names of the registered estimators, for error messages and config schemas. */
+/** Names of the built-in estimators. */
 export const estimatorNames = Object.keys(advantageEstimators) as EstimatorName[];
 
 /** What the learner must provide per estimator: `values` means a critic runs before the estimator. */
 const needsValues = { gae: true, grpo: false, rloo: false, reinforcePlusPlus: false, reinforce: false } satisfies Record<EstimatorName, boolean>;
+const descriptions = {
+  gae: 'GAE (Schulman et al. 2016) on critic values',
+  grpo: 'GRPO (Shao et al. 2024): group-normalised outcome advantages',
+  rloo: 'RLOO (Ahmadian et al. 2024): leave-one-out group baseline',
+  reinforcePlusPlus: 'REINFORCE++ (Hu 2025): returns whitened over the batch',
+  reinforce: 'REINFORCE (Williams 1992) with a running mean-return baseline',
+} satisfies Record<EstimatorName, string>;
+
+// The built-ins enter the same registry as user estimators (src/algorithms/estimator-registry.ts).
+for (const name of estimatorNames) {
+  estimatorRegistry.register({
+    name,
+    description: descriptions[name],
+    needsValues: needsValues[name],
+    builtIn: true,
+    // The entry pairs the name with its own options type; the registry holds every estimator under one signature.
+    estimate: advantageEstimators[name] as (input: AdvantageInput<AnyEstimatorOptions>) => AdvantageOutput,
+  });
+}
 
 /**
  * Whether the estimator reads critic values (so the learner must run a critic first).
  * @example estimatorNeedsValues({ name: 'rloo' }); // false
  */
-export function estimatorNeedsValues(options: EstimatorOptions): boolean {
-  return needsValues[options.name];
+export function estimatorNeedsValues(options: AnyEstimatorOptions): boolean {
+  return estimatorRegistry.has(options.name) && estimatorRegistry.get(options.name).needsValues;
 }
 
 /**
- * Looks up the estimator named by `input.options.name` and runs it.
+ * Looks up the estimator named by `input.options.name` in the registry and runs it.
  * Shape: rewards [B·T] → advantages, returns [B·T].
  * @throws InvalidArgumentError naming `options.name` and listing the valid names when it is unknown.
  * @example
  * computeAdvantages({ rewards: Float32Array.of(1, 0), groupIds: ['g', 'g'],
  *   options: { name: 'grpo', normalizeStd: false, epsilon: 1e-6 } }).advantages; // [0.5, -0.5]
  */
-export function computeAdvantages(input: AdvantageInput): AdvantageOutput {
+export function computeAdvantages(input: AdvantageInput<AnyEstimatorOptions>): AdvantageOutput {
   const name: string = input.options.name;
-  if (!Object.hasOwn(advantageEstimators, name)) {
-    throw InvalidArgumentError.format('options.name', `unknown advantage estimator '${name}'; valid names: ${estimatorNames.join(', ')}`);
+  if (!estimatorRegistry.has(name)) {
+    throw InvalidArgumentError.format('options.name', `unknown advantage estimator '${name}'; valid names: ${estimatorRegistry.names().join(', ')}`);
   }
-  // The registry type pairs each name with its options type; the lookup by a runtime name loses that
-  // correlation, which the discriminant on `input.options` restores at run time.
-  const estimator = advantageEstimators[name as EstimatorName] as AdvantageEstimator;
-  return estimator(input);
+  return estimatorRegistry.get(name).estimate(input);
 }

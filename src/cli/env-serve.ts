@@ -5,7 +5,11 @@
 import { InvalidArgumentError } from '../core/errors.js';
 import { startAgentGymServer } from '../envs/agentgym/server/serve.js';
 import type { ProfileName } from '../envs/agentgym/server/profiles.js';
+// Registers the built-in environments (this module is loaded only when its command runs).
+import '../envs/index.js';
 import { getEnvironmentSpec } from '../envs/registry.js';
+import { exitCodeForSignal } from './exit-codes.js';
+import { nextStopSignal } from './signals.js';
 
 /** Options of the command. */
 export interface EnvServeOptions {
@@ -50,15 +54,13 @@ export async function envServeCommand(name: string, options: EnvServeOptions): P
     idleMs: options.idleMs,
     maxBodyBytes: options.maxBodyBytes,
   });
+  // Listening before the line that tells a caller the server is up, so no signal falls in between.
+  const stopped = nextStopSignal();
   console.log(
     `serving ${name} on ${server.url} (AgentGym ${server.profile.name} protocol, id key "id"; ` +
       `max ${options.maxSessions} instances, idle expiry ${options.idleMs} ms${options.cors ? ', CORS on' : ''})`,
   );
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      void server.stop().then(resolve);
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
+  const signal = await stopped;
+  await server.stop();
+  process.exitCode = exitCodeForSignal(signal);
 }

@@ -4,6 +4,8 @@
  * evaluation harness comparing every policy on the same episodes (`src/eval/harness.ts`).
  */
 import type { Split } from '../core/types.js';
+// Registers the built-in environments (this module is loaded only when its command runs).
+import '../envs/index.js';
 import { evaluatePolicies, reportJson } from '../eval/harness.js';
 import { checkpointSpec, loadPolicyFile, type PolicySpec, parseRemoteFlag } from '../runtime/policy-spec.js';
 import { markdownReport } from '../eval/report.js';

@@ -4,13 +4,8 @@
  * {@link registerExperimentCommand}.
  */
 import type { Command } from 'commander';
-import { InvalidArgumentError as CommanderArgumentError } from 'commander';
-
-function positiveInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new CommanderArgumentError(`expected a positive integer, got '${value}'`);
-  return n;
-}
+import { EXIT, exitCodeForSignal } from './exit-codes.js';
+import { positiveInt } from './values.js';
 
 /**
  * Adds `experiment horizon` to the CLI.
@@ -27,9 +22,12 @@ export function registerExperimentCommand(program: Command): void {
     .option('--parallel <n>', 'training processes at a time', positiveInt, 2)
     .option('--out <dir>', 'experiment folder (configs/, runs/, logs/, results.md, figures)', 'runs/horizon-experiment')
     .option('--report-only', 'rebuild the table and figures from the completed runs, train nothing')
-    .action(async (configPath: string, opts: { seeds?: number; steps?: number; parallel: number; out: string; reportOnly?: boolean }) => {
+    .option('--json', 'print the result (table, outcomes, files) as JSON')
+    .action(async (configPath: string, opts: { seeds?: number; steps?: number; parallel: number; out: string; reportOnly?: boolean; json?: boolean }) => {
+      let interrupted = false;
       const stop = new AbortController();
       process.once('SIGINT', () => {
+        interrupted = true;
         console.error('stopping: interrupting the running trainings (they checkpoint); re-run the same command to finish');
         stop.abort();
       });
@@ -43,11 +41,17 @@ export function registerExperimentCommand(program: Command): void {
         steps: opts.steps,
         parallel: opts.parallel,
         reportOnly: opts.reportOnly ?? false,
-        log: (line) => console.log(line),
+        log: (line) => (opts.json ? console.error(line) : console.log(line)),
         signal: stop.signal,
       });
-      console.log(`\n${result.table}\n`);
-      console.log(`results: ${result.resultsPath}${result.figures.length > 0 ? `; figures: ${result.figures.join(', ')}` : ''}`);
-      if (result.outcomes.some((o) => o.status === 'failed')) process.exitCode = 1;
+      if (opts.json) {
+        const outcomes = result.outcomes.map((o) => ({ run: o.run.name, runDir: o.run.runDir, status: o.status, seconds: o.seconds, exitCode: o.exitCode }));
+        console.log(JSON.stringify({ table: result.table, resultsPath: result.resultsPath, figures: result.figures, outcomes }, null, 2));
+      } else {
+        console.log(`\n${result.table}\n`);
+        console.log(`results: ${result.resultsPath}${result.figures.length > 0 ? `; figures: ${result.figures.join(', ')}` : ''}`);
+      }
+      if (interrupted) process.exitCode = exitCodeForSignal('SIGINT');
+      else if (result.outcomes.some((o) => o.status === 'failed')) process.exitCode = EXIT.failure;
     });
 }

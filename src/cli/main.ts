@@ -3,94 +3,41 @@
  * The `turnwise` command. commander (the most used Node CLI parser, typed, no runtime deps) turns
  * argv into calls of the same functions tests use.
  */
-import { Command, InvalidArgumentError as CommanderArgumentError } from 'commander';
-import { loadConfig, resolveConfig } from '../core/config.js';
-import { TurnwiseError } from '../core/errors.js';
-import '../envs/index.js';
-import { listEnvironments } from '../envs/registry.js';
-import { loadRunConfig } from '../runtime/run-folder.js';
-import { trainRun } from '../runtime/train-run.js';
-import { compareCommand, evalCommand } from './eval-command.js';
-import { registerServeCommand } from './serve-command.js';
-import { envServeCommand } from './env-serve.js';
-import { TrainProgress } from './progress.js';
+import { Command } from 'commander';
+import { UsageError } from './exit-codes.js';
+import { registerExportCommand } from './export-command.js';
+import { reportFailure } from './failure.js';
 import { registerExperimentCommand } from './experiment-command.js';
+import { NATS_FLAG_HELP, type NatsFlags } from './nats-flags.js';
 import { registerSimulateCommand } from './simulate-command.js';
-import { plotCommand } from './plot-command.js';
-import { uiCommand } from './ui-command.js';
-import { NATS_FLAG_HELP, type NatsFlags, natsOptionsOf, parseRoles, workerCommand } from './worker-command.js';
-import { natsTrainRun } from '../runtime/nats/nats-train-run.js';
-import type { WorkerRole } from '../runtime/nats/worker.js';
+import { registerTrainCommand } from './train-command.js';
+import { collect, nonNegativeInt, positiveInt } from './values.js';
+import { packageVersion } from './version.js';
 
-function positiveInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new CommanderArgumentError(`expected a positive integer, got '${value}'`);
-  return n;
-}
+// Each action imports what it runs when it runs (`await import(…)`): the models, environments and
+// servers take seconds to load, and `--help`, `--version` and usage errors should not wait for them.
 
-/** Accumulates a repeatable option. */
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
-}
+const EXIT_CODE_HELP = `
+Exit codes: 0 success; 1 runtime failure (the run or a server failed); 2 usage or config error
+(unknown flag, bad value, invalid config, not a run folder); 130 stopped by SIGINT (Ctrl-C);
+143 stopped by SIGTERM. Errors print one line; --debug adds the stack trace.`;
 
+// exitOverride: commander throws instead of exiting, so every failure leaves through one place
+// (the catch at the bottom) with the exit code of exit-codes.ts. Subcommands inherit it.
 const program = new Command('turnwise')
   .description('Actor-model RL runtime for multi-turn agents in text environments')
-  .showHelpAfterError();
+  .version(packageVersion(), '-V, --version', 'print the version')
+  .option('--debug', 'print stack traces of errors')
+  .exitOverride()
+  .showHelpAfterError()
+  .addHelpText('after', EXIT_CODE_HELP);
 
-const trainCommand = program
-  .command('train')
-  .description('train an agent from a YAML config, or resume a run folder')
-  .argument('[config]', 'YAML config (e.g. configs/babyai-grpo.yaml)')
-  .option('--resume <runDir>', 'continue this run folder from its latest checkpoint')
-  .option('--steps <n>', 'override train.steps (with --resume: extend the run to n steps)', positiveInt)
-  .option('--run-dir <dir>', 'write the run to exactly this folder')
-  .option('--nats <url>', 'run the episodes on `turnwise worker` processes over this NATS server (comma-separated for a cluster)')
-  .option('--plan-ack-wait-ms <n>', 'with --nats: redeliver an episode plan whose worker went silent this long', positiveInt);
-for (const [flags, help] of NATS_FLAG_HELP) trainCommand.option(flags, help);
-trainCommand
-  .action(async (configPath: string | undefined, opts: { resume?: string; steps?: number; runDir?: string; nats?: string; planAckWaitMs?: number } & Partial<NatsFlags>) => {
-    if (!configPath && !opts.resume) throw new CommanderArgumentError('give a config file, or --resume <runDir>');
-    const withSteps = <T extends { train: { steps: number } }>(c: T): T => (opts.steps ? { ...c, train: { ...c.train, steps: opts.steps } } : c);
-    const config = opts.resume ? await loadRunConfig(opts.resume, withSteps) : resolveConfig(withSteps(loadConfig(configPath as string)));
-    const progress = new TrainProgress(config.train.steps);
-    const stop = new AbortController();
-    process.once('SIGINT', () => {
-      progress.log('stopping after the current phase (checkpointing)… press Ctrl-C again to abort');
-      stop.abort();
-      process.once('SIGINT', () => process.exit(130));
-    });
-    const runOptions = {
-      config,
-      ...(opts.resume ? { resumeDir: opts.resume } : {}),
-      ...(opts.runDir ? { runDir: opts.runDir } : {}),
-      onEvent: (event: Parameters<typeof progress.handle>[0]) => progress.handle(event),
-      signal: stop.signal,
-    };
-    const result = opts.nats
-      ? await natsTrainRun({
-          ...runOptions,
-          nats: natsOptionsOf({ ...opts, nats: opts.nats }),
-          log: (line) => progress.log(line),
-          ...(opts.planAckWaitMs ? { infra: { planAckWaitMs: opts.planAckWaitMs } } : {}),
-        })
-      : await trainRun(runOptions);
-    progress.stop();
-    const first = result.evals[0];
-    const last = result.evals[result.evals.length - 1];
-    if (first && last && last !== first) {
-      console.log(`held-out success: ${first.successRate.toFixed(3)} (step ${first.step}) -> ${last.successRate.toFixed(3)} (step ${last.step})`);
-    }
-    console.log(`run ${result.status} after ${result.completedSteps} steps: ${result.runDir}`);
-    if (result.status === 'failed') {
-      console.error(`error: ${result.error}`);
-      process.exitCode = 1;
-    }
-  });
+registerTrainCommand(program);
 
 program
   .command('eval')
   .description('evaluate checkpoints and OpenAI-compatible models on an environment split (one comparison table)')
-  .argument('[runOrCheckpoint...]', 'run folders (their latest checkpoint) or checkpoint folders; one alone with no harness flag prints the legacy table')
+  .argument('[runOrCheckpoint...]', 'run folders (their latest checkpoint) or checkpoint folders; one alone with no comparison flag prints its per-category table (overall and per level category, the same evaluation as during training); several, or any of --policy/--remote/--policies/--env/-n/--horizon/--seed/--out, print one comparison table')
   .option('--policy <runOrCheckpoint>', 'a turnwise checkpoint to compare (repeatable)', collect, [])
   .option('--remote <spec>', 'a remote model: <name>=<baseURL>,model=<m>[,key-env=VAR][,temperature=t][,top-p=p][,max-tokens=n][,concurrency=n][,max-retries=n] (repeatable)', collect, [])
   .option('--policies <file>', 'YAML file: policies: [{ name, checkpoint } | { name, baseURL, model, keyEnv, ... }]')
@@ -99,7 +46,7 @@ program
   .option('--tasks <n>', 'number of tasks (items)', positiveInt)
   .option('-n, --samples <n>', 'samples per item (Avg@n, Pass@n)', positiveInt)
   .option('--horizon <n>', "max agent turns (default: the first checkpoint's, else 20)", positiveInt)
-  .option('--seed <n>', "episode seeds (default: the first checkpoint's seed, else 0)", (v: string) => (v === '0' ? 0 : positiveInt(v)))
+  .option('--seed <n>', "episode seeds (default: the first checkpoint's seed, else 0)", nonNegativeInt)
   .option('--out <dir>', 'run folder for the trajectories (default runs/eval-<env>[-k])')
   .option('--greedy', 'argmax decoding instead of sampling (checkpoints)')
   .option('--json', 'print the result as JSON')
@@ -108,10 +55,14 @@ program
       locations: string[],
       opts: { policy: string[]; remote: string[]; policies?: string; env?: string; split: string; tasks?: number; samples?: number; horizon?: number; seed?: number; out?: string; greedy?: boolean; json?: boolean },
     ) => {
-      if (opts.split !== 'train' && opts.split !== 'test') throw new CommanderArgumentError(`--split must be train or test, got '${opts.split}'`);
+      if (opts.split !== 'train' && opts.split !== 'test') throw new UsageError(`--split must be train or test, got '${opts.split}'`);
+      if (locations.length === 0 && opts.policy.length === 0 && opts.remote.length === 0 && opts.policies === undefined) {
+        throw new UsageError('name what to evaluate: a run folder or checkpoint (e.g. turnwise eval runs/babyai-grpo), --policy, --remote or --policies');
+      }
       const harness =
         locations.length !== 1 || opts.policy.length > 0 || opts.remote.length > 0 || opts.policies !== undefined || opts.env !== undefined ||
         opts.samples !== undefined || opts.horizon !== undefined || opts.seed !== undefined || opts.out !== undefined;
+      const { compareCommand, evalCommand } = await import('./eval-command.js');
       if (!harness) {
         await evalCommand(locations[0] as string, { split: opts.split, tasks: opts.tasks, greedy: opts.greedy === true, json: opts.json === true });
         return;
@@ -133,21 +84,47 @@ program
     },
   );
 
-registerServeCommand(program);
+program
+  .command('serve')
+  .description('serve a Hugging Face model folder, a run or a checkpoint through an OpenAI-compatible API (/v1/chat/completions, /v1/completions)')
+  .argument('<location>', 'Hugging Face model folder (config.json + safetensors + tokenizer), PEFT adapter folder, run folder (its latest checkpoint) or checkpoint folder')
+  .option('--port <n>', 'port (0 = a free one)', nonNegativeInt, 8000)
+  .option('--host <host>', 'interface to bind (0.0.0.0 exposes it)', '127.0.0.1')
+  .option('--model-name <id>', "model id clients send (default: the folder's or run's name)")
+  .option('--max-context <n>', "cap on prompt + completion tokens (default: the model's context)", positiveInt)
+  .option('--backend <name>', "tensor backend: auto, tensorflow, wasm or cpu (default: a run's own, else auto)")
+  .option('--seed <n>', 'seed of the stream for requests that send no seed', nonNegativeInt)
+  .option('--max-body-bytes <n>', 'largest request body (413 beyond)', positiveInt)
+  .action(async (location: string, opts: { port: number; host: string; modelName?: string; maxContext?: number; backend?: string; seed?: number; maxBodyBytes?: number }) => {
+    const { serveCommand } = await import('./serve-command.js');
+    await serveCommand(location, opts);
+  });
+
+program
+  .command('merge')
+  .description('write a checkpoint as a plain Hugging Face model folder (LoRA adapters merged into the base) for transformers, vLLM or model.from')
+  .argument('<runOrCheckpoint>', 'run folder (its latest checkpoint) or checkpoint folder')
+  .requiredOption('--out <folder>', 'new (or empty) folder to write the model to')
+  .action(async (location: string, opts: { out: string }) => {
+    const { exportModelFolder } = await import('../runtime/export-model.js');
+    const exported = await exportModelFolder(location, opts.out);
+    console.log(`wrote ${exported.out} from ${exported.checkpointDir} (step ${exported.step}${exported.merged ? ', LoRA adapters merged' : ''}): ${exported.files.join(', ')}`);
+  });
 
 const worker = program
   .command('worker')
   .description('join a training run on NATS: serve act requests (sampler) and/or run episodes (episodes)')
   .requiredOption('--nats <url>', 'NATS server URL (comma-separated for a cluster)')
   .requiredOption('--run <id>', "the run's id (its run.name, as `turnwise train --nats` prints it)")
-  .requiredOption('--role <roles>', 'sampler, episodes, env, or several: sampler,episodes', parseRoles)
+  .requiredOption('--role <roles>', 'sampler, episodes, env, or several: sampler,episodes')
   .option('--pool <n>', 'episodes in flight at most (default: the run\'s episodes per step)', positiveInt)
   .option('--remote-env', 'episodes role: lease env sessions from `--role env` workers instead of running environments in-process')
   .option('--env-capacity <n>', 'env role: env sessions served at once (default: the run\'s episodes per step)', positiveInt)
   .option('--max-act-in-flight <n>', 'sampler role: act requests handled at once, more wait (default: 2 x runtime.samplerMaxBatch)', positiveInt);
 for (const [flags, help] of NATS_FLAG_HELP) worker.option(flags, help);
-worker.action(async (opts: NatsFlags & { run: string; role: WorkerRole[]; pool?: number; remoteEnv?: boolean; envCapacity?: number; maxActInFlight?: number }) => {
-  await workerCommand(opts);
+worker.action(async (opts: NatsFlags & { run: string; role: string; pool?: number; remoteEnv?: boolean; envCapacity?: number; maxActInFlight?: number }) => {
+  const { parseRoles, workerCommand } = await import('./worker-command.js');
+  await workerCommand({ ...opts, role: parseRoles(opts.role) });
 });
 
 const envCommand = program.command('env').description('environment tools');
@@ -155,43 +132,54 @@ envCommand
   .command('serve')
   .description("serve a native environment over AgentGym's HTTP protocol (for AgentGym's clients and remote training)")
   .argument('<name>', 'registered environment (see `turnwise envs`)')
-  .option('--port <n>', 'port (0 = a free one)', (v: string) => (v === '0' ? 0 : positiveInt(v)), 36002)
+  .option('--port <n>', 'port (0 = a free one)', nonNegativeInt, 36002)
   .option('--host <host>', 'interface to bind (0.0.0.0 exposes it)', '127.0.0.1')
   .option('--cors', "permissive CORS, for AgentGym's browser visualization UI")
   .option('--max-sessions <n>', 'cap on live instances (503 beyond)', positiveInt, 4096)
-  .option('--idle-ms <n>', 'close instances idle this long, ms (0 = never)', (v: string) => (v === '0' ? 0 : positiveInt(v)), 600_000)
+  .option('--idle-ms <n>', 'close instances idle this long, ms (0 = never)', nonNegativeInt, 600_000)
   .option('--max-body-bytes <n>', 'largest request body (413 beyond)', positiveInt, 1 << 20)
   .option('--settings <json>', 'environment settings as JSON, e.g. \'{"levels":["GoToRedBall"]}\'')
   .option('--profile <name>', 'answer shapes: babyai, textcraft or generic (default: by environment name)')
   .action(async (name: string, opts: { port: number; host: string; cors?: boolean; maxSessions: number; idleMs: number; maxBodyBytes: number; settings?: string; profile?: string }) => {
+    const { envServeCommand } = await import('./env-serve.js');
     await envServeCommand(name, { ...opts, cors: opts.cors === true });
   });
 
 program
   .command('envs')
   .description('list the registered environments')
-  .action(() => {
-    console.log('| environment | train tasks | test tasks | description |');
-    console.log('|---|---|---|---|');
-    for (const spec of listEnvironments()) {
-      let sizes = ['—', '—'];
+  .option('--json', 'print the list as JSON')
+  .action(async (opts: { json?: boolean }) => {
+    await import('../envs/index.js'); // registers the built-in environments
+    const { listEnvironments } = await import('../envs/registry.js');
+    const rows = listEnvironments().map((spec) => {
+      let sizes: { trainTasks: number; testTasks: number } | null = null;
       try {
         const catalog = spec.catalog();
-        sizes = [catalog.indices('train').length, catalog.indices('test').length].map((n) => n.toLocaleString('en-US'));
+        sizes = { trainTasks: catalog.indices('train').length, testTasks: catalog.indices('test').length };
       } catch {
         // Remote environments have no default catalog: their tasks come from the run config.
       }
-      console.log(`| ${spec.name} | ${sizes[0]} | ${sizes[1]} | ${spec.description} |`);
+      return { name: spec.name, trainTasks: sizes?.trainTasks ?? null, testTasks: sizes?.testTasks ?? null, description: spec.description };
+    });
+    if (opts.json) {
+      console.log(JSON.stringify(rows, null, 2));
+      return;
     }
+    const count = (n: number | null) => (n === null ? '—' : n.toLocaleString('en-US'));
+    console.log('| environment | train tasks | test tasks | description |');
+    console.log('|---|---|---|---|');
+    for (const row of rows) console.log(`| ${row.name} | ${count(row.trainTasks)} | ${count(row.testTasks)} | ${row.description} |`);
   });
 
 program
   .command('ui')
   .description('dashboard: run list, live curves, trajectory viewer, evaluation tables (reads run stores read-only)')
   .option('--runs <folder>', 'folder that holds run folders', 'runs')
-  .option('--port <n>', 'port (0 = a free one)', (v: string) => (v === '0' ? 0 : positiveInt(v)), 5174)
+  .option('--port <n>', 'port (0 = a free one)', nonNegativeInt, 5174)
   .option('--host <host>', 'interface to bind (0.0.0.0 exposes it)', '127.0.0.1')
   .action(async (opts: { runs: string; port: number; host: string }) => {
+    const { uiCommand } = await import('./ui-command.js');
     await uiCommand(opts);
   });
 
@@ -205,18 +193,22 @@ program
   .option('--band', 'one mean curve with a min/max band over the runs (e.g. seeds)')
   .option('--width <px>', 'figure width', positiveInt)
   .option('--height <px>', 'figure height', positiveInt)
-  .action(async (runDirs: string[], opts: { metric: string; out: string; title?: string; band?: boolean; width?: number; height?: number }) => {
-    const out = await plotCommand(runDirs, { ...opts, band: opts.band === true });
-    console.log(`wrote ${out}`);
+  .option('--json', 'print what was written as JSON')
+  .action(async (runDirs: string[], opts: { metric: string; out: string; title?: string; band?: boolean; width?: number; height?: number; json?: boolean }) => {
+    const { json, ...plotOptions } = opts;
+    const { plotCommand } = await import('./plot-command.js');
+    const out = await plotCommand(runDirs, { ...plotOptions, band: opts.band === true });
+    console.log(json ? JSON.stringify({ wrote: out, metric: opts.metric, runs: runDirs }) : `wrote ${out}`);
   });
 
+registerExportCommand(program);
 registerExperimentCommand(program);
 registerSimulateCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
-  if (err instanceof TurnwiseError) {
-    console.error(`${err.name}: ${err.message}`);
-    process.exit(2);
-  }
-  throw err;
+  // --debug is read from argv as well: a parse error can come before commander has read it.
+  const debug = program.opts<{ debug?: boolean }>().debug === true || process.argv.includes('--debug');
+  // Exit now: a half-started server or pool may still hold the event loop open. (stderr is
+  // synchronous for files, pipes and terminals on Linux, so the report is not cut off.)
+  process.exit(reportFailure(err, { debug, write: (text) => process.stderr.write(text) }));
 });

@@ -7,6 +7,9 @@
 import cliProgress from 'cli-progress';
 import type { RunEvent } from '../runtime/run-events.js';
 
+/** The per-step figures, as both the bar and the plain (piped) line show them. */
+const PAYLOAD_FORMAT = 'success {success} | turns {turns} | horizon {horizon} | {tps} tok/s | eval {evalSuccess}';
+
 /** Renders run events to the terminal. @example const p = new TrainProgress(60); p.handle(event); p.stop(); */
 export class TrainProgress {
   private readonly bar: cliProgress.SingleBar | null;
@@ -21,8 +24,7 @@ export class TrainProgress {
     this.bar = out.isTTY
       ? new cliProgress.SingleBar(
           {
-            format:
-              'step {value}/{total} [{bar}] success {success} | turns {turns} | horizon {horizon} | {tps} tok/s | eval {evalSuccess} | ETA {eta_formatted}',
+            format: `step {value}/{total} [{bar}] ${PAYLOAD_FORMAT} | ETA {eta_formatted}`,
             barsize: 20,
             hideCursor: true,
             etaBuffer: 8,
@@ -51,10 +53,8 @@ export class TrainProgress {
       case 'step': {
         const payload = this.payload(event.metrics);
         if (this.bar) this.bar.update(event.step, payload);
-        else
-          this.log(
-            `step ${event.step}/${this.totalSteps} success ${payload.success} turns ${payload.turns} horizon ${payload.horizon} ${payload.tps} tok/s eval ${payload.evalSuccess}`,
-          );
+        // The bar's line without the bar and the ETA, so logs read like the terminal.
+        else this.log(`step ${event.step}/${this.totalSteps} ${PAYLOAD_FORMAT.replace(/\{(\w+)\}/g, (_, key: string) => payload[key] ?? '')}`);
         return;
       }
       case 'eval':
@@ -76,6 +76,12 @@ export class TrainProgress {
   }
 
   stop(): void {
+    if (this.bar && this.started) {
+      // cli-progress restores the cursor it saved at start() before its final newline; lines logged
+      // since then moved the bar down, so save the bar's current line instead (ESC 7), or the
+      // summary that follows would overwrite the last logged lines.
+      this.out.write('\r\x1b7');
+    }
     this.bar?.stop();
   }
 

@@ -5,10 +5,10 @@
  */
 import type { Command } from 'commander';
 import { systemClock } from '../core/clock.js';
-import { loadConfig, resolveConfig } from '../core/config.js';
+import { loadConfig, parseOverride, resolveConfig } from '../core/config.js';
 import { InvalidArgumentError } from '../core/errors.js';
-import { getEnvironmentSpec } from '../envs/registry.js';
-import { type SimBudget, type SimPolicy, type SimulateReport, simulate } from '../runtime/simulate/simulate.js';
+import type { SimBudget, SimPolicy, SimulateReport } from '../runtime/simulate/simulate.js';
+import { collect } from './values.js';
 
 /** The raw flags, as commander hands them over (strings, validated here so errors name the flag). */
 export interface SimulateFlags {
@@ -19,6 +19,8 @@ export interface SimulateFlags {
   readonly envWorkers?: string;
   readonly horizon?: string;
   readonly json?: boolean;
+  /** `--set key.path=value` overrides of the config. */
+  readonly set?: readonly string[];
 }
 
 function integerFlag(flag: string, value: string, min: number): number {
@@ -88,10 +90,14 @@ export function registerSimulateCommand(program: Command): void {
     .option('--seconds <s>', 'stop starting episodes after this many seconds')
     .option('--env-workers <n>', 'environment worker threads (default: env.workers of the config; 0 = in-process)')
     .option('--horizon <n>', 'turns per episode at most (default: the config horizon)')
+    .option('--set <key=value>', 'override one config field, as for train (repeatable)', collect, [])
     .option('--json', 'print the report as JSON')
     .action(async (configPath: string, flags: SimulateFlags) => {
       const parsed = parseSimulateFlags(flags);
-      const config = resolveConfig(loadConfig(configPath));
+      const config = resolveConfig(loadConfig(configPath, (flags.set ?? []).map(parseOverride)));
+      await import('../envs/index.js'); // registers the built-in environments
+      const { getEnvironmentSpec } = await import('../envs/registry.js');
+      const { simulate } = await import('../runtime/simulate/simulate.js');
       const spec = getEnvironmentSpec(config.env.name);
       const report = await simulate({
         config,

@@ -1,7 +1,11 @@
 /**
  * `turnwise ui [--runs <folder>] [--port] [--host]`: the dashboard over a runs folder, until Ctrl-C.
  */
+// Registers the built-in environments (this module is loaded only when its command runs).
+import '../envs/index.js';
 import { getEnvironmentSpec } from '../envs/registry.js';
+import { exitCodeForSignal } from './exit-codes.js';
+import { nextStopSignal } from './signals.js';
 import { catalogCategoryResolver } from '../ui/server/eval-tables.js';
 import { startUiServer } from '../ui/server/server.js';
 
@@ -14,13 +18,11 @@ export async function uiCommand(options: { runs: string; port: number; host: str
     runsDir: options.runs,
     port: options.port,
     host: options.host,
-    // Environments self-register when the CLI imports src/envs/index.js.
     resolveCategory: catalogCategoryResolver(getEnvironmentSpec),
   });
+  const stopped = nextStopSignal(); // before the lines that tell a caller the server is up
   console.log(`turnwise ui: ${ui.url} (runs from ${options.runs}, read-only); Ctrl-C stops`);
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', () => resolve());
-    process.once('SIGTERM', () => resolve());
-  });
+  const signal = await stopped;
   await ui.close();
+  process.exitCode = exitCodeForSignal(signal);
 }

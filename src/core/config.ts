@@ -7,10 +7,13 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { InvalidConfigError } from './errors.js';
 import { configErrorFrom } from './config/issues.js';
+import { applyOverrides, blameOverride, type ConfigOverride } from './config/overrides.js';
+import { checkPluginFields, customAlgorithmName, parseCustomAlgorithm } from './config/plugins-check.js';
 import { configSchema, type TurnwiseConfig } from './config/schema.js';
 
 export { type ConfigFieldDoc, configMarkdownTable, describeConfig } from './config/describe.js';
 export { type DeepReadonly, type DerivedConfig, type ResolvedConfig, resolveConfig } from './config/resolve.js';
+export { applyOverrides, type ConfigOverride, parseOverride } from './config/overrides.js';
 export { configSchema, type HorizonConfig, type TurnwiseConfig, type TurnwiseConfigInput } from './config/schema.js';
 
 /**
@@ -23,11 +26,21 @@ export { configSchema, type HorizonConfig, type TurnwiseConfig, type TurnwiseCon
 export function parseConfig(input: unknown, source?: string, options: { readonly resolved?: boolean } = {}): TurnwiseConfig {
   // An empty YAML file parses to null: treat it as "all defaults".
   const raw = withEnvSettingsDefault(input === null || input === undefined ? {} : input);
-  const result = configSchema.safeParse(raw);
-  if (!result.success) throw configErrorFrom(result.error, configSchema, raw, source);
+  // A registered estimator's section is parsed by its own schema; the rest by the config schema.
+  const customName = customAlgorithmName(raw);
+  const custom = customName === null ? null : parseCustomAlgorithm(customName, raw, source);
+  const checked = custom === null ? raw : { ...(raw as object), algorithm: {} };
+  const result = configSchema.safeParse(checked);
+  if (!result.success) throw configErrorFrom(result.error, configSchema, checked, source);
   // A resolved config (a run folder's config.json) has every default written out: nothing was set by hand.
   if (options.resolved !== true) refuseShapeWithPretrained(raw, source);
-  return result.data;
+  const config: TurnwiseConfig = custom === null ? result.data : { ...result.data, algorithm: custom };
+  if (config.algorithm.policyLoss !== 'ppo-clip') {
+    // A registered loss lives in this thread only, and the off-policy corrections bring their own loss.
+    if (config.train.dataParallel > 1) throw new InvalidConfigError('algorithm.policyLoss', `'${config.algorithm.policyLoss}' runs in the learner thread only; set train.dataParallel: 1 (it is ${config.train.dataParallel})`);
+    if (config.offPolicy.correction !== 'none') throw new InvalidConfigError('algorithm.policyLoss', `offPolicy.correction '${config.offPolicy.correction}' has its own loss; use policyLoss ppo-clip with it`);
+  }
+  return { ...config, algorithm: checkPluginFields(config.algorithm, source) };
 }
 
 /** Fields a pretrained model (`model.from`) brings itself: setting one as well would be ignored, so it is an error. */
@@ -62,22 +75,35 @@ function withEnvSettingsDefault(raw: unknown): unknown {
 }
 
 /**
- * Reads a YAML config file and parses it with {@link parseConfig}.
- * @example const config = resolveConfig(loadConfig('configs/babyai-grpo.yaml'));
+ * Reads a YAML config file and parses it with {@link parseConfig}, after applying `--set`
+ * overrides (`./config/overrides.ts`) to the raw YAML, so they are validated like the file itself.
+ * @example const config = resolveConfig(loadConfig('configs/babyai-grpo.yaml', [parseOverride('train.steps=5')]));
  */
-export function loadConfig(path: string): TurnwiseConfig {
+export function loadConfig(path: string, overrides: readonly ConfigOverride[] = []): TurnwiseConfig {
+  const raw = readConfigFile(path);
+  if (overrides.length === 0) return parseConfig(raw, path);
+  try {
+    return parseConfig(applyOverrides(raw, overrides), path);
+  } catch (error) {
+    throw blameOverride(error, overrides);
+  }
+}
+
+/**
+ * The raw (unvalidated) content of a YAML config file; errors name the file and the line.
+ * @example const raw = readConfigFile('configs/babyai-grpo.yaml');
+ */
+export function readConfigFile(path: string): unknown {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     throw new InvalidConfigError('<root>', `cannot read config file ${path}: ${(error as Error).message}`, { cause: error });
   }
-  let raw: unknown;
   try {
-    raw = parseYaml(text);
+    return parseYaml(text);
   } catch (error) {
     const where = error instanceof YAMLParseError && error.linePos ? ` at line ${error.linePos[0].line}, column ${error.linePos[0].col}` : '';
     throw new InvalidConfigError('<root>', `YAML syntax error in ${path}${where}: ${(error as Error).message.split('\n')[0]}`, { cause: error });
   }
-  return parseConfig(raw, path);
 }

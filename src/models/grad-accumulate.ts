@@ -9,7 +9,8 @@
  * (`prepareStep`), so any partition of the micro-batches into shards, each summed on its own and
  * then added, gives the gradient of the mini-batch aggregate (up to float rounding order).
  */
-import { ppoClipLoss, valueLoss } from '../algorithms/losses.js';
+import { valueLoss } from '../algorithms/losses.js';
+import { type PolicyLossEntry, policyLossRegistry } from '../algorithms/policy-loss-registry.js';
 import { offPolicyLoss } from '../algorithms/off-policy.js';
 import { TurnwiseError } from '../core/errors.js';
 import { tf } from './backend/tf.js';
@@ -23,7 +24,7 @@ export const STATS = ['loss/total', 'loss/policy', 'loss/klRef', 'loss/entropy',
 export type StatName = (typeof STATS)[number];
 
 /** The per-step settings the gradient reads (a subset of {@link TrainStepOptions}, plain data). */
-export type GradientOptions = Pick<TrainStepOptions, 'temperature' | 'clipRatio' | 'entropyCoef' | 'dualClip' | 'klEstimator' | 'offPolicy' | 'valueClip' | 'valueCoef'> & {
+export type GradientOptions = Pick<TrainStepOptions, 'temperature' | 'clipRatio' | 'entropyCoef' | 'dualClip' | 'klEstimator' | 'offPolicy' | 'valueClip' | 'valueCoef' | 'policyLoss'> & {
   /** KL coefficient in force this step. */
   readonly klCoef: number;
   /** Critic warm-up: only the critic learns, so no actor gradient is computed. */
@@ -32,8 +33,13 @@ export type GradientOptions = Pick<TrainStepOptions, 'temperature' | 'clipRatio'
 
 /** Picks the gradient settings out of a step's options. */
 export function gradientOptionsOf(o: TrainStepOptions, klCoef: number, warmingUp: boolean): GradientOptions {
-  const { temperature, clipRatio, entropyCoef, dualClip, klEstimator, offPolicy, valueClip, valueCoef } = o;
-  return { temperature, clipRatio, entropyCoef, dualClip, klEstimator, offPolicy, valueClip, valueCoef, klCoef, warmingUp };
+  const { temperature, clipRatio, entropyCoef, dualClip, klEstimator, offPolicy, valueClip, valueCoef, policyLoss } = o;
+  return { temperature, clipRatio, entropyCoef, dualClip, klEstimator, offPolicy, valueClip, valueCoef, klCoef, warmingUp, ...(policyLoss ? { policyLoss } : {}) };
+}
+
+/** The registered policy loss the options name (default `ppo-clip`). */
+function policyLossOf(o: GradientOptions): PolicyLossEntry {
+  return policyLossRegistry.get(o.policyLoss?.name ?? 'ppo-clip');
 }
 
 /** The models a gradient is taken of. */
@@ -90,7 +96,7 @@ export function accumulateGradients(
         const prox = proximalOf(micro);
         const terms =
           o.offPolicy.kind === 'none'
-            ? { ...ppoClipLoss(lossInput, lossOptions), isWeight: tf.scalar(0), truncFrac: tf.scalar(0) }
+            ? { ...policyLossOf(o).loss(lossInput, lossOptions, o.policyLoss?.settings), isWeight: tf.scalar(0), truncFrac: tf.scalar(0) }
             : offPolicyLoss({ ...lossInput, proxLogprobs: prox === undefined ? null : tf.tensor1d(prox) }, lossOptions, o.offPolicy);
         let total: tf.Scalar = o.warmingUp ? tf.scalar(0) : terms.total;
         let value = { loss: tf.scalar(0), clipFrac: tf.scalar(0) };

@@ -2,7 +2,7 @@
  * What one training step is told (per-step options) and what it reports (metric names from
  * `src/core/metrics.ts`). Kept apart from the trainer so that the options read as a list.
  */
-import type { EstimatorOptions } from '../algorithms/advantage-input.js';
+import type { AnyEstimatorOptions } from '../algorithms/advantage-input.js';
 import { estimatorNeedsValues } from '../algorithms/advantages.js';
 import type { LossAggregation } from '../algorithms/aggregation.js';
 import type { KlEstimator } from '../algorithms/kl.js';
@@ -13,7 +13,7 @@ import type { MetricName } from '../core/metrics.js';
 /** Per-step options. Defaults follow the GRPO recipe that learned (learnability probe §1). */
 export interface TrainStepOptions {
   /** Advantage estimator and its options. */
-  readonly estimator: EstimatorOptions;
+  readonly estimator: AnyEstimatorOptions;
   /** PPO clip range ε. */
   readonly clipRatio: number;
   /** Dual-clip constant c > 1 (verl `clip_ratio_c`, 3); null = off. */
@@ -48,6 +48,8 @@ export interface TrainStepOptions {
   readonly criticWarmupSteps: number;
   /** Off-policy correction of the actor loss (`src/algorithms/off-policy.ts`); `none` = PPO-clip on behaviour log-probs. */
   readonly offPolicy: OffPolicyCorrection;
+  /** Registered policy loss and its settings (`src/algorithms/policy-loss-registry.ts`); default `ppo-clip`. */
+  readonly policyLoss?: { readonly name: string; readonly settings: unknown };
 }
 
 /** Defaults: GRPO, clip 0.2, no KL, no entropy bonus, one epoch, one update, clip norm 1. */

@@ -3,13 +3,18 @@
  * table entry per algorithm name — the only place that maps config names to estimators), the
  * per-step options, the trainer's optimizer settings and the critic settings.
  */
-import type { EstimatorOptions } from '../algorithms/advantage-input.js';
+import type { AnyEstimatorOptions, EstimatorOptions } from '../algorithms/advantage-input.js';
 import type { ResolvedConfig } from '../core/config.js';
-import type { AlgorithmConfig } from '../core/config/algorithm-schema.js';
+import { type AlgorithmConfig, BUILT_IN_ALGORITHMS, type CustomAlgorithmConfig } from '../core/config/algorithm-schema.js';
 import type { DeepReadonly } from '../core/config/resolve.js';
 import type { TrainerConfig, TrainStepOptions } from '../models/trainer.js';
 
 type Algorithm = DeepReadonly<AlgorithmConfig>;
+type AnyAlgorithm = Algorithm | DeepReadonly<CustomAlgorithmConfig>;
+
+function isBuiltIn(algorithm: AnyAlgorithm): algorithm is Algorithm {
+  return BUILT_IN_ALGORITHMS.includes(algorithm.name);
+}
 
 /** Config algorithm name → estimator options; typed so every algorithm has exactly one entry. */
 const ESTIMATORS: { readonly [K in Algorithm['name']]: (a: Extract<Algorithm, { name: K }>) => EstimatorOptions } = {
@@ -24,15 +29,17 @@ const ESTIMATORS: { readonly [K in Algorithm['name']]: (a: Extract<Algorithm, { 
  * The estimator options of the configured algorithm.
  * @example estimatorOptionsOf({ name: 'rloo', ... }); // { name: 'rloo' }
  */
-export function estimatorOptionsOf(algorithm: Algorithm): EstimatorOptions {
+export function estimatorOptionsOf(algorithm: AnyAlgorithm): AnyEstimatorOptions {
+  // A registered estimator is named by the algorithm and gets its parsed settings.
+  if (!isBuiltIn(algorithm)) return { name: algorithm.name, settings: algorithm.settings };
   // The table pairs each name with its own config type; indexing by a runtime name loses that pairing.
   const build = ESTIMATORS[algorithm.name] as (a: Algorithm) => EstimatorOptions;
   return build(algorithm);
 }
 
 /** The critic section, for algorithms that have one (ppo); null otherwise. */
-export function criticConfigOf(algorithm: Algorithm): Extract<Algorithm, { name: 'ppo' }>['critic'] | null {
-  return 'critic' in algorithm ? algorithm.critic : null;
+export function criticConfigOf(algorithm: AnyAlgorithm): Extract<Algorithm, { name: 'ppo' }>['critic'] | null {
+  return isBuiltIn(algorithm) && 'critic' in algorithm ? algorithm.critic : null;
 }
 
 /**
@@ -61,6 +68,7 @@ export function trainStepOptionsOf(config: ResolvedConfig): TrainStepOptions {
     valueCoef: critic?.valueCoef ?? 1,
     criticWarmupSteps: critic?.warmupSteps ?? 0,
     offPolicy: config.offPolicy.correction === 'none' ? { kind: 'none' } : { kind: config.offPolicy.correction, cap: config.offPolicy.cap },
+    policyLoss: { name: a.policyLoss, settings: a.policyLossSettings },
   };
 }
 

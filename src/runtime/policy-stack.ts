@@ -28,6 +28,9 @@ import { type TransformerConfig, TransformerModel } from '../models/transformer.
 import { TransformerPolicy } from '../models/transformer-policy.js';
 import { criticConfigOf, trainerSettingsOf } from './algorithm-setup.js';
 import { openPretrainedModels } from './pretrained-stack.js';
+import type { RunModels } from './run-models.js';
+
+export type { RunModels } from './run-models.js';
 
 /** Everything that learns or acts, for one run. */
 export interface PolicyStack {
@@ -89,19 +92,6 @@ function trainerStateOf(tensors: NamedTensors, version: number): TrainerState {
 /** Optimizer state as named tensors, for the checkpoint. */
 export function optimizerTensors(state: TrainerState): NamedTensors {
   return new Map(state.optimizer.map((a) => [a.name, { shape: a.shape, data: a.data }]));
-}
-
-/** The models of a run before the trainer and policy wrap them. */
-export interface RunModels {
-  readonly text: PolicyText;
-  readonly shape: TransformerConfig;
-  readonly learner: TransformerModel;
-  readonly sampler: TransformerModel;
-  /** The KL reference (klCoef > 0), or null. */
-  readonly reference: TrainableModel | null;
-  /** Models to free with the stack (the reference when it is a model of its own). */
-  readonly owned: readonly TransformerModel[];
-  readonly notes: readonly string[];
 }
 
 /** turnwise's own model: tokenizer from the environment's text (or the checkpoint), weights from the seed (or the checkpoint). */

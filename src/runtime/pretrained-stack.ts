@@ -18,7 +18,7 @@ import { describeEstimate, estimateMemory, formatBytes, type MemoryPlan, WASM_HE
 import { chatText } from '../models/policy-text.js';
 import type { TrainableModel } from '../models/train-contract.js';
 import { type TransformerConfig, TransformerModel } from '../models/transformer.js';
-import type { RunModels } from './policy-stack.js';
+import type { RunModels } from './run-models.js';
 
 /**
  * The LoRA spec of the config (`model.lora`), or null for full fine-tuning.

@@ -53,6 +53,7 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
   store.setRunStatus(finalStatus);
   await options.distributed?.finish(finalStatus);
   await actors.close();
+  run.stopExport();
   store.close();
   await stack.close(); // frees the models and waits for the gradient workers (train.dataParallel) to exit
   return { runDir: run.runDir, runId: run.runId, status: output.status, completedSteps: output.completedSteps, error: output.error, evals };

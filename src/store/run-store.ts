@@ -51,6 +51,7 @@ export type { EpisodeFilter, EpisodeRecord, EpisodeSplit, MetricPoint, RunEvent,
 export class RunStore {
   /** Active run: the one `createRun`/`useRun` chose, or the newest in the file. */
   private active: string | null;
+  private readonly metricListeners: ((step: number, metrics: Readonly<Record<string, number>>) => void)[] = [];
   private readonly statements: ReturnType<RunStore['prepareWrites']> | null;
   private readonly insertBatch: ((runId: string, split: EpisodeSplit, trajectories: readonly Trajectory[]) => number) | null;
 
@@ -149,6 +150,20 @@ export class RunStore {
         s.insertMetric.run(runId, step, name, nanToNull(value));
       }
     })();
+    for (const listener of this.metricListeners) listener(step, record);
+  }
+
+  /**
+   * Calls `listener` after each {@link logMetrics} has committed (a live export, e.g. TensorBoard
+   * event files); returns the function that removes it.
+   * @example const off = store.onMetrics((step, metrics) => writer.scalars(step, metrics, Date.now() / 1000));
+   */
+  onMetrics(listener: (step: number, metrics: Readonly<Record<string, number>>) => void): () => void {
+    this.metricListeners.push(listener);
+    return () => {
+      const i = this.metricListeners.indexOf(listener);
+      if (i >= 0) this.metricListeners.splice(i, 1);
+    };
   }
 
   /** One metric of the active run over steps, in step order. */

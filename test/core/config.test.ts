@@ -57,9 +57,13 @@ describe('parseConfig', () => {
         klPlacement: 'loss',
         klTarget: null,
         klHorizon: 10000,
+        policyLoss: 'ppo-clip',
+        policyLossSettings: {},
+        rewardShaper: 'none',
+        rewardShaperSettings: {},
       },
       horizon: { schedule: 'fixed', horizon: 5 },
-      train: { steps: 60, evalEvery: 10, evalTasks: 256, checkpointEvery: 10, logEvery: 1, dataParallel: 1 },
+      train: { steps: 60, evalEvery: 10, evalTasks: 256, checkpointEvery: 10, logEvery: 1, dataParallel: 1, export: 'none' },
       runtime: { bus: 'memory', samplerMaxBatch: 128, samplerMaxWaitMs: 2, requestTimeoutMs: 60000, envTimeoutMs: 30000, kvCacheMiB: 128 },
       mode: 'sync',
       async: { maxStaleness: 1, partialRollout: 'continue', weightSyncTimeoutMs: 120000 },
@@ -246,10 +250,14 @@ describe('describeConfig', () => {
     expect(byPath.get('horizon.every')?.default).toBeUndefined();
     expect(byPath.get('env.settings')?.default).toEqual({ levels: ['GoToRedBall'] });
     // Fields outside the union options: seed, run 2, env 5, tokenizer 2, model 15 (9 + from + 5 of
-    // lora), context 6 (format, history, includeInstruction, chat 3), sampling 4, algorithm 24 (name
-    // + the fields every algorithm has), horizon.schedule, train 6, runtime 6, mode 1, async 3, offPolicy 2.
-    expect(fields.filter((f) => f.when === undefined)).toHaveLength(1 + 2 + 5 + 2 + 15 + 6 + 4 + 24 + 1 + 6 + 6 + 1 + 3 + 2);
+    // lora), context 6 (format, history, includeInstruction, chat 3), sampling 4, algorithm 28 (name
+    // + the fields every algorithm has), horizon.schedule, train 7, runtime 6, mode 1, async 3, offPolicy 2.
+    expect(fields.filter((f) => f.when === undefined)).toHaveLength(1 + 2 + 5 + 2 + 15 + 6 + 4 + 28 + 1 + 7 + 6 + 1 + 3 + 2);
     expect(byPath.get('model.from')).toMatchObject({ default: null });
+    // Optional without a default (the schedule decides), unlike fields a schedule requires.
+    expect(byPath.get('horizon.evalHorizon')).toMatchObject({ optional: true });
+    expect(byPath.get('horizon.horizons')?.optional).toBeUndefined();
+    expect(configMarkdownTable()).toMatch(/\| `horizon.evalHorizon` \| integer > 0 \| optional \|/);
     expect(byPath.get('model.lora.rank')).toMatchObject({ default: 16 });
     expect(byPath.get('context.chat.maxResponseTokens')).toMatchObject({ default: 8192 });
     expect(byPath.get('algorithm.name')).toMatchObject({ type: "'grpo' | 'rloo' | 'reinforce_pp' | 'reinforce' | 'ppo'", default: 'grpo' });

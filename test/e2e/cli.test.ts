@@ -30,7 +30,7 @@ describe('turnwise CLI', () => {
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/backend: (wasm|cpu|tensorflow)/);
-    expect(run.stdout).toMatch(/step 2\/2 success [\d.]+ turns [\d.]+ horizon 5/);
+    expect(run.stdout).toMatch(/step 2\/2 success [\d.]+ \| turns [\d.]+ \| horizon 5 \| \d+ tok\/s \| eval /);
     expect(run.stdout).toMatch(/eval @ step 2 \([0-9ms]+\): held-out success ([\d.]+) on 24 test tasks/);
     const runDir = join(dir, 'tiny');
     for (const file of ['run.db', 'config.json', 'tokenizer.json', 'checkpoints/latest', 'checkpoints/step-000002/model.safetensors']) {

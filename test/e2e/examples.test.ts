@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -15,5 +15,25 @@ describe('examples/', () => {
     expect(run.stdout).toMatch(/^step 0: success [\d.]+$/m);
     expect(run.stdout).toMatch(/^step 4: success [\d.]+$/m);
     expect(run.stdout).toMatch(/^finished: /m);
+  });
+
+  it('imports only from turnwise (the package self-reference), as a user outside the repository would', () => {
+    for (const file of readdirSync('examples').filter((f) => f.endsWith('.ts'))) {
+      const specifiers = [...readFileSync(join('examples', file), 'utf8').matchAll(/^import .* from '([^']+)';$/gm)].map((m) => m[1]);
+      expect(specifiers.length, file).toBeGreaterThan(0);
+      expect(specifiers.filter((s) => s !== 'turnwise' && !s?.startsWith('turnwise/')), file).toEqual([]);
+    }
+  });
+
+  it('custom-estimator.ts registers an estimator from outside src/ and trains with it (the held-out success rises)', () => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'examples/custom-estimator.ts', '10', dir], { encoding: 'utf8' });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    const before = Number(/^step 0: held-out success ([\d.]+)$/m.exec(run.stdout)?.[1]);
+    const after = Number(/^step 10: held-out success ([\d.]+)$/m.exec(run.stdout)?.[1]);
+    expect(after).toBeGreaterThan(before + 0.05);
+    expect(run.stdout).toMatch(/^finished with algorithm median-baseline: /m);
+    const saved = JSON.parse(readFileSync(join(dir, 'example-median-baseline', 'config.json'), 'utf8')) as { algorithm: { name: string; settings: unknown } };
+    expect(saved.algorithm).toMatchObject({ name: 'median-baseline', settings: { scale: 1 } });
   });
 });

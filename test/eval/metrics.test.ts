@@ -30,6 +30,11 @@ describe('evaluation metrics (AgentGym-RL main_generation definitions)', () => {
     expect(passAtN([s('x', 0, 'failure', 1), s('y', 0, 'truncated', 5)])).toBe(0);
   });
 
+  it('counts truncation by length apart from the horizon', () => {
+    const m = evalMetrics([s('x', 0, 'length', 3), s('x', 0, 'truncated', 5), s('y', 1, 'success', 2), s('y', 0, 'length', 4)]);
+    expect(m).toMatchObject({ lengthTruncationRate: 2 / 4, truncationRate: 1 / 4, successRate: 1 / 4 });
+  });
+
   it('counts success, truncation and error shares and mean turns over samples', () => {
     const m = evalMetrics(samples);
     expect(m).toMatchObject({ items: 3, samples: 6, successRate: 3 / 6, truncationRate: 1 / 6, errorRate: 1 / 6 });
@@ -37,7 +42,7 @@ describe('evaluation metrics (AgentGym-RL main_generation definitions)', () => {
   });
 
   it('is all zeros (no NaN) for no samples', () => {
-    expect(evalMetrics([])).toEqual({ items: 0, samples: 0, avgAtN: 0, passAtN: 0, successRate: 0, meanTurns: 0, truncationRate: 0, errorRate: 0 });
+    expect(evalMetrics([])).toEqual({ items: 0, samples: 0, avgAtN: 0, passAtN: 0, successRate: 0, meanTurns: 0, truncationRate: 0, lengthTruncationRate: 0, errorRate: 0 });
   });
 
   it('aggregates per category, sorted, with samples without a category counted only overall', () => {

@@ -11,12 +11,12 @@ const nonNegInt = () => z.number().int().min(0);
 const gamma = () => z.number().min(0).max(1).default(1).describe('Discount per agent token (1 = undiscounted, as verl uses).');
 
 /** Fields every algorithm has, in the order the error messages list them (after `name` and the group fields). */
-const groupFields = {
+export const groupFields = {
   groupSize: posInt().default(8).describe('Episodes sampled per task in one step (the GRPO/RLOO group).'),
   tasksPerStep: posInt().default(8).describe('Distinct tasks sampled per training step.'),
 };
 
-const sharedFields = {
+export const sharedFields = {
   lr: z.number().positive().default(0.001).describe('Adam learning rate (peak, when scheduled).'),
   beta1: z.number().min(0).lt(1).default(0.9).describe('Adam first-moment decay.'),
   beta2: z.number().min(0).lt(1).default(0.99).describe('Adam second-moment decay.'),
@@ -41,6 +41,10 @@ const sharedFields = {
   klPlacement: z.enum(['loss', 'reward']).default('loss').describe('KL as a term of the actor loss, or as a per-token penalty in the reward.'),
   klTarget: z.number().positive().nullable().default(null).describe('Target KL per token of the adaptive coefficient controller; null = fixed klCoef.'),
   klHorizon: z.number().positive().default(10000).describe('Horizon (in samples) of the adaptive KL controller.'),
+  policyLoss: z.string().default('ppo-clip').describe('Policy loss by registered name: ppo-clip (built in), or one added with registerPolicyLoss (learner thread only: train.dataParallel 1).'),
+  policyLossSettings: z.record(z.string(), z.unknown()).default({}).describe("Settings of a registered policy loss, checked by that loss's own schema."),
+  rewardShaper: z.string().default('none').describe('Reward shaping by registered name, applied to the outcome reward the learner trains on (the run store keeps the raw one): none, turn-penalty (reward - perTurn x turns), or one added with registerRewardShaper.'),
+  rewardShaperSettings: z.record(z.string(), z.unknown()).default({}).describe("Settings of the reward shaper (turn-penalty: { perTurn }), checked by the shaper's own schema."),
 };
 
 const criticSchema = z
@@ -111,3 +115,25 @@ export const algorithmSchema = z.discriminatedUnion('name', [grpoSchema, rlooSch
 
 /** A parsed algorithm section. */
 export type AlgorithmConfig = z.output<typeof algorithmSchema>;
+
+/** The names of the built-in algorithms (the options of {@link algorithmSchema}). */
+export const BUILT_IN_ALGORITHMS: readonly string[] = ['grpo', 'rloo', 'reinforce_pp', 'reinforce', 'ppo'];
+
+/**
+ * The section of an algorithm whose estimator a user registered (`registerAdvantageEstimator`):
+ * the shared fields, and `settings` checked by the estimator's own schema.
+ * @example customAlgorithmSchema('centered', z.object({ scale: z.number() }))
+ */
+export function customAlgorithmSchema(name: string, settings: z.ZodType | undefined) {
+  return z
+    .object({
+      name: z.literal(name).describe('A registered advantage estimator.'),
+      ...groupFields,
+      settings: (settings ?? z.object({}).strict()).default({}).describe("The estimator's settings, checked by its own schema."),
+      ...sharedFields,
+    })
+    .strict();
+}
+
+/** A parsed section of a user-registered algorithm. */
+export type CustomAlgorithmConfig = Omit<z.output<ReturnType<typeof customAlgorithmSchema>>, 'name' | 'settings'> & { name: string; settings: unknown };

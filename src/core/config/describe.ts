@@ -17,6 +17,8 @@ export interface ConfigFieldDoc {
   readonly description: string;
   /** For fields of one horizon schedule: which one, e.g. `schedule: 'stepwise'`. */
   readonly when?: string;
+  /** May be left out with no default (the code then decides, as the description says). */
+  readonly optional?: boolean;
 }
 
 function pushField(path: string, field: z.ZodType, when: string | undefined, out: ConfigFieldDoc[]): void {
@@ -31,6 +33,7 @@ function pushField(path: string, field: z.ZodType, when: string | undefined, out
     description: descriptionOf(field) ?? '',
     ...(unwrapped.hasDefault ? { default: unwrapped.defaultValue } : {}),
     ...(when === undefined ? {} : { when }),
+    ...(!unwrapped.hasDefault && field.safeParse(undefined).success ? { optional: true } : {}),
   });
 }
 
@@ -88,7 +91,8 @@ export function describeConfig(): ConfigFieldDoc[] {
 export function configMarkdownTable(): string {
   const cell = (text: string) => text.replaceAll('|', '\\|');
   const rows = describeConfig().map((f) => {
-    const fallback = 'default' in f ? `\`${JSON.stringify(f.default)}\`` : 'required';
+    // Required: the config must set it; optional: it may be left out, and has no fixed default.
+    const fallback = 'default' in f ? `\`${JSON.stringify(f.default)}\`` : f.optional === true ? 'optional' : 'required';
     const description = f.when === undefined ? f.description : `${f.description} (when ${f.when})`;
     return `| \`${f.path}\` | ${cell(f.type)} | ${cell(fallback)} | ${cell(description)} |`;
   });

@@ -4,7 +4,7 @@
  * the CLI and the README table all come from it.
  */
 import { z } from 'zod';
-import { algorithmSchema } from './algorithm-schema.js';
+import { type AlgorithmConfig, algorithmSchema, type CustomAlgorithmConfig } from './algorithm-schema.js';
 
 const posInt = () => z.number().int().positive();
 const nonNegInt = () => z.number().int().min(0);
@@ -215,6 +215,12 @@ const trainSchema = z
       .describe(
         'Learner gradient workers (threads, each with its own tfjs backend): each mini-batch is split into this many shards whose gradients are added exactly before one optimizer step. 1 = compute in the learner thread; about the CPU core count is fastest.',
       ),
+    export: z
+      .enum(['none', 'tensorboard'])
+      .default('none')
+      .describe(
+        'Live metrics export: tensorboard also writes every logged metric to an events.out.tfevents.* file next to run.db as training runs (view with tensorboard --logdir runs); none keeps them in run.db only (turnwise export converts later).',
+      ),
   })
   .strict();
 
@@ -268,7 +274,7 @@ export const configSchema = z
     model: modelSchema.prefault({}).describe('Decoder-only transformer policy.'),
     context: contextSchema.prefault({}).describe('How a turn context is built from the episode so far.'),
     sampling: samplingSchema.prefault({}).describe('How actions are generated during rollouts.'),
-    algorithm: algorithmSchema.prefault({}).describe('RL algorithm (grpo, rloo, reinforce_pp, reinforce, ppo), its loss and optimizer.'),
+    algorithm: algorithmSchema.prefault({}).describe('RL algorithm (grpo, rloo, reinforce_pp, reinforce, ppo, or the name of an estimator registered with registerAdvantageEstimator, whose settings go in algorithm.settings), its loss and optimizer.'),
     horizon: horizonSchema,
     train: trainSchema.prefault({}).describe('Length of training and how often to evaluate and save.'),
     runtime: runtimeSchema.prefault({}).describe('Bus, batching and timeouts.'),
@@ -319,7 +325,7 @@ export const configSchema = z
   });
 
 /** A parsed config with every default filled in. */
-export type TurnwiseConfig = z.output<typeof configSchema>;
+export type TurnwiseConfig = Omit<z.output<typeof configSchema>, 'algorithm'> & { algorithm: AlgorithmConfig | CustomAlgorithmConfig };
 
 /** What a YAML file or caller may write: every field optional except inside a chosen horizon schedule. */
 export type TurnwiseConfigInput = z.input<typeof configSchema>;

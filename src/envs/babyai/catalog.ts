@@ -8,6 +8,7 @@ import type { Split } from '../../core/types.js';
 import type { EnvironmentOptions, TaskCatalog } from '../environment.js';
 import type { LevelSpec } from './levels/level.js';
 import { BABYAI_LEVELS, implementedLevelNames, levelIndexOf, NUM_BABYAI_LEVELS } from './levels/index.js';
+import { babyaiSettings } from './settings.js';
 
 /** Seeds of the test split: [0, TEST_SEEDS). */
 export const TEST_SEEDS = 1000;
@@ -39,14 +40,10 @@ export function babyaiTaskOf(index: number): { level: LevelSpec; levelIndex: num
  * @example selectedLevelIndices({ settings: { levels: ['GoToRedBall'] } }) // [1]
  */
 export function selectedLevelIndices(options?: EnvironmentOptions): number[] {
-  const raw = options?.settings?.levels;
-  const names = raw === undefined ? implementedLevelNames() : raw;
-  if (!Array.isArray(names) || names.length === 0 || !names.every((n) => typeof n === 'string')) {
-    throw new InvalidConfigError('settings.levels', `expected a non-empty array of BabyAI level names, got ${JSON.stringify(raw)}`);
-  }
+  const names = babyaiSettings(options).levels ?? implementedLevelNames();
   const indices = names.map((n: string) => {
     const at = levelIndexOf(n);
-    if (at < 0) throw new InvalidConfigError('settings.levels', `unknown BabyAI level ${JSON.stringify(n)}; valid: ${BABYAI_LEVELS.map((l) => l.name).join(', ')}`);
+    if (at < 0) throw new InvalidConfigError('env.settings.levels', `unknown BabyAI level ${JSON.stringify(n)}; valid: ${BABYAI_LEVELS.map((l) => l.name).join(', ')}`);
     return at;
   });
   return [...new Set(indices)].sort((a, b) => a - b);

@@ -9,6 +9,12 @@
 /** The six MiniGrid colours, in MiniGrid's order (its random colour draws index this list). */
 export const COLORS = ['red', 'green', 'blue', 'purple', 'yellow', 'grey'] as const;
 
+/**
+ * The colours in the order Minigrid's random draws index them (`COLOR_NAMES = sorted(COLORS)`),
+ * which is not the encoding order above.
+ */
+export const MINIGRID_DRAW_COLORS = ['blue', 'green', 'grey', 'purple', 'red', 'yellow'] as const;
+
 /** One of the six MiniGrid colours. */
 export type Color = (typeof COLORS)[number];
 

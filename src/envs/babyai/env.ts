@@ -1,19 +1,26 @@
 /**
  * The native BabyAI text environment: MiniGrid/BabyAI levels behind AgentGym's text interface.
  *
- * Each agent action is one turn; high-level actions (`go to`, `pickup`, `go through`, `toggle and
- * go through`) run their primitive plan until it completes, the instruction is decided, or the
- * primitive budget runs out. Reward is MiniGrid's `1 - 0.9 * steps / maxSteps` on success, else 0.
+ * Two settings shape it (`settings.ts`): `generator` (which worlds: Minigrid's, draw for draw, by
+ * default) and `textProfile` (which words). With the `turnwise` profile each agent action is one
+ * turn; high-level actions (`go to`, `pickup`, `go through`, `toggle and go through`) run their
+ * primitive plan until it completes, the instruction is decided, or the primitive budget runs
+ * out, and the episode ends there; reward is MiniGrid's `1 - 0.9 * steps / maxSteps` on success,
+ * else 0. With the `agentgym` profile every observation, reward and `done` is what AgentGym's
+ * BabyAI server answers (`agentgym/episode.ts`).
  */
-import { EnvironmentError, InvalidConfigError } from '../../core/errors.js';
+import { EnvironmentError } from '../../core/errors.js';
 import type { Observation, StepResult } from '../../core/types.js';
 import type { Environment, EnvironmentOptions } from '../environment.js';
 import { parseAction } from '../parse-action.js';
+import { AgentGymEpisode, actionListLine } from './agentgym/episode.js';
 import { babyaiTaskOf } from './catalog.js';
 import { applyPlan } from './apply.js';
 import type { Instruction } from './instructions.js';
 import { generateLevel } from './levels/level.js';
 import { renderWorld } from './render.js';
+import type { BabyAISettings } from './settings.js';
+import { babyaiSettings } from './settings.js';
 import type { TextState } from './text.js';
 import { CHECK_ACTIONS, formatActionList, TextRenderer } from './text.js';
 import type { GridWorld } from './world.js';
@@ -65,16 +72,14 @@ export class BabyAIEnvironment implements Environment {
   private done = false;
   private closed = false;
   private levelName = '';
+  /** The live episode under the agentgym profile. */
+  private agentgym: AgentGymEpisode | null = null;
 
-  private readonly keepSequenceWords: boolean;
+  /** The parsed settings (level selection only shapes the catalog). */
+  readonly settings: BabyAISettings;
 
-  // Level selection (`settings.levels`) only shapes the catalog; `settings.sequenceWords` shapes the goal text.
   constructor(readonly options: EnvironmentOptions = {}) {
-    const keep = options.settings?.sequenceWords;
-    if (keep !== undefined && typeof keep !== 'boolean') {
-      throw new InvalidConfigError('settings.sequenceWords', `expected true or false, got ${JSON.stringify(keep)}`);
-    }
-    this.keepSequenceWords = keep === true;
+    this.settings = babyaiSettings(options);
   }
 
   instruction(): string {
@@ -86,14 +91,21 @@ export class BabyAIEnvironment implements Environment {
     this.assertOpen('reset');
     if (!Number.isInteger(index) || index < 0) throw new EnvironmentError(NAME, `reset: task index must be a non-negative integer, got ${index}`);
     const { level, seed } = babyaiTaskOf(index);
-    const generated = generateLevel(level.generator, level.name, seed);
+    const generated = generateLevel(level.generator, level.name, seed, this.settings.generator);
     this.world = generated.world;
     this.instr = generated.instruction;
-    // AgentGym rewrites sequencing words so the goal reads as one conjunction (the order is lost:
-    // `settings.sequenceWords: true` keeps BabyAI's "then" / "after you").
-    this.mission = this.keepSequenceWords ? generated.mission : generated.mission.replace(/\bthen\b/g, 'and').replace(/\bafter you\b/g, 'and');
     this.levelName = level.name;
     this.done = false;
+    if (this.settings.textProfile === 'agentgym') {
+      this.agentgym = new AgentGymEpisode(generated);
+      this.mission = this.agentgym.goal;
+      this.state = null;
+      return { text: this.agentgym.resetObservation(), availableActions: this.agentgym.actions };
+    }
+    this.agentgym = null;
+    // AgentGym rewrites sequencing words so the goal reads as one conjunction (the order is lost:
+    // `settings.sequenceWords: true` keeps BabyAI's "then" / "after you").
+    this.mission = this.settings.sequenceWords ? generated.mission : generated.mission.replace(/\bthen\b/g, 'and').replace(/\bafter you\b/g, 'and');
     this.state = this.text.observe(this.world);
     return this.observation(`Your goal: ${this.mission}\n${this.state.description}`);
   }
@@ -101,13 +113,12 @@ export class BabyAIEnvironment implements Environment {
   /** Applies the agent's raw text (Thought/Action format or a bare action). */
   step(actionText: string): StepResult {
     this.assertOpen('step');
+    if (this.agentgym !== null) return this.stepAgentGym(this.agentgym, actionText);
     const world = this.world;
     const instr = this.instr;
     const state = this.state;
     if (world === null || instr === null || state === null) throw new EnvironmentError(NAME, 'step called before reset');
-    if (this.done) {
-      return { observation: this.observation('The episode is over. Reset the environment to start a new one.'), reward: 0, done: true, success: false, info: { invalid: true, error: 'episode-over' } };
-    }
+    if (this.done) return this.over();
     if (typeof actionText !== 'string') throw new EnvironmentError(NAME, `step: actionText must be a string, got ${typeof actionText}`);
     let action: string;
     // Fast path: a listed action key is already in parsed form (lower-case words and digits,
@@ -148,11 +159,47 @@ export class BabyAIEnvironment implements Environment {
     };
   }
 
+  /**
+   * The agentgym profile: a reply in `Thought: ... Action: ...` form has its action extracted as
+   * AgentGym's client does (its refusals answered without a step); a bare action goes to
+   * AgentGym's server logic untouched, as it arrives over HTTP (so "" answers "No change in state.").
+   */
+  private stepAgentGym(episode: AgentGymEpisode, actionText: string): StepResult {
+    if (this.done) return this.over();
+    if (typeof actionText !== 'string') throw new EnvironmentError(NAME, `step: actionText must be a string, got ${typeof actionText}`);
+    let action = actionText;
+    if (/Action:|Thought:/.test(actionText)) {
+      const parsed = parseAction(actionText);
+      if (!parsed.ok) {
+        const text = parsed.message + actionListLine(episode.actions);
+        return { observation: { text, availableActions: episode.actions }, reward: episode.reward, done: false, success: false, info: { invalid: true, error: parsed.reason, action: null } };
+      }
+      action = parsed.action;
+    }
+    const r = episode.step(action);
+    this.done = r.done;
+    const world = episode.level.world;
+    return {
+      observation: { text: r.observation, availableActions: episode.actions },
+      reward: r.reward,
+      done: r.done,
+      success: r.done && r.reward > 0,
+      info: { invalid: r.invalid, action, level: this.levelName, primitiveSteps: r.primitives, stepCount: world.stepCount, minigridEnded: r.minigridEnded },
+    };
+  }
+
+  private over(): StepResult {
+    const text = 'The episode is over. Reset the environment to start a new one.';
+    const actions = this.agentgym?.actions ?? this.state?.actions ?? [];
+    return { observation: { text: `${text}\n${formatActionList(actions)}`, availableActions: actions }, reward: 0, done: true, success: false, info: { invalid: true, error: 'episode-over' } };
+  }
+
   close(): void {
     this.closed = true;
     this.world = null;
     this.instr = null;
     this.state = null;
+    this.agentgym = null;
   }
 
   render(): string {
@@ -162,7 +209,9 @@ export class BabyAIEnvironment implements Environment {
 
   /**
    * The true state of the current episode, for planners and tests (never shown to the agent):
-   * the world, the instruction with its verifier state, and the current text view.
+   * the world, the instruction with its verifier state, and the current turnwise text view.
+   * Null before a reset and under the agentgym profile (the bot and the solver speak turnwise's
+   * actions).
    */
   trueState(): { world: GridWorld; instruction: Instruction; text: TextState } | null {
     if (this.world === null || this.instr === null || this.state === null) return null;

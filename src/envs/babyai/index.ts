@@ -21,6 +21,11 @@ export const babyaiSpec: EnvironmentSpec = {
 export type { BabyAICatalog } from './catalog.js';
 export { babyaiHorizonOf, babyaiTaskIndex, babyaiTaskOf, createBabyAICatalog, selectedLevelIndices, TEST_SEEDS, TRAIN_SEED_START, TRAIN_SEEDS } from './catalog.js';
 export { babyaiCorpus } from './corpus.js';
+export type { AgentGymStep } from './agentgym/episode.js';
+export { AgentGymEpisode, agentGymGoal } from './agentgym/episode.js';
+export type { BabyAIGenerator } from './level-random.js';
+export type { BabyAISettings, BabyAITextProfile } from './settings.js';
+export { babyaiSettings, babyaiSettingsSchema } from './settings.js';
 export { BABYAI_INSTRUCTION, BabyAIEnvironment } from './env.js';
 export type { LevelCategory, LevelSpec } from './levels/level.js';
 export { AGENTGYM_BABYAI_HORIZON, LONG_LEVEL_HORIZONS, levelHorizon } from './levels/horizons.js';

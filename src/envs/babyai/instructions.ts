@@ -29,6 +29,11 @@ export class ObjDesc {
     readonly type: DescribableType | null,
     readonly color: Color | null = null,
     readonly loc: LocName | null = null,
+    /**
+     * Walls match a description without a type, as in Minigrid ("pick up a grey object" then
+     * counts every wall, so it says "a"); turnwise's generator leaves walls out.
+     */
+    readonly includeWalls = false,
   ) {}
 
   /** Natural-language form; also resolves the matching set. */
@@ -59,7 +64,7 @@ export class ObjDesc {
     for (let x = 0; x < grid.width; x++) {
       for (let y = 0; y < grid.height; y++) {
         const cell = grid.get(x, y);
-        if (cell === null || cell.type === 'wall') continue;
+        if (cell === null || (cell.type === 'wall' && !this.includeWalls)) continue;
         if (!useLocation && !tracked.includes(cell)) continue;
         if (this.type !== null && cell.type !== this.type) continue;
         if (this.color !== null && cell.color !== this.color) continue;

@@ -1,13 +1,13 @@
 /**
  * The random placement helpers BabyAI levels are written with (MiniGrid
  * `RoomGridLevel`) on a {@link RoomLayout}: doors between neighbours,
- * objects placed by rejection sampling. All randomness comes from the `Rng` handed in, so a level
+ * objects placed by rejection sampling. All randomness comes from the stream handed in, so a level
  * is a pure function of its seed.
  */
-import type { Rng } from '../../core/rng.js';
 import type { Color, Direction, PickableType } from './constants.js';
-import { COLORS, DIR_DX, DIR_DY, PICKABLE_TYPES } from './constants.js';
+import { COLORS, DIR_DX, DIR_DY, MINIGRID_DRAW_COLORS, PICKABLE_TYPES } from './constants.js';
 import { Grid } from './grid.js';
+import type { LevelRandom } from './level-random.js';
 import { GridWorld } from './world.js';
 import type { WorldObj } from './world-object.js';
 import { makeDoor, makeObject } from './world-object.js';
@@ -29,6 +29,12 @@ export class RejectSampling extends Error {
   }
 }
 
+/** State a Minigrid level object keeps between attempts (and between resets of one env). */
+export interface LevelCarry {
+  /** `LevelGen.locked_room`: the last locked room added, possibly of an earlier attempt's grid. */
+  lockedRoom?: Room | null;
+}
+
 /**
  * Builds one level attempt: the grid, the agent pose and the objects, drawing from `rng`.
  * Methods mirror the MiniGrid helpers BabyAI levels call, in the same order of random draws.
@@ -42,13 +48,24 @@ export class LevelBuilder {
   readonly world: GridWorld;
   /** Object the agent starts carrying (taken off the grid after the verifier is reset; PutNext `start_carrying`). */
   startCarrying: WorldObj | null = null;
+  /** The colour list random colour draws index (Minigrid's is sorted by name). */
+  readonly colors: readonly Color[];
 
   constructor(
-    readonly rng: Rng,
+    readonly rng: LevelRandom,
     roomSize: number,
     numRows: number,
     numCols: number,
+    /**
+     * Minigrid 2.4.0's semantics wherever turnwise's generator deliberately differs (its
+     * identity-comparison quirks, no regeneration of unwinnable seeds, instructions verified as
+     * Minigrid verifies them); see `levels/level.ts`.
+     */
+    readonly minigrid = false,
+    /** State a level keeps across rejected attempts and resets (Minigrid's `LevelGen.locked_room`). */
+    readonly carry: LevelCarry = {},
   ) {
+    this.colors = minigrid ? MINIGRID_DRAW_COLORS : COLORS;
     this.layout = new RoomLayout(roomSize, numRows, numCols);
     const grid = new Grid(this.layout.width, this.layout.height);
     this.world = new GridWorld(grid, this.layout);
@@ -77,7 +94,7 @@ export class LevelBuilder {
 
   /** Uniform colour (MiniGrid `_rand_color`). */
   randColor(): Color {
-    return this.rng.pick(COLORS);
+    return this.rng.pick(this.colors);
   }
 
   /** `n` distinct elements, drawn one by one (MiniGrid `_rand_subset`). */
@@ -161,7 +178,7 @@ export class LevelBuilder {
   /** A new key/ball/box (random kind/colour when not given) in room (i, j). */
   addObject(i: number, j: number, kind?: PickableType, color?: Color): [WorldObj, [number, number]] {
     const k = kind ?? this.randElem(PICKABLE_TYPES);
-    const c = color ?? this.randElem(COLORS);
+    const c = color ?? this.randElem(this.colors);
     return this.placeInRoom(i, j, makeObject(k, c));
   }
 
@@ -173,7 +190,7 @@ export class LevelBuilder {
       do idx = this.randInt(0, 4);
       while (room.neighbors[idx] === null || room.doors[idx] !== null);
     }
-    const c = color ?? this.randElem(COLORS);
+    const c = color ?? this.randElem(this.colors);
     const isLocked = locked ?? this.randBool();
     if (room.doors[idx] !== null) throw new RangeError(`addDoor: room (${i}, ${j}) already has a door on wall ${idx}`);
     const pos = room.doorPos[idx];
@@ -239,7 +256,7 @@ export class LevelBuilder {
     if (allUnique) for (const row of this.layout.rooms) for (const room of row) for (const o of room.objs) taken.add(`${o.type}/${o.color}`);
     const added: WorldObj[] = [];
     while (added.length < count) {
-      const color = this.randElem(COLORS);
+      const color = this.randElem(this.colors);
       const kind = this.randElem(PICKABLE_TYPES);
       const key = allUnique ? `${kind}/${color}` : '';
       if (allUnique && taken.has(key)) continue;
@@ -253,7 +270,7 @@ export class LevelBuilder {
   }
 
   /** Adds unlocked doors until every room is reachable from the agent's room (MiniGrid `connect_all`). */
-  connectAll(doorColors: readonly Color[] = COLORS, maxIters = 5000): WorldObj[] {
+  connectAll(doorColors: readonly Color[] = this.colors, maxIters = 5000): WorldObj[] {
     const { layout } = this;
     const start = layout.roomAt(this.world.agentX, this.world.agentY);
     const added: WorldObj[] = [];

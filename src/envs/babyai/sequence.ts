@@ -7,16 +7,17 @@
  * One deliberate difference from Minigrid: on the primitive step that completes the first part,
  * Minigrid verifies the second part with that same step, and a strict second part then fails on
  * it (the toggle that opened door A counts as "toggled a wrong door" for B), which makes two thirds
- * of OpenDoorsOrderN4Debug unwinnable. Here that hand-over step can complete the second part but
- * never fail it.
+ * of OpenDoorsOrderN4Debug unwinnable. With turnwise's generator that hand-over step can complete
+ * the second part but never fail it; Minigrid's generator builds its combinators with
+ * `handOverFailures` set, which keeps Minigrid's rule.
  */
 import type { PrimitiveAction } from './constants.js';
 import type { ActionInstr, Instruction, VerifierState, VerifyStatus } from './instructions.js';
 import type { GridWorld } from './world.js';
 
-/** Status of the second part on the step that completed the first: success counts, failure does not. */
-function handOver(status: VerifyStatus): VerifyStatus {
-  return status === 'failure' ? 'continue' : status;
+/** Status of the second part on the step that completed the first: success counts, failure only when asked. */
+function handOver(status: VerifyStatus, failures: boolean): VerifyStatus {
+  return status === 'failure' && !failures ? 'continue' : status;
 }
 
 /** Shared shape of the three combinators. */
@@ -29,6 +30,8 @@ abstract class Combined {
     readonly b: Instruction,
     /** Fail when the part that must wait succeeds first (BabyAI `strict`; no level uses it). */
     readonly strict = false,
+    /** Let the second part fail on the step that completed the first, as Minigrid does. */
+    readonly handOverFailures = false,
   ) {}
   get navs(): number {
     return this.a.navs + this.b.navs;
@@ -94,7 +97,7 @@ export class BeforeInstr extends Combined implements Instruction {
     this.aStatus = this.a.verify(world, action);
     if (this.aStatus === 'failure') return 'failure';
     if (this.aStatus === 'success') {
-      this.bStatus = handOver(this.b.verify(world, action));
+      this.bStatus = handOver(this.b.verify(world, action), this.handOverFailures);
       return this.bStatus;
     }
     if (this.strict && this.b.verify(world, action) === 'success') return 'failure';
@@ -122,7 +125,7 @@ export class AfterInstr extends Combined implements Instruction {
     this.bStatus = this.b.verify(world, action);
     if (this.bStatus === 'failure') return 'failure';
     if (this.bStatus === 'success') {
-      this.aStatus = handOver(this.a.verify(world, action));
+      this.aStatus = handOver(this.a.verify(world, action), this.handOverFailures);
       return this.aStatus;
     }
     if (this.strict && this.a.verify(world, action) === 'success') return 'failure';

@@ -1,7 +1,8 @@
 /**
  * Step 1 of a training run: everything that exists before any actor starts — the tensor backend,
  * the environment and its train split, the run folder (fresh, or the one resumed with its latest
- * checkpoint), the models, and the run store with the run's row, resolved config and tokenizer.
+ * checkpoint), the models, and the run store with the run's row, resolved config and tokenizer
+ * (and the live metrics export, when `train.export` asks for one).
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -18,6 +19,7 @@ import { restoreStaleness, type StalenessState } from '../async/staleness.js';
 import { buildPolicyStack, type PolicyStack } from '../policy-stack.js';
 import type { RunEvent } from '../run-events.js';
 import { freshRunDir, saveRunConfig } from '../run-folder.js';
+import { startLiveExport } from './live-export.js';
 import type { TrainRunOptions } from './types.js';
 
 /** What the later steps of a run share: its folder, store, models and environment. */
@@ -41,6 +43,8 @@ export interface OpenedRun {
   /** The asynchronous loop's staleness state saved with the checkpoint, checked. */
   readonly restoredStaleness: StalenessState;
   readonly store: RunStore;
+  /** Stops the live metrics export (`train.export`), if any. */
+  readonly stopExport: () => void;
 }
 
 /** Refuses option combinations no assembly supports, before anything is loaded. */
@@ -84,6 +88,7 @@ export async function openRun(options: TrainRunOptions): Promise<OpenedRun> {
     }
   }
   store.setRunStatus('running');
+  const stopExport = startLiveExport(config, runDir, store);
   const startStep = checkpoint?.step ?? 0;
-  return { config, clock, emit, backend, spec, settings, catalog, trainIndices, resuming, runDir, runId, startStep, checkpoint, stack, restoredStaleness, store };
+  return { config, clock, emit, backend, spec, settings, catalog, trainIndices, resuming, runDir, runId, startStep, checkpoint, stack, restoredStaleness, store, stopExport };
 }

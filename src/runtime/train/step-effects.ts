@@ -6,6 +6,7 @@
 import type { CoordinatorEffects } from '../../actors/coordinator.js';
 import { persistHorizon } from '../../actors/horizon.js';
 import { evalHorizonFor, type HorizonSpec } from '../../actors/horizon-per-env.js';
+import { shapeRewards } from '../../algorithms/reward-shaper-registry.js';
 import type { Trajectory } from '../../core/types.js';
 import { saveCheckpoint } from '../../models/checkpoint.js';
 import { checkpointContentOf } from '../checkpoint-content.js';
@@ -81,7 +82,9 @@ export function coordinatorEffects(run: OpenedRun, actors: TrainingActors, evalu
       // Stored before training: what the learner trains on is already durable.
       store.recordTrajectories(runId, 'train', trajectories);
       const started = clock.now();
-      const { metrics } = await actors.train(step, trajectories);
+      // The learner trains on shaped rewards (algorithm.rewardShaper); the store keeps the raw ones.
+      const a = config.algorithm;
+      const { metrics } = await actors.train(step, shapeRewards(trajectories, a.rewardShaper, a.rewardShaperSettings));
       return { metrics: { ...pending.get(step), ...metrics, 'time/trainSec': (clock.now() - started) / 1000 } };
     },
     evaluate: async (step) => evaluate(step + 1),

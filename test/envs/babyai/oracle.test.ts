@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { createBabyAICatalog } from '../../../src/envs/babyai/catalog.js';
+import { BabyAIEnvironment } from '../../../src/envs/babyai/env.js';
 import { BabyAIOracle, extractGoal, parseGoal, targetAction } from '../../../src/envs/babyai/oracle.js';
 
 describe('BabyAI oracle', () => {
@@ -26,5 +28,25 @@ describe('BabyAI oracle', () => {
     const obs = { text: '', availableActions: ['turn left', 'turn right', 'move forward'] };
     const moves = [0, 1, 2, 3].map(() => oracle.act(obs, 'go to the red ball'));
     expect(moves).toEqual(['turn left', 'turn left', 'turn left', 'move forward']);
+  });
+
+  it("wins 253 of the first 256 held-out GoToRedBall test tasks within 5 turns (Minigrid's worlds; the README's ceiling for the quickstart)", () => {
+    const settings = { levels: ['GoToRedBall'] };
+    const env = new BabyAIEnvironment({ settings });
+    let wins = 0;
+    for (const task of createBabyAICatalog({ settings }).indices('test').slice(0, 256)) {
+      let obs = env.reset(task);
+      const goal = extractGoal(obs.text) ?? '';
+      const oracle = new BabyAIOracle();
+      for (let turn = 0; turn < 5; turn++) {
+        const r = env.step(oracle.act(obs, goal));
+        obs = r.observation;
+        if (r.done) {
+          if (r.success) wins++;
+          break;
+        }
+      }
+    }
+    expect(wins).toBe(253);
   });
 });

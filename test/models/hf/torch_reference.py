@@ -9,6 +9,12 @@ continuations. turnwise's test loads the same folders and must agree.
     /usr/bin/python3 torch_reference.py OUT_DIR
 
 prints nothing; writes OUT_DIR/<variant>/ and OUT_DIR/reference.json.
+
+    /usr/bin/python3 torch_reference.py --check MODEL_DIR IDS_JSON
+
+reads a model folder turnwise exported (config.json, safetensors, tokenizer_config.json,
+generation_config.json) as a consumer of Hugging Face folders would, and prints as JSON the fields
+generation depends on and the logits of the given prompt.
 """
 import json
 import math
@@ -303,5 +309,70 @@ def main(out_dir):
         json.dump(reference, out)
 
 
+DTYPES = {"F32": (torch.float32, 4), "F16": (torch.float16, 2), "BF16": (torch.bfloat16, 2)}
+
+
+def read_safetensors(path):
+    """A safetensors file as float32 tensors (header: u64 length, JSON; then the data)."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8:8 + n])
+    data = raw[8 + n:]
+    out = {}
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        dtype, size = DTYPES[entry["dtype"]]
+        begin, end = entry["data_offsets"]
+        if dtype == torch.bfloat16:
+            t = torch.frombuffer(bytearray(data[begin:end]), dtype=torch.int16).view(torch.bfloat16)
+        else:
+            t = torch.frombuffer(bytearray(data[begin:end]), dtype=dtype)
+        out[name] = t.reshape(entry["shape"]).to(torch.float32)
+    return out
+
+
+def variant_from_config(c):
+    """The reference's model description from a config.json (the fields transformers reads)."""
+    rope = c.get("rope_parameters") or {}
+    return dict(model_type=c["model_type"], hidden=c["hidden_size"], layers=c["num_hidden_layers"],
+                heads=c["num_attention_heads"], kv=c.get("num_key_value_heads", c["num_attention_heads"]),
+                head_dim=c.get("head_dim") or c["hidden_size"] // c["num_attention_heads"], ffn=c["intermediate_size"],
+                vocab=c["vocab_size"], tie=c.get("tie_word_embeddings", False), theta=rope.get("rope_theta", c.get("rope_theta", 10000.0)),
+                eps=c.get("rms_norm_eps", 1e-6), rope_scaling=c.get("rope_scaling"), attention_bias=c.get("attention_bias", False),
+                mlp_bias=c.get("mlp_bias", False))
+
+
+def check(folder, ids_path):
+    with open(os.path.join(folder, "config.json")) as f:
+        config = json.load(f)
+    weights = {}
+    for name in sorted(os.listdir(folder)):
+        # The model's weights only (a checkpoint also holds optimizer.safetensors), as from_pretrained reads them.
+        if name.startswith("model") and name.endswith(".safetensors"):
+            weights.update(read_safetensors(os.path.join(folder, name)))
+    v = variant_from_config(config)
+    with open(ids_path) as f:
+        prompt = json.load(f)
+    with torch.no_grad():
+        ids = torch.tensor([prompt])
+        logits = forward(v, weights, ids, torch.ones_like(ids))
+    read = lambda name: json.load(open(os.path.join(folder, name))) if os.path.exists(os.path.join(folder, name)) else None
+    tok_config = read("tokenizer_config.json") or {}
+    out = {
+        "config": {k: config.get(k) for k in ("architectures", "model_type", "bos_token_id", "eos_token_id", "pad_token_id", "vocab_size", "tie_word_embeddings", "num_key_value_heads", "torch_dtype")},
+        "generation_config": read("generation_config.json"),
+        "tokenizer_config": {k: tok_config.get(k) for k in ("bos_token", "eos_token", "pad_token", "tokenizer_class", "model_max_length")},
+        "has_chat_template": isinstance(tok_config.get("chat_template"), (str, list)) or os.path.exists(os.path.join(folder, "chat_template.jinja")),
+        "tensors": sorted(weights),
+        "logits": logits[0].reshape(-1).tolist(),
+    }
+    print(json.dumps(out))
+
+
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if sys.argv[1] == "--check":
+        check(sys.argv[2], sys.argv[3])
+    else:
+        main(sys.argv[1])

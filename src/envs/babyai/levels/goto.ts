@@ -145,7 +145,9 @@ export const goToImpUnlock: LevelGenerator = {
   genMission(b) {
     const lockedRoom = addLockedRoomWithKey(b);
     b.connectAll();
-    for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) if (b.layout.room(i, j) !== lockedRoom.room) b.addDistractors(i, j, 2, false);
+    // Minigrid skips the locked room with `i is not id or j is not jd`, an identity test between a
+    // Python int and a NumPy integer that is always true: every room gets distractors there.
+    for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) if (b.minigrid || b.layout.room(i, j) !== lockedRoom.room) b.addDistractors(i, j, 2, false);
     placeAgentOutside(b, lockedRoom.room);
     b.checkObjsReachable();
     const [obj] = b.addDistractors(lockedRoom.i, lockedRoom.j, 1, false);
@@ -156,7 +158,9 @@ export const goToImpUnlock: LevelGenerator = {
 
 /**
  * A locked door on a random wall of a random room, and a key of its colour in another room
- * (the opening of GoToImpUnlock and Unlock).
+ * (the opening of GoToImpUnlock and Unlock). Minigrid means "another room" but tests it with
+ * `ik is id and jk is jd` on NumPy integers, which never holds: with its generator the first room
+ * drawn takes the key, the locked one included.
  * @example const { room, door } = addLockedRoomWithKey(b);
  */
 export function addLockedRoomWithKey(b: LevelBuilder, keyInOtherRoom = true): { room: Room; i: number; j: number; door: WorldObj } {
@@ -168,7 +172,7 @@ export function addLockedRoomWithKey(b: LevelBuilder, keyInOtherRoom = true): { 
     for (;;) {
       const ik = b.randInt(0, b.layout.numCols);
       const jk = b.randInt(0, b.layout.numRows);
-      if (ik === i && jk === j) continue;
+      if (!b.minigrid && ik === i && jk === j) continue;
       b.addObject(ik, jk, 'key', door.color);
       break;
     }

@@ -3,8 +3,8 @@
  * episode 20 turns, but text actions only reach what the agent can see, so some levels (big
  * rooms, many rooms, locked doors, objects to move) need more on some seeds. A level's horizon is
  * AgentGym's 20, or for those levels the smallest multiple of 10 within which the BabyAI bot
- * (`bot/bot.ts`) solves every one of its 1000 test seeds (`npm run bench -- babyai-bot 1000`,
- * measured when this table was set; test/envs/babyai/bot.test.ts rechecks a sample).
+ * (`bot/bot.ts`) solves every one of its 1000 test seeds on turnwise's generator (`npm run bench --
+ * babyai-bot 1000`, measured when this table was set; test/envs/babyai/bot.test.ts rechecks a sample).
  *
  * How it meets the run's horizon: the run's horizon schedule (`horizon` in the config) decides
  * when an episode is truncated, for every level alike, and still caps. A level horizon is what a

@@ -11,7 +11,7 @@
  * Used by GoToSeq, PickupLoc, Synth*, MiniBossLevel, BossLevel*.
  */
 import type { Color, DescribableType } from '../constants.js';
-import { COLORS, DESCRIBABLE_TYPES, LOC_NAMES } from '../constants.js';
+import { DESCRIBABLE_TYPES, LOC_NAMES } from '../constants.js';
 import type { Instruction } from '../instructions.js';
 import { GoToInstr, ObjDesc, OpenInstr, PickupInstr, PutNextInstr } from '../instructions.js';
 import type { LevelBuilder } from '../room-grid.js';
@@ -64,9 +64,15 @@ export function levelGen(options: LevelGenOptions = {}): LevelGenerator {
   return {
     shape: { roomSize: o.roomSize, numRows: o.numRows, numCols: o.numCols },
     unblocking: o.unblocking,
+    // Minigrid keeps `locked_room` on the level object: an attempt (or a reset) that adds no locked
+    // room still filters descriptions against the last one added, which then matters.
+    carriesState: !o.implicitUnlock && o.lockedRoomProb > 0,
     genMission(b) {
-      let lockedRoom: Room | null = null;
-      if (b.randFloat() < o.lockedRoomProb) lockedRoom = addLockedRoom(b);
+      let lockedRoom: Room | null = b.minigrid ? (b.carry.lockedRoom ?? null) : null;
+      if (b.randFloat() < o.lockedRoomProb) {
+        lockedRoom = addLockedRoom(b);
+        if (b.minigrid) b.carry.lockedRoom = lockedRoom;
+      }
       b.connectAll();
       b.addDistractors(undefined, undefined, o.numDists, false);
       for (;;) {
@@ -117,7 +123,7 @@ class InstrGen {
   randObj(types: readonly DescribableType[] = DESCRIBABLE_TYPES): ObjDesc {
     const b = this.b;
     for (let tries = 0; tries <= MAX_OBJ_TRIES; tries++) {
-      const color = b.randElem<Color | null>([null, ...COLORS]);
+      const color = b.randElem<Color | null>([null, ...b.colors]);
       const type = b.randElem(types);
       const loc = this.locations && b.randBool() ? b.randElem(LOC_NAMES) : null;
       const desc = new ObjDesc(type, color, loc);
@@ -143,6 +149,6 @@ class InstrGen {
     if (kind === 'and') return new AndInstr(this.randInstr(actionKinds, ['action']), this.randInstr(actionKinds, ['action']));
     const a = this.randInstr(actionKinds, ['action', 'and']);
     const c = this.randInstr(actionKinds, ['action', 'and']);
-    return b.randBool() ? new BeforeInstr(a, c) : new AfterInstr(a, c);
+    return b.randBool() ? new BeforeInstr(a, c, false, b.minigrid) : new AfterInstr(a, c, false, b.minigrid);
   }
 }

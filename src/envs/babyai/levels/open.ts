@@ -1,7 +1,7 @@
 /**
  * `Open` levels (BabyAI ICLR 2019, `minigrid/envs/babyai/open.py`).
  */
-import { COLORS, LOC_NAMES } from '../constants.js';
+import { LOC_NAMES } from '../constants.js';
 import { ObjDesc, OpenInstr } from '../instructions.js';
 import { AfterInstr, BeforeInstr } from '../sequence.js';
 import type { WorldObj } from '../world-object.js';
@@ -46,7 +46,7 @@ export const open: LevelGenerator = {
 export const openDoorLoc: LevelGenerator = {
   shape: { roomSize: 8, numRows: 3, numCols: 3 },
   genMission(b) {
-    const colors = b.randSubset(COLORS, 4);
+    const colors = b.randSubset(b.colors, 4);
     const doors = colors.map((c, i) => b.addDoor(1, 1, i, c, false)[0]);
     if (doors.length !== 4) throw new RangeError('openDoorLoc: expected four doors');
     // Minigrid draws the location word before placing the agent; it is resolved against the agent's pose.
@@ -64,11 +64,11 @@ export const openDoorLoc: LevelGenerator = {
 export const openRedBlueDoorsDebug: LevelGenerator = {
   shape: { roomSize: 6, numRows: 3, numCols: 3, maxSteps: 20 * 36 },
   genMission(b) {
-    b.randSubset(COLORS, 2); // Minigrid draws two colours before the fixed ones override them.
+    b.randSubset(b.colors, 2); // Minigrid draws two colours before the fixed ones override them.
     const [d1] = b.addDoor(1, 1, 2, 'red', false);
     const [d2] = b.addDoor(1, 1, 0, 'blue', false);
     b.placeAgent(1, 1);
-    return new BeforeInstr(new OpenInstr(new ObjDesc('door', d1.color), true), new OpenInstr(new ObjDesc('door', d2.color)));
+    return new BeforeInstr(new OpenInstr(new ObjDesc('door', d1.color), true), new OpenInstr(new ObjDesc('door', d2.color)), false, b.minigrid);
   },
 };
 
@@ -81,7 +81,7 @@ export function openDoorsOrder(numDoors: number, debug: boolean): LevelGenerator
   return {
     shape: { roomSize: 6, numRows: 3, numCols: 3, maxSteps: 20 * 36 },
     genMission(b) {
-      const colors = b.randSubset(COLORS, numDoors);
+      const colors = b.randSubset(b.colors, numDoors);
       const doors = colors.map((c) => b.addDoor(1, 1, undefined, c, false)[0]);
       b.placeAgent(1, 1);
       const [door1, door2] = b.randSubset(doors, 2) as [WorldObj, WorldObj];
@@ -89,8 +89,8 @@ export function openDoorsOrder(numDoors: number, debug: boolean): LevelGenerator
       const desc2 = new ObjDesc('door', door2.color);
       const mode = b.randInt(0, 3);
       if (mode === 0) return new OpenInstr(desc1, debug);
-      if (mode === 1) return new BeforeInstr(new OpenInstr(desc1, debug), new OpenInstr(desc2, debug));
-      return new AfterInstr(new OpenInstr(desc1, debug), new OpenInstr(desc2, debug));
+      if (mode === 1) return new BeforeInstr(new OpenInstr(desc1, debug), new OpenInstr(desc2, debug), false, b.minigrid);
+      return new AfterInstr(new OpenInstr(desc1, debug), new OpenInstr(desc2, debug), false, b.minigrid);
     },
   };
 }

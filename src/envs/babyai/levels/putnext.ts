@@ -67,7 +67,7 @@ export function moveTwoAcross(roomSize: number, objsPerRoom: number): LevelGener
       b.removeWall(0, 0, 0);
       const [a, d] = b.randSubset(left, 2) as [WorldObj, WorldObj];
       const [c1, c2] = b.randSubset(right, 2) as [WorldObj, WorldObj];
-      return new BeforeInstr(new PutNextInstr(desc(a), desc(c1)), new PutNextInstr(desc(c2), desc(d)));
+      return new BeforeInstr(new PutNextInstr(desc(a), desc(c1)), new PutNextInstr(desc(c2), desc(d)), false, b.minigrid);
     },
   };
 }

@@ -2,7 +2,6 @@
  * `Unlock` levels (BabyAI ICLR 2019, `minigrid/envs/babyai/unlock.py`): locked doors and the keys
  * that open them.
  */
-import { COLORS } from '../constants.js';
 import { ObjDesc, OpenInstr, PickupInstr } from '../instructions.js';
 import type { DescribableType } from '../constants.js';
 import { makeObject } from '../world-object.js';
@@ -17,9 +16,10 @@ export const unlock: LevelGenerator = {
   shape: { roomSize: 8, numRows: 3, numCols: 3 },
   genMission(b) {
     const locked = addLockedRoomWithKey(b);
-    if (b.randBool()) b.connectAll(COLORS.filter((c) => c !== locked.door.color));
+    if (b.randBool()) b.connectAll(b.colors.filter((c) => c !== locked.door.color));
     else b.connectAll();
-    for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) if (b.layout.room(i, j) !== locked.room) b.addDistractors(i, j, 3, false);
+    // As in GoToImpUnlock, Minigrid's `is not` test lets the locked room have distractors too.
+    for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) if (b.minigrid || b.layout.room(i, j) !== locked.room) b.addDistractors(i, j, 3, false);
     placeAgentOutside(b, locked.room);
     b.checkObjsReachable();
     return new OpenInstr(new ObjDesc('door', locked.door.color));
@@ -104,7 +104,7 @@ export const blockedUnlockPickup: LevelGenerator = {
 export const unlockToUnlock: LevelGenerator = {
   shape: { roomSize: 6, numRows: 1, numCols: 3, maxSteps: 30 * 36 },
   genMission(b) {
-    const [c0, c1] = b.randSubset(COLORS, 2);
+    const [c0, c1] = b.randSubset(b.colors, 2);
     if (c0 === undefined || c1 === undefined) throw new RangeError('unlockToUnlock: two colours expected');
     b.addDoor(0, 0, 0, c0, true);
     b.addObject(2, 0, 'key', c0);
