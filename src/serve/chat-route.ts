@@ -10,7 +10,7 @@
  */
 import type { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import type { RouteContext, ServeEnv } from './app.js';
+import type { RouteContext, ServeEnv } from './route-context.js';
 import { type ChatRequest, parseChatRequest } from './chat-request.js';
 import { choiceSeed, type GeneratedChoice, generateChoice } from './generation.js';
 import { chatLogprobEntries } from './logprobs-format.js';

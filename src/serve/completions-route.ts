@@ -13,7 +13,7 @@
  */
 import type { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import type { RouteContext, ServeEnv } from './app.js';
+import type { RouteContext, ServeEnv } from './route-context.js';
 import { type CompletionRequest, DEFAULT_COMPLETION_TOKENS, parseCompletionRequest, promptInputs } from './completion-request.js';
 import { choiceSeed, type GeneratedChoice, generateChoice } from './generation.js';
 import { type LegacyLogprobs, type LegacyPosition, legacyLogprobs, topAt } from './logprobs-format.js';

@@ -12,7 +12,7 @@
  */
 import type { Hono } from 'hono';
 import { z } from 'zod';
-import type { RouteContext, ServeEnv } from './app.js';
+import type { RouteContext, ServeEnv } from './route-context.js';
 import { chatRequestSchema } from './chat-request.js';
 import { ApiError } from './openai-errors.js';
 import { tokenString } from './token-text.js';
