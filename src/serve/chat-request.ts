@@ -21,7 +21,7 @@
 import { z } from 'zod';
 import { ApiError } from './openai-errors.js';
 import { MAX_TOP_LOGPROBS, samplingFields } from './sampling-params.js';
-import { parseBody } from './validation.js';
+import { integer, parseBody } from './validation.js';
 
 const textPart = z.object({ type: z.literal('text'), text: z.string() });
 
@@ -37,10 +37,10 @@ export const chatRequestSchema = z
     model: z.string().min(1).nullish(), // the served model when left out (as vLLM)
     messages: z.array(messageSchema).min(1),
     ...samplingFields,
-    max_tokens: z.number().int().positive().nullish(),
-    max_completion_tokens: z.number().int().positive().nullish(),
+    max_tokens: integer().positive().nullish(),
+    max_completion_tokens: integer().positive().nullish(),
     logprobs: z.boolean().nullish(),
-    top_logprobs: z.number().int().min(0).max(MAX_TOP_LOGPROBS).nullish(),
+    top_logprobs: integer().min(0).max(MAX_TOP_LOGPROBS).nullish(),
     // vLLM's extensions: constrained decoding over listed strings; extra chat-template variables.
     guided_choice: z.array(z.string().min(1)).min(1).nullish(),
     chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),

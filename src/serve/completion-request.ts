@@ -7,9 +7,9 @@
 import { z } from 'zod';
 import { ApiError } from './openai-errors.js';
 import { MAX_TOP_LOGPROBS, samplingFields } from './sampling-params.js';
-import { parseBody } from './validation.js';
+import { integer, parseBody } from './validation.js';
 
-const tokenIds = z.array(z.number().int().min(0)).min(1);
+const tokenIds = z.array(integer().min(0)).min(1);
 
 /** The request body we accept (unknown keys are rejected). */
 export const completionRequestSchema = z
@@ -19,9 +19,9 @@ export const completionRequestSchema = z
       error: 'a string, an array of strings, an array of token ids or an array of token-id arrays',
     }),
     ...samplingFields,
-    max_tokens: z.number().int().min(0).nullish(),
+    max_tokens: integer().min(0).nullish(),
     echo: z.boolean().nullish(),
-    logprobs: z.number().int().min(0).max(MAX_TOP_LOGPROBS).nullish(),
+    logprobs: integer().min(0).max(MAX_TOP_LOGPROBS).nullish(),
     // Accepted only when they change nothing.
     suffix: z.null().optional(),
     best_of: z.literal(1).nullish(),

@@ -4,6 +4,7 @@
  * neutral value (a penalty it does not apply is refused rather than silently ignored).
  */
 import { z } from 'zod';
+import { integer } from './validation.js';
 
 /** Most choices per prompt (OpenAI's limit for `n`). */
 export const MAX_CHOICES = 128;
@@ -19,8 +20,8 @@ const stopString = z.string().min(1).max(MAX_STOP_CHARS);
 export const samplingFields = {
   temperature: z.number().min(0).max(2).nullish(),
   top_p: z.number().gt(0).max(1).nullish(),
-  n: z.number().int().min(1).max(MAX_CHOICES).nullish(),
-  seed: z.number().int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER).nullish(),
+  n: integer().min(1).max(MAX_CHOICES).nullish(),
+  seed: integer().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER).nullish(),
   stop: z.union([stopString, z.array(stopString).max(MAX_STOP_STRINGS)], { error: 'a string or an array of strings' }).nullish(),
   stream: z.boolean().nullish(),
   stream_options: z.object({ include_usage: z.boolean().nullish() }).strict().nullish(),

@@ -16,7 +16,7 @@ import type { RouteContext, ServeEnv } from './route-context.js';
 import { chatRequestSchema } from './chat-request.js';
 import { ApiError } from './openai-errors.js';
 import { tokenString } from './token-text.js';
-import { parseBody } from './validation.js';
+import { integer, parseBody } from './validation.js';
 
 const common = {
   model: z.string().min(1).nullish(),
@@ -27,7 +27,7 @@ const tokenizeText = z.object({ ...common, prompt: z.string() }).strict();
 const tokenizeChat = z
   .object({ ...common, messages: chatRequestSchema.shape.messages, add_generation_prompt: z.literal(true).nullish(), chat_template_kwargs: z.record(z.string(), z.unknown()).nullish() })
   .strict();
-const detokenize = z.object({ model: z.string().min(1).nullish(), tokens: z.array(z.number().int().min(0)) }).strict();
+const detokenize = z.object({ model: z.string().min(1).nullish(), tokens: z.array(integer().min(0)) }).strict();
 
 /**
  * Adds the routes to `app`.

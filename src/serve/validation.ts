@@ -11,7 +11,7 @@
  * `invalid_type` whose input is undefined: without the input, every wrong type would read as
  * "missing" (the bug this file fixes).
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 import { ApiError } from './openai-errors.js';
 
 /** `['messages', 2, 'content']` → `messages[2].content`; null for the body itself. */
@@ -63,12 +63,12 @@ function issueError(issue: z.core.$ZodIssue): ApiError {
   const input = issue.input;
   if (issue.code === 'invalid_type' || issue.code === 'invalid_union') {
     if (input === undefined) return ApiError.invalid(param, `Missing required parameter: ${name}.`, 'missing_required_parameter');
-    const expected =
-      issue.code === 'invalid_type'
+    const custom = !issue.message.startsWith('Invalid input'); // a schema's own description of what it expects
+    const expected = custom
+      ? issue.message
+      : issue.code === 'invalid_type'
         ? (EXPECTED[issue.expected] ?? issue.expected)
-        : issue.message !== 'Invalid input'
-          ? issue.message // a union's own description (its schema's `error`)
-          : [...new Set(issue.errors.flatMap((alt) => alt.filter((i) => i.path.length === 0 && i.code === 'invalid_type').map((i) => EXPECTED[(i as { expected: string }).expected] ?? 'a value')))].join(' or ');
+        : [...new Set(issue.errors.flatMap((alt) => alt.filter((i) => i.path.length === 0 && i.code === 'invalid_type').map((i) => EXPECTED[(i as { expected: string }).expected] ?? 'a value')))].join(' or ');
     return ApiError.invalid(param, `Invalid type for ${name}: expected ${expected}, but got ${typeWords(input)} instead.`, 'invalid_type');
   }
   if (issue.code === 'too_big' || issue.code === 'too_small') {
@@ -87,6 +87,15 @@ function issueError(issue: z.core.$ZodIssue): ApiError {
     return ApiError.invalid(param, `Invalid value for ${name}: expected one of ${options}, but got ${shown(input)} instead.`, 'invalid_value');
   }
   return ApiError.invalid(param, `Invalid value for ${name}: ${issue.message}.`, 'invalid_value');
+}
+
+/**
+ * An integer field whose type error says "expected an integer" (a plain `z.number().int()` says
+ * "a number" for a string).
+ * @example const schema = z.object({ max_tokens: integer().min(0) });
+ */
+export function integer(): z.ZodNumber {
+  return z.number({ error: 'an integer' }).int();
 }
 
 /**
