@@ -230,6 +230,20 @@ describe('legacy completions: echo + logprobs scoring (lm-evaluation-harness)', 
   });
 });
 
+describe('streamed legacy completions', () => {
+  it('stream the echo and per-token pieces whose texts and logprobs join to the non-streamed choice', async () => {
+    const request = { model: 'smol', prompt: 'Once upon a time', echo: true, max_tokens: 6, logprobs: 1, seed: 9 };
+    const plain = (await complete(request)).body.choices[0];
+    const res = await app.request('/v1/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...request, stream: true }) });
+    const events = (await res.text()).split('\n\n').filter((e) => e.startsWith('data: ')).map((e) => e.slice(6));
+    expect(events.at(-1)).toBe('[DONE]');
+    const chunks = events.slice(0, -1).map((e) => JSON.parse(e).choices[0]);
+    expect(chunks.map((c: { text: string }) => c.text).join('')).toBe(plain.text);
+    expect(chunks.flatMap((c: { logprobs: { token_logprobs: unknown[] } | null }) => c.logprobs?.token_logprobs ?? [])).toEqual(plain.logprobs.token_logprobs);
+    expect(chunks.at(-1).finish_reason).toBe(plain.finish_reason);
+  });
+});
+
 describe("the tokenizer endpoints and a base model", () => {
   it('tokenizes, detokenizes and describes the tokenizer as vLLM does', async () => {
     const t = await post('/tokenize', { prompt: 'hello world', return_token_strs: true });

@@ -14,6 +14,7 @@ import { getEnvironmentSpec } from '../../src/envs/registry.js';
 import { selectBackend } from '../../src/models/backend/select.js';
 import { saveCheckpoint } from '../../src/models/checkpoint.js';
 import { loadHfModel } from '../../src/models/hf/hf-model.js';
+import { writeAdapterFiles } from '../../src/models/lora/peft-files.js';
 import { checkpointContentOf } from '../../src/runtime/checkpoint-content.js';
 import { buildPolicyStack } from '../../src/runtime/policy-stack.js';
 import { saveRunConfig } from '../../src/runtime/run-folder.js';
@@ -53,6 +54,12 @@ async function trainedRun(name: string, lora: boolean): Promise<{ runDir: string
     mkdirSync(runDir, { recursive: true });
     await saveRunConfig(runDir, config);
     await saveCheckpoint(runDir, checkpointContentOf(config, stack, 1, new Map(), { policyVersion: 1 }));
+    // The same adapters as a plain PEFT folder (no run around it), naming the base by a relative path.
+    const lora = stack.learnerModel.lora;
+    if (lora !== null) {
+      mkdirSync(join(dir, 'adapter'), { recursive: true });
+      await writeAdapterFiles(join(dir, 'adapter'), lora, stack.learnerModel.namedWeights(), '../base');
+    }
     return { runDir, trained: (await modelScorer(stack.learnerModel).score(PROMPT, 0)).logprobs };
   } finally {
     await stack.close();
@@ -90,6 +97,24 @@ describe.each([
     } finally {
       served.dispose();
       reference.dispose();
+    }
+  });
+});
+
+describe('serving a PEFT adapter folder', () => {
+  it('puts the adapters on the base its adapter_config.json names (relative to the folder), with the base tokenizer files', async () => {
+    const { trained } = await trainedRun('lora-for-adapter', true);
+    const served = await loadServedModel(join(dir, 'adapter'), { backend: 'wasm' });
+    try {
+      const scores = (await served.scorer.score(PROMPT, 0)).logprobs;
+      scores.forEach((x, i) => {
+        expect(x).toBeCloseTo(trained[i]!, 4);
+      });
+      expect(served.id).toBe('adapter');
+      expect(served.chat?.kind).toBe('template');
+      expect(served.defaults).toEqual({ temperature: 1, topP: 1, chatMaxTokens: 'context' });
+    } finally {
+      served.dispose();
     }
   });
 });
