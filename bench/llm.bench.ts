@@ -20,6 +20,7 @@ import { nativeBlas } from '../src/models/backend/native-blas.js';
 import { describeBackend, selectBackend } from '../src/models/backend/select.js';
 import { tf } from '../src/models/backend/tf.js';
 import { accumulateGradients, type GradientOptions } from '../src/models/grad-accumulate.js';
+import { describeEstimate, estimateMemory, formatBytes, WASM_HEAP_BYTES } from '../src/models/memory-estimate.js';
 import { AdamW } from '../src/models/optimizer.js';
 import type { MicroBatch } from '../src/models/train-contract.js';
 import { type TransformerConfig, TransformerModel } from '../src/models/transformer.js';
@@ -198,22 +199,34 @@ export async function main(args: string[]): Promise<void> {
   if (typeof torch === 'string') console.log(torch);
   else console.log(`PyTorch ${torch.torch}, max RSS ${torch.maxRssMiB.toFixed(0)} MiB`);
 
-  const prefill = await prefillRate(model, plan, rng);
-  console.log(`prefill (${plan.prefillTokens} tokens, packed): ${rate(prefill)}${vs(prefill, t?.prefillTokPerSec)}`);
-  const decode: Record<number, number> = {};
-  for (const rows of plan.decodeRows) {
-    decode[rows] = await decodeRate(model, rows, plan, rng);
-    console.log(`decode B=${rows} (${plan.decodeContext}-token contexts, ${plan.decodeSteps} steps, KV cache): ${rate(decode[rows])}${vs(decode[rows], t?.decode[String(rows)])}`);
+  // Training first, on a fresh heap: full fine-tuning of 135M (weights, Adam's two moments, the
+  // gradients and their clipped copy: ~2.7 GB) plus activations is near the wasm heap's 4 GiB, and
+  // the heap never shrinks after the decode runs' caches.
+  // A wasm heap that overflows cannot be caught (the module aborts), so the estimate decides first.
+  const tokens = plan.trainBatch[0] * plan.trainBatch[1];
+  const fullNeeds = estimateMemory(SMOLLM2_135M, { loraParameters: null, reference: false, microBatchTokens: tokens, sequenceLength: plan.trainBatch[1], kvCacheBytes: 0 });
+  if (info.name !== 'wasm' || fullNeeds.total <= WASM_HEAP_BYTES) {
+    const full = await trainRate(model, plan, rng);
+    console.log(`training, full fine-tuning [${plan.trainBatch.join(', ')}]: ${rate(full)}${vs(full, t?.train_full_TokPerSec)}`);
+  } else {
+    console.log(`training, full fine-tuning [${plan.trainBatch.join(', ')}]: does not fit the wasm heap (needs about ${formatBytes(fullNeeds.total)}: ${describeEstimate(fullNeeds)}); PyTorch: ${t ? rate(t.train_full_TokPerSec) : 'n/a'}`);
   }
-  const top = plan.decodeRows[plan.decodeRows.length - 1] as number;
-  console.log(`decode B=${top} / B=1: ${(decode[top] / decode[1]).toFixed(2)}x (PyTorch: ${t ? (t.decode[String(top)] / t.decode['1']).toFixed(2) : 'n/a'}x)`);
-  const full = await trainRate(model, plan, rng);
-  console.log(`training, full fine-tuning [${plan.trainBatch.join(', ')}]: ${rate(full)}${vs(full, t?.train_full_TokPerSec)}`);
   model.dispose();
   const lora = new TransformerModel(SMOLLM2_135M, Rng.fromSeed(0));
   lora.attachLora({ rank: plan.loraRank, alpha: 32, dropout: 0, targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] }, Rng.fromSeed(2));
   const loraRate = await trainRate(lora, plan, rng);
   console.log(`training, LoRA r=${plan.loraRank} on all projections (${(lora.trainableParameterCount / 1e6).toFixed(2)}M trainable): ${rate(loraRate)}${vs(loraRate, t?.train_lora_TokPerSec)}`);
   lora.dispose();
+  const inference = new TransformerModel(SMOLLM2_135M, Rng.fromSeed(0));
+  const prefill = await prefillRate(inference, plan, rng);
+  console.log(`prefill (${plan.prefillTokens} tokens, packed): ${rate(prefill)}${vs(prefill, t?.prefillTokPerSec)}`);
+  const decode: Record<number, number> = {};
+  for (const rows of plan.decodeRows) {
+    decode[rows] = await decodeRate(inference, rows, plan, rng);
+    console.log(`decode B=${rows} (${plan.decodeContext}-token contexts, ${plan.decodeSteps} steps, KV cache): ${rate(decode[rows])}${vs(decode[rows], t?.decode[String(rows)])}`);
+  }
+  const top = plan.decodeRows[plan.decodeRows.length - 1] as number;
+  console.log(`decode B=${top} / B=1: ${(decode[top] / decode[1]).toFixed(2)}x (PyTorch: ${t ? (t.decode[String(top)] / t.decode['1']).toFixed(2) : 'n/a'}x)`);
+  inference.dispose();
   console.log(`resident memory: max RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB (PyTorch ${t ? t.maxRssMiB.toFixed(0) : 'n/a'} MiB); ${((performance.now() - started) / 1000).toFixed(0)} s in all`);
 }

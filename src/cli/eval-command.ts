@@ -27,10 +27,12 @@ export async function evalCommand(location: string, options: { split: Split; tas
     ...(options.tasks !== undefined ? { tasks: options.tasks } : {}),
   });
   if (options.json) {
-    console.log(JSON.stringify({ checkpoint: result.checkpointDir, step: result.step, split: options.split, summary: result.summary, perCategory: result.perCategory }, null, 2));
+    console.log(JSON.stringify({ checkpoint: result.checkpointDir, step: result.step, runStatus: result.runStatus?.status ?? null, split: options.split, summary: result.summary, perCategory: result.perCategory }, null, 2));
     return;
   }
-  console.log(`${result.backend} | checkpoint ${result.checkpointDir} (step ${result.step}) | ${options.split} split, ${options.greedy ? 'greedy' : 'sampled'}`);
+  const run = result.runStatus;
+  const runNote = run === null ? '' : run.status === 'stale' ? ` | run stale (its writer${run.writerPid === null ? '' : `, pid ${run.writerPid},`} is gone; resume it with train --resume)` : ` | run ${run.status}`;
+  console.log(`${result.backend} | checkpoint ${result.checkpointDir} (step ${result.step})${runNote} | ${options.split} split, ${options.greedy ? 'greedy' : 'sampled'}`);
   console.log('| category | episodes | success | mean turns | truncated | error |');
   console.log('|---|---|---|---|---|---|');
   for (const [name, summary] of Object.entries(result.perCategory)) console.log(row(name, summary));

@@ -42,6 +42,9 @@ export class UsageError extends TurnwiseError {}
 export function exitCodeOf(error: unknown): ExitCode {
   if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
   if (error instanceof UsageError || error instanceof InvalidConfigError || error instanceof InvalidArgumentError || error instanceof CheckpointError) return EXIT.usage;
+  // A run folder that holds a run or is being written: the command line names the wrong folder.
+  // Matched by name: importing the run-folder modules here would load the store for `--help`.
+  if (error instanceof Error && (error.name === 'RunFolderExistsError' || error.name === 'RunFolderLockedError')) return EXIT.usage;
   return EXIT.failure;
 }
 

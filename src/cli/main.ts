@@ -86,13 +86,16 @@ program
 
 program
   .command('serve')
-  .description('serve a checkpoint through an OpenAI-compatible /v1/chat/completions endpoint')
-  .argument('<runOrCheckpoint>', 'run folder (its latest checkpoint) or checkpoint folder')
+  .description('serve a Hugging Face model folder, a run or a checkpoint through an OpenAI-compatible API (/v1/chat/completions, /v1/completions)')
+  .argument('<location>', 'Hugging Face model folder (config.json + safetensors + tokenizer), PEFT adapter folder, run folder (its latest checkpoint) or checkpoint folder')
   .option('--port <n>', 'port (0 = a free one)', nonNegativeInt, 8000)
   .option('--host <host>', 'interface to bind (0.0.0.0 exposes it)', '127.0.0.1')
-  .option('--model-name <id>', "model id clients send (default: the run folder's name)")
+  .option('--model-name <id>', "model id clients send (default: the folder's or run's name)")
+  .option('--max-context <n>', "cap on prompt + completion tokens (default: the model's context)", positiveInt)
+  .option('--backend <name>', "tensor backend: auto, tensorflow, wasm or cpu (default: a run's own, else auto)")
+  .option('--seed <n>', 'seed of the stream for requests that send no seed', nonNegativeInt)
   .option('--max-body-bytes <n>', 'largest request body (413 beyond)', positiveInt)
-  .action(async (location: string, opts: { port: number; host: string; modelName?: string; maxBodyBytes?: number }) => {
+  .action(async (location: string, opts: { port: number; host: string; modelName?: string; maxContext?: number; backend?: string; seed?: number; maxBodyBytes?: number }) => {
     const { serveCommand } = await import('./serve-command.js');
     await serveCommand(location, opts);
   });
@@ -112,7 +115,7 @@ const worker = program
   .command('worker')
   .description('join a training run on NATS: serve act requests (sampler) and/or run episodes (episodes)')
   .requiredOption('--nats <url>', 'NATS server URL (comma-separated for a cluster)')
-  .requiredOption('--run <id>', "the run's id (its run.name, as `turnwise train --nats` prints it)")
+  .requiredOption('--run <name>', "the run's run.name (or its run id, as `turnwise train --nats` prints it); waits for such a run to start")
   .requiredOption('--role <roles>', 'sampler, episodes, env, or several: sampler,episodes')
   .option('--pool <n>', 'episodes in flight at most (default: the run\'s episodes per step)', positiveInt)
   .option('--remote-env', 'episodes role: lease env sessions from `--role env` workers instead of running environments in-process')

@@ -8,7 +8,8 @@ import type { Command } from 'commander';
 import type { ResolvedConfig } from '../core/config.js';
 import type { RunEvent } from '../runtime/run-events.js';
 import type { TrainRunResult } from '../runtime/train-run.js';
-import { EXIT, exitCodeForSignal } from './exit-codes.js';
+import { EXIT, exitCodeForSignal, UsageError } from './exit-codes.js';
+import { stopOnSignals } from './stop-signals.js';
 import { NATS_FLAG_HELP, type NatsFlags, natsOptionsOf } from './nats-flags.js';
 import type { TrainProgress } from './progress.js';
 import { collect, positiveInt } from './values.js';
@@ -20,6 +21,9 @@ interface TrainFlags extends Partial<NatsFlags> {
   readonly set: string[];
   readonly json?: boolean;
   readonly planAckWaitMs?: number;
+  readonly force?: boolean;
+  readonly replaceNatsRun?: boolean;
+  readonly workerWaitMs?: number;
 }
 
 /**
@@ -48,30 +52,29 @@ export function registerTrainCommand(program: Command): void {
     .option('--set <key=value>', 'override one config field, e.g. --set algorithm.lr=1e-4 --set env.settings.levels=[GoToLocal] (repeatable; YAML values; validated like the file)', collect, [])
     .option('--resume <runDir>', 'continue this run folder from its latest checkpoint, with its own config')
     .option('--steps <n>', 'set train.steps (with --resume: extend the run to n steps)', positiveInt)
-    .option('--run-dir <dir>', 'write the run to exactly this folder (default: <run.dir>/<run.name>, or -2, -3, … when taken)')
+    .option('--run-dir <dir>', 'write the run to exactly this folder (default: <run.dir>/<run.name>, or -2, -3, … when taken); refused if it holds a run, unless --force')
+    .option('--force', 'start over in a --run-dir that holds a run: deletes its run.db, config.json, tokenizer.json and checkpoints/ (other files stay)')
     .option('--json', 'print the result as JSON on stdout (progress goes to stderr)')
     .option('--nats <url>', 'run the episodes on `turnwise worker` processes over this NATS server (comma-separated for a cluster)')
-    .option('--plan-ack-wait-ms <n>', 'with --nats: redeliver an episode plan whose worker went silent this long', positiveInt);
+    .option('--plan-ack-wait-ms <n>', 'with --nats: redeliver an episode plan whose worker went silent this long', positiveInt)
+    .option('--replace-nats-run', "with --nats: take run.name from the run that holds it on the server, deleting that run's streams, buckets and objects (its run folder is left alone)")
+    .option('--worker-wait-ms <n>', 'with --nats: fail the run (resumable) when no episodes worker has been connected this long (default 300000)', positiveInt);
   for (const [flags, help] of NATS_FLAG_HELP) train.option(flags, help);
   train.action(async (configPath: string | undefined, opts: TrainFlags) => {
     const json = opts.json === true;
+    if (opts.force && opts.resume) throw new UsageError('--force starts a run over; it cannot go with --resume');
     const [{ planTrain }, { TrainProgress }] = await Promise.all([import('./train-plan.js'), import('./progress.js')]);
     const plan = await planTrain({ ...(configPath !== undefined ? { configPath } : {}), ...opts });
     for (const warning of plan.warnings) process.stderr.write(`warning: ${warning}\n`);
     const progress = new TrainProgress(plan.config.train.steps, json ? process.stderr : process.stdout);
-    const stop = new AbortController();
-    let interrupted = false;
-    process.once('SIGINT', () => {
-      interrupted = true;
-      progress.log('stopping after the current phase (checkpointing)… press Ctrl-C again to abort');
-      stop.abort();
-      process.once('SIGINT', () => process.exit(EXIT.sigint));
-    });
+    // SIGINT and SIGTERM alike: finish the phase, checkpoint, status interrupted, exit 130 / 143.
+    const stop = stopOnSignals((signal) => progress.log(`${signal}: stopping after the current phase (checkpointing)… send it again to abort`));
     const result = await runTraining(plan.config, opts, progress, stop.signal);
+    stop.dispose();
     progress.stop();
     printResult(result, plan.warnings, json);
     if (result.status === 'failed') process.exitCode = EXIT.failure;
-    else if (result.status === 'stopped' && interrupted) process.exitCode = exitCodeForSignal('SIGINT');
+    else if (result.status === 'stopped') process.exitCode = stop.exitCode() ?? exitCodeForSignal('SIGINT');
   });
 }
 
@@ -80,6 +83,7 @@ async function runTraining(config: ResolvedConfig, opts: TrainFlags, progress: T
     config,
     ...(opts.resume ? { resumeDir: opts.resume } : {}),
     ...(opts.runDir ? { runDir: opts.runDir } : {}),
+    ...(opts.force ? { force: true } : {}),
     onEvent: (event: RunEvent) => progress.handle(event),
     signal,
   };
@@ -90,6 +94,8 @@ async function runTraining(config: ResolvedConfig, opts: TrainFlags, progress: T
     nats: natsOptionsOf({ ...opts, nats: opts.nats }),
     log: (line) => progress.log(line),
     ...(opts.planAckWaitMs ? { infra: { planAckWaitMs: opts.planAckWaitMs } } : {}),
+    ...(opts.replaceNatsRun ? { replaceRun: true } : {}),
+    ...(opts.workerWaitMs ? { workerWaitMs: opts.workerWaitMs } : {}),
   });
 }
 

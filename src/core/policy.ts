@@ -36,6 +36,24 @@ export interface ActRequest {
   readonly stopTokenIds?: readonly number[];
   /** Most tokens this request may generate (e.g. what is left of an episode's token budget); at most the call's `maxNewTokens`. */
   readonly maxNewTokens?: number;
+  /**
+   * Alternatives to return per generated token: the k most likely ids (and their log-probs) of the
+   * distribution the token was drawn from (for OpenAI-style `top_logprobs`). Default 0: none.
+   */
+  readonly topLogprobs?: number;
+}
+
+/**
+ * The k most likely ids at each generated position, `[n, k]` row-major, most likely first (ties:
+ * lower id first), under the same masked, temperature-scaled distribution as `ActResult.logprobs`.
+ * A position with fewer than k allowed ids is padded with id -1 and log-prob -Infinity.
+ */
+export interface TopLogprobs {
+  readonly k: number;
+  /** [n * k] ids. */
+  readonly ids: Int32Array;
+  /** [n * k] log-probs. */
+  readonly logprobs: Float32Array;
 }
 
 /** What the policy produced for one request. */
@@ -52,6 +70,8 @@ export interface ActResult {
   readonly policyVersion: number;
   /** Why generation stopped: a stop id or a complete action (`stop`), or the token limit (`length`). */
   readonly finishReason?: 'stop' | 'length';
+  /** The alternatives the request asked for (`ActRequest.topLogprobs` > 0), else absent. */
+  readonly topLogprobs?: TopLogprobs;
 }
 
 export interface SamplingOptions {

@@ -13,7 +13,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Clock, systemClock } from '../core/clock.js';
 import type { ResolvedConfig } from '../core/config.js';
-import { InvalidArgumentError } from '../core/errors.js';
+import { InvalidArgumentError, TurnwiseError } from '../core/errors.js';
 import { Rng } from '../core/rng.js';
 import type { Split, Trajectory } from '../core/types.js';
 import { getEnvironmentSpec } from '../envs/registry.js';
@@ -103,6 +103,23 @@ export function evalPlans(env: string, indices: readonly number[], split: Split,
 const storeId = (name: string) => name.replace(/[^A-Za-z0-9_-]/g, '_');
 
 /**
+ * Every episode of a policy ended in error (after the client's retries): the endpoint or the
+ * environment is down. What was evaluated so far stays in the run folder.
+ * @example new PolicyUnavailableError('qwen', 'http://127.0.0.1:1/v1 (model q)', 8, 'act failed: Connection error.', 'runs/eval-babyai')
+ */
+export class PolicyUnavailableError extends TurnwiseError {
+  constructor(
+    readonly policy: string,
+    description: string,
+    episodes: number,
+    readonly firstError: string,
+    kept: string,
+  ) {
+    super(`policy '${policy}' (${description}): every episode ended in error (${episodes} of ${episodes}) after the client's retries; the first: ${firstError.replace(/\.+$/, '')}. Is it up? Results so far are in ${kept}`);
+  }
+}
+
+/**
  * Runs the comparison, stores it, and returns the report.
  * @example const report = await evaluatePolicies({ policies: [checkpointSpec('runs/babyai-grpo')], split: 'test', samples: 4 });
  */
@@ -163,7 +180,13 @@ export async function evaluatePolicies(options: EvalHarnessOptions): Promise<Eva
         seconds: (clock.now() - started) / 1000,
         trajectories,
       };
-      record(store, result, policy, { env: envName, envSettings, split: options.split, tasks, samples: options.samples, seed, horizon }, wall(), perEpisode);
+      // Every episode in error: the endpoint (or the environment) is down. Its episodes are kept, the eval stops.
+      const dead = trajectories.length > 0 && trajectories.every((t) => t.outcome === 'error');
+      record(store, result, policy, { env: envName, envSettings, split: options.split, tasks, samples: options.samples, seed, horizon }, wall(), perEpisode, dead ? 'failed' : 'completed');
+      if (dead) {
+        const done = results.length === 0 ? '' : ` (${results.map((r) => r.name).join(', ')} completed)`;
+        throw new PolicyUnavailableError(policy.name, agent.description, trajectories.length, trajectories[0]?.error ?? 'no error message', `${runDir}${done}`);
+      }
       results.push(result);
       options.onPolicyDone?.(result);
     }
@@ -184,6 +207,7 @@ function record(
   setup: Record<string, unknown>,
   createdAt: number,
   perEpisode: UsageReport['perEpisode'] | null,
+  status: 'completed' | 'failed',
 ): void {
   const runId = storeId(result.name);
   const policyConfig = policy.kind === 'checkpoint' ? { kind: policy.kind, checkpoint: policy.location, greedy: policy.greedy } : { kind: policy.kind, ...policy.config };
@@ -203,7 +227,7 @@ function record(
   }
   store.logMetrics(0, metrics);
   if (perEpisode) store.logEvent(0, 'usage/perEpisode', `token usage of ${Object.keys(perEpisode).length} episodes`, perEpisode);
-  store.setRunStatus('completed');
+  store.setRunStatus(status);
 }
 
 /**

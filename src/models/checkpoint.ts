@@ -3,21 +3,26 @@
  *
  * ```
  * <runDir>/checkpoints/step-000010/
- *   config.json            Llama config of the policy model
- *   model.safetensors      weights, HF Llama tensor names
+ *   config.json            HF config of the policy model, with bos/eos/pad ids
+ *   model.safetensors      weights, HF tensor names (a LoRA run: adapter_model.safetensors + adapter_config.json, PEFT's layout)
  *   tokenizer.json         HF tokenizer
+ *   tokenizer_config.json  special tokens and the chat template; generation_config.json (eos ids)
  *   optimizer.safetensors  optimizer moments (turnwise-specific)
  *   trainer_state.json     step, policy version, horizon scheduler and RNG state, run config
  * <runDir>/checkpoints/latest   name of the newest complete checkpoint
  * ```
  *
- * A checkpoint is written into a temporary folder and renamed into place, and `latest` is updated
- * last, so a crash mid-write never leaves a half checkpoint that resume would pick up.
+ * Every file is written into a temporary folder and fsynced, the folder is renamed into place, and
+ * `latest` is replaced last by write-then-rename (`src/core/atomic-file.ts`), so a crash at any
+ * moment leaves only complete checkpoints and a `latest` that names one. Resume still checks:
+ * when `latest` is missing or bad it takes the newest complete `step-*` folder and says so.
  */
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CheckpointError } from '../core/errors.js';
-import { readSafetensors, type TensorRecord, writeSafetensors } from './safetensors.js';
+import { type AtomicFile, writeFileAtomic, writeFolderAtomic } from '../core/atomic-file.js';
+import { faultPoint } from '../core/fault-point.js';
+import { encodeSafetensors, readSafetensors, type TensorRecord } from './safetensors.js';
 
 /** Named float tensors, as models and optimizers export them. */
 export type NamedTensors = Map<string, { shape: number[]; data: Float32Array }>;
@@ -62,55 +67,140 @@ function fromRecords(file: Awaited<ReturnType<typeof readSafetensors>>, location
   return out;
 }
 
+/** A file of a checkpoint folder. Every file goes through the same atomic, fsynced write. */
+export type CheckpointFile = AtomicFile;
+
+/** Files a checkpoint must hold to be resumed from (others may be present). */
+export const REQUIRED_CHECKPOINT_FILES = ['config.json', 'tokenizer.json', 'optimizer.safetensors', 'trainer_state.json'] as const;
+
+/**
+ * The files of a checkpoint, in the layout above.
+ * @example checkpointFiles(content).map((f) => f.name) // ['config.json', 'model.safetensors', …]
+ */
+export function checkpointFiles(content: CheckpointContent): CheckpointFile[] {
+  return [
+    { name: 'config.json', data: `${JSON.stringify(content.hfConfig, null, 2)}\n` },
+    (() => {
+      const name = weightsFileOf(content.adapterConfig !== undefined);
+      return { name, data: encodeSafetensors(toRecords(content.weights), { format: 'pt', step: String(content.step) }, name) };
+    })(),
+    ...(content.adapterConfig === undefined ? [] : [{ name: 'adapter_config.json', data: `${JSON.stringify(content.adapterConfig, null, 2)}\n` }]),
+    ...(content.extraFiles ?? []),
+    { name: 'tokenizer.json', data: JSON.stringify(content.tokenizerJson) },
+    { name: 'optimizer.safetensors', data: encodeSafetensors(toRecords(content.optimizer), undefined, 'optimizer.safetensors') },
+    { name: 'trainer_state.json', data: `${JSON.stringify({ step: content.step, ...content.state }, null, 2)}\n` },
+  ];
+}
+
+/**
+ * Writes checkpoint folder `checkpoints/step-NNNNNN` from `files` atomically (a temporary folder,
+ * each file fsynced, one rename), then points `checkpoints/latest` at it (write-then-rename, fsynced).
+ * A crash at any moment leaves every `step-*` folder complete and `latest` naming a complete one
+ * (the new or the previous).
+ * @example await writeCheckpoint('runs/babyai', 10, [...checkpointFiles(content), { name: 'generation_config.json', data: '{}' }]);
+ */
+export async function writeCheckpoint(runDir: string, step: number, files: readonly CheckpointFile[]): Promise<string> {
+  const root = join(runDir, 'checkpoints');
+  const name = checkpointName(step);
+  // Leftovers of a writer killed mid-write (one writer per run folder: src/runtime/run-lock.ts).
+  const leftovers = (await readdir(root).catch(() => [] as string[])).filter((e) => /^\.(tmp|old)-|^\.latest\.tmp-/.test(e));
+  for (const entry of leftovers) await rm(join(root, entry), { recursive: true, force: true });
+  const finalDir = await writeFolderAtomic(root, name, files);
+  await writeFileAtomic(join(root, 'latest'), `${name}\n`, { beforeRename: () => faultPoint('checkpoint-latest-written') });
+  return finalDir;
+}
+
 /**
  * Writes a checkpoint under `<runDir>/checkpoints/` and points `latest` at it.
  * @example const dir = await saveCheckpoint('runs/babyai', content);
  */
 export async function saveCheckpoint(runDir: string, content: CheckpointContent): Promise<string> {
-  const root = join(runDir, 'checkpoints');
-  const name = checkpointName(content.step);
-  const finalDir = join(root, name);
-  const tmpDir = join(root, `.tmp-${name}`);
-  await rm(tmpDir, { recursive: true, force: true });
-  await mkdir(tmpDir, { recursive: true });
-  await writeFile(join(tmpDir, 'config.json'), `${JSON.stringify(content.hfConfig, null, 2)}\n`);
-  await writeSafetensors(join(tmpDir, weightsFileOf(content.adapterConfig !== undefined)), toRecords(content.weights), {
-    format: 'pt',
-    step: String(content.step),
-  });
-  if (content.adapterConfig !== undefined) await writeFile(join(tmpDir, 'adapter_config.json'), `${JSON.stringify(content.adapterConfig, null, 2)}\n`);
-  for (const file of content.extraFiles ?? []) await writeFile(join(tmpDir, file.name), file.data);
-  await writeFile(join(tmpDir, 'tokenizer.json'), JSON.stringify(content.tokenizerJson));
-  await writeSafetensors(join(tmpDir, 'optimizer.safetensors'), toRecords(content.optimizer));
-  await writeFile(
-    join(tmpDir, 'trainer_state.json'),
-    `${JSON.stringify({ step: content.step, ...content.state }, null, 2)}\n`,
+  return writeCheckpoint(runDir, content.step, checkpointFiles(content));
+}
+
+/** Why a checkpoint folder is not one resume can use, or null when it is complete. */
+async function incompleteReason(dir: string, expectedStep?: number): Promise<string | null> {
+  // The weights: the model's, or (a LoRA run) the adapters with their config.
+  const adapter = await stat(join(dir, 'adapter_config.json')).then(
+    (s) => s.isFile(),
+    () => false,
   );
-  await rm(finalDir, { recursive: true, force: true });
-  await rename(tmpDir, finalDir);
-  await writeFile(join(root, 'latest'), `${name}\n`);
-  return finalDir;
+  for (const file of [...REQUIRED_CHECKPOINT_FILES, weightsFileOf(adapter)]) {
+    const ok = await stat(join(dir, file)).then(
+      (s) => s.isFile(),
+      () => false,
+    );
+    if (!ok) return `no ${file}`;
+  }
+  let state: unknown;
+  try {
+    state = JSON.parse(await readFile(join(dir, 'trainer_state.json'), 'utf8'));
+  } catch (err) {
+    return `trainer_state.json unreadable (${(err as Error).message})`;
+  }
+  const step = (state as { step?: unknown } | null)?.step;
+  if (typeof step !== 'number') return "trainer_state.json has no numeric 'step'";
+  if (expectedStep !== undefined && step !== expectedStep) return `trainer_state.json says step ${step}`;
+  return null;
+}
+
+/** Where a run folder's checkpoint is, and whether `latest` had to be passed over to find it. */
+export interface LocatedCheckpoint {
+  readonly dir: string;
+  /** Set when `latest` was missing, empty or named an incomplete folder: what was wrong and what was used instead. */
+  readonly fallback: string | null;
 }
 
 /**
- * Resolves a checkpoint folder from a run folder (its `latest`) or a checkpoint folder itself.
- * @example await resolveCheckpointDir('runs/babyai') // 'runs/babyai/checkpoints/step-000060'
+ * Finds the checkpoint of a run folder: the one `checkpoints/latest` names when it is complete,
+ * else the newest complete `step-*` folder (saying why in `fallback`); a checkpoint folder given
+ * directly is used as it is.
+ * @example const { dir, fallback } = await locateCheckpoint('runs/babyai'); if (fallback) console.error(fallback);
  */
-export async function resolveCheckpointDir(location: string): Promise<string> {
-  const direct = await readFile(join(location, 'trainer_state.json'), 'utf8').then(
+export async function locateCheckpoint(location: string): Promise<LocatedCheckpoint> {
+  const direct = await stat(join(location, 'trainer_state.json')).then(
     () => true,
     () => false,
   );
-  if (direct) return location;
-  let latest: string;
+  if (direct) return { dir: location, fallback: null };
+  const root = join(location, 'checkpoints');
+  const entries = await readdir(root).catch((err: unknown) => {
+    throw new CheckpointError(location, 'neither a checkpoint folder (no trainer_state.json) nor a run folder with checkpoints/', { cause: err });
+  });
+  let problem: string;
   try {
-    latest = (await readFile(join(location, 'checkpoints', 'latest'), 'utf8')).trim();
+    const latest = (await readFile(join(root, 'latest'), 'utf8')).trim();
+    if (latest === '') problem = 'checkpoints/latest is empty';
+    else if (!/^step-\d+$/.test(latest)) problem = `checkpoints/latest names ${JSON.stringify(latest.slice(0, 80))}, not a step-N folder`;
+    else {
+      const reason = await incompleteReason(join(root, latest), Number(latest.slice(5)));
+      if (reason === null) return { dir: join(root, latest), fallback: null };
+      problem = `checkpoints/latest names ${latest}, which is incomplete (${reason})`;
+    }
   } catch (err) {
-    throw new CheckpointError(location, 'neither a checkpoint folder (no trainer_state.json) nor a run folder with checkpoints/latest', {
-      cause: err,
-    });
+    problem = `checkpoints/latest cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
   }
-  return join(location, 'checkpoints', latest);
+  const steps = entries
+    .filter((e) => /^step-\d+$/.test(e))
+    .map((e) => ({ name: e, step: Number(e.slice(5)) }))
+    .sort((a, b) => b.step - a.step);
+  for (const candidate of steps) {
+    if ((await incompleteReason(join(root, candidate.name), candidate.step)) === null) {
+      return { dir: join(root, candidate.name), fallback: `${problem}; using ${candidate.name}, the newest complete checkpoint` };
+    }
+  }
+  throw new CheckpointError(location, `${problem}, and no complete checkpoint folder is left under checkpoints/ (${steps.length} step-* folders checked)`);
+}
+
+/**
+ * Resolves a checkpoint folder from a run folder or a checkpoint folder itself (see
+ * {@link locateCheckpoint}); `onFallback` hears when `latest` had to be passed over.
+ * @example await resolveCheckpointDir('runs/babyai') // 'runs/babyai/checkpoints/step-000060'
+ */
+export async function resolveCheckpointDir(location: string, options: { onFallback?: (message: string) => void } = {}): Promise<string> {
+  const { dir, fallback } = await locateCheckpoint(location);
+  if (fallback !== null) options.onFallback?.(fallback);
+  return dir;
 }
 
 /**

@@ -9,6 +9,7 @@ import type { DecodeConstraint } from '../core/types.js';
 import { ActionTrie, type TrieNode } from './action-trie.js';
 import type { CacheHit } from './episode-caches.js';
 import type { ActRequest, ActResult } from '../core/policy.js';
+import type { TopCandidates } from './transformer/sampling.js';
 
 /** What a request is checked against and when its decoding stops. */
 export interface DecodeLimits {
@@ -44,6 +45,11 @@ export interface RequestState {
   readonly maxNew: number;
   /** Why it stopped: a stop id or a complete action ('stop'), or its token limit ('length'). */
   finish: 'stop' | 'length' | null;
+  /** Alternatives kept per token (`ActRequest.topLogprobs`), 0 for none. */
+  readonly topK: number;
+  /** [tokens * topK] their ids (-1 pads) and log-probs (-Infinity pads). */
+  readonly topIds: number[];
+  readonly topLogprobs: number[];
 }
 
 /**
@@ -71,6 +77,8 @@ export function initRequestState(request: ActRequest, index: number, limits: Dec
   const own = request.maxNewTokens;
   if (own !== undefined && !(Number.isInteger(own) && own >= 1)) throw InvalidArgumentError.format(`requests[${index}].maxNewTokens`, `expected an integer >= 1, got ${own}`);
   const maxNew = Math.min(maxNewTokens, own ?? maxNewTokens);
+  const topK = request.topLogprobs ?? 0;
+  if (!(Number.isInteger(topK) && topK >= 0)) throw InvalidArgumentError.format(`requests[${index}].topLogprobs`, `expected an integer >= 0, got ${topK}`);
   const stopIds = request.stopTokenIds ?? [endTokenId, ...(limits.stopTokenIds ?? [])];
   for (const id of stopIds) if (!(Number.isInteger(id) && id >= 0 && id < v)) throw InvalidArgumentError.format(`requests[${index}].stopTokenIds`, `id ${id} outside [0, ${v})`);
   const longest = request.actionChoices === null ? maxNew : Math.min(maxNew, Math.max(...request.actionChoices.map((c) => c.length)));
@@ -78,14 +86,15 @@ export function initRequestState(request: ActRequest, index: number, limits: Dec
   if (context.length + longest - 1 > maxContext) {
     throw InvalidArgumentError.format(field, `${context.length} tokens + ${longest} new exceed maxContext ${maxContext}`);
   }
-  return { trie, node: 0, tokens: [], logprobs: [], lossMask: [], allowedOffsets: [0], allowedIds: [], pending: [...context], done: false, hit: null, stop: new Set(stopIds), maxNew, finish: null };
+  return { trie, node: 0, tokens: [], logprobs: [], lossMask: [], allowedOffsets: [0], allowedIds: [], pending: [...context], done: false, hit: null, stop: new Set(stopIds), maxNew, finish: null, topK, topIds: [], topLogprobs: [] };
 }
 
 /**
- * Appends `tokenId` (chosen among `candidates`) to `s`, queues it to be fed back, and marks `s`
- * done at a trie leaf, at a stop id in free generation, or at its token limit.
+ * Appends `tokenId` (chosen among `candidates`, with the `top` alternatives when the request asked
+ * for them) to `s`, queues it to be fed back, and marks `s` done at a trie leaf, at a stop id in
+ * free generation, or at its token limit.
  * @example
- * appendToken(s, choice.tokenId, choice.logprob, 1, candidates); // a sampled token: in the loss
+ * appendToken(s, choice.tokenId, choice.logprob, 1, candidates, choice.top); // a sampled token: in the loss
  */
 export function appendToken(
   s: RequestState,
@@ -93,7 +102,17 @@ export function appendToken(
   logprob: number,
   loss: number,
   candidates: Int32Array,
+  top?: TopCandidates,
 ): void {
+  if (s.topK > 0) {
+    // A forced token (no model call) had a single allowed id: it is its own only alternative.
+    const ids = top?.ids ?? [tokenId];
+    const lps = top?.logprobs ?? [0];
+    for (let j = 0; j < s.topK; j++) {
+      s.topIds.push(j < ids.length ? (ids[j] as number) : -1);
+      s.topLogprobs.push(j < lps.length ? (lps[j] as number) : Number.NEGATIVE_INFINITY);
+    }
+  }
   s.tokens.push(tokenId);
   s.logprobs.push(logprob);
   s.lossMask.push(loss);
@@ -145,5 +164,6 @@ export function toResult(s: RequestState, policyVersion: number): ActResult {
     constraint,
     policyVersion,
     finishReason: s.finish ?? 'length',
+    ...(s.topK > 0 ? { topLogprobs: { k: s.topK, ids: Int32Array.from(s.topIds), logprobs: Float32Array.from(s.topLogprobs) } } : {}),
   };
 }

@@ -5,7 +5,7 @@
  *
  * Counted, in float32: the learner's weights; the sampler's copy (none for LoRA: it shares the
  * frozen base); the KL reference (a copy for full fine-tuning, none for LoRA: adapters off);
- * Adam's two moments and the gradients of what trains; one micro-batch's activations (every
+ * Adam's two moments, the gradients of what trains and their clipped copy; one micro-batch's activations (every
  * intermediate the backward pass keeps: per layer about `10 d + 2 (q + 2 kv) + 4 f` floats per
  * token plus three `heads x T x T` attention maps per sequence, and three `[targets, vocab]`
  * maps in the loss head); the sampler's KV-cache budget. It is an estimate (tfjs frees and
@@ -62,7 +62,7 @@ export function estimateMemory(config: TransformerConfig, plan: MemoryPlan): Mem
   const lora = plan.loraParameters !== null;
   const samplerCopy = lora ? trained * f32 : weights;
   const reference = plan.reference && !lora ? weights : 0;
-  const optimizer = 3 * trained * f32; // two Adam moments + the accumulated gradients
+  const optimizer = 4 * trained * f32; // two Adam moments, the accumulated gradients and their clipped copy
   const d = config.dModel;
   const perTokenPerLayer = 10 * d + 2 * (queryWidth(config) + 2 * kvHeads(config) * headDim(config)) + 4 * config.ffnHidden;
   const sequences = Math.max(1, Math.ceil(plan.microBatchTokens / Math.max(1, plan.sequenceLength)));

@@ -157,12 +157,12 @@ export class TransformerPolicy implements Policy {
     // which other requests shared the batch (dynamic batching stays deterministic).
     const streams = requests.map((r) => (r.seed === undefined ? rng : Rng.fromSeed(r.seed)));
     return this.decode(requests, maxNewTokens, (logits, candidates, i) =>
-      sampleToken(logits, candidates, temperature, topP, (streams[i] as Rng).next()),
+      sampleToken(logits, candidates, temperature, topP, (streams[i] as Rng).next(), requests[i]?.topLogprobs ?? 0),
     );
   }
 
   async greedyActions(requests: readonly ActRequest[], maxNewTokens: number): Promise<ActResult[]> {
-    return this.decode(requests, maxNewTokens, greedyToken);
+    return this.decode(requests, maxNewTokens, (logits, candidates, i) => greedyToken(logits, candidates, requests[i]?.topLogprobs ?? 0));
   }
 
   private async decode(requests: readonly ActRequest[], maxNewTokens: number, pick: Picker): Promise<ActResult[]> {
@@ -210,7 +210,7 @@ export class TransformerPolicy implements Policy {
         const s = states[i];
         const candidates = s.trie === null ? this.vocab : s.trie.allowed(s.node);
         const choice = pick(logits.subarray(row * v, (row + 1) * v), candidates, i);
-        appendToken(s, choice.tokenId, choice.logprob, 1, candidates);
+        appendToken(s, choice.tokenId, choice.logprob, 1, candidates, choice.top);
         stats.sampledTokens++;
       });
     }

@@ -4,6 +4,8 @@
  * path as the evaluations during training, so the numbers are comparable. The checkpoint agent
  * itself is the one `turnwise eval` uses for comparisons (`src/runtime/agents.ts`).
  */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { systemClock } from '../core/clock.js';
 import type { Split } from '../core/types.js';
 // Registers every built-in environment, so callers need not import them themselves.
@@ -11,7 +13,9 @@ import '../envs/index.js';
 import { getEnvironmentSpec } from '../envs/registry.js';
 import { checkpointConfig, openAgent } from './agents.js';
 import { checkpointSpec } from './policy-spec.js';
+import { RunStore } from '../store/run-store.js';
 import { type EvaluationResult, evaluatePolicy } from './evaluate.js';
+import { runLiveness } from './run-lock.js';
 
 /** Options of {@link evalRun}. */
 export interface EvalRunOptions {
@@ -25,9 +29,28 @@ export interface EvalRunOptions {
 /** An evaluation of a checkpoint. */
 export interface EvalRunResult extends EvaluationResult {
   readonly checkpointDir: string;
+  /**
+   * Status of the run the checkpoint belongs to: `stale` when it is marked running but its writer
+   * died (the checkpoint is then the last one it saved), null when the folder has no run store.
+   */
+  readonly runStatus: { readonly status: string; readonly writerPid: number | null } | null;
   /** Training steps the checkpoint had completed. */
   readonly step: number;
   readonly backend: string;
+}
+
+/** The status of the run in `runDir` as a reader should show it, or null without a run store. */
+function runStatusOf(runDir: string): EvalRunResult['runStatus'] {
+  if (!existsSync(join(runDir, 'run.db'))) return null;
+  const store = RunStore.open(runDir, { readonly: true });
+  try {
+    const stored = store.run()?.status;
+    if (stored === undefined) return null;
+    const { status, writer } = runLiveness(runDir, stored);
+    return { status, writerPid: writer?.pid ?? null };
+  } finally {
+    store.close();
+  }
 }
 
 /**
@@ -50,7 +73,7 @@ export async function evalRun(location: string, options: EvalRunOptions): Promis
       tasks: options.tasks ?? config.train.evalTasks,
       step: checkpoint.step,
     });
-    return { ...result, checkpointDir: checkpoint.dir, step: checkpoint.step, backend: checkpoint.backend };
+    return { ...result, checkpointDir: checkpoint.dir, step: checkpoint.step, backend: checkpoint.backend, runStatus: runStatusOf(dirname(dirname(checkpoint.dir))) };
   } finally {
     await agent.close();
   }

@@ -8,6 +8,7 @@ import { Rng } from '../core/rng.js';
 import type { Split, Trajectory } from '../core/types.js';
 import type { TaskCatalog } from '../envs/environment.js';
 import type { EpisodePlan, RolloutRunner } from './rollout.js';
+import { failIfAllEpisodesFailed } from './rollout-health.js';
 import { type EpisodeSummary, summarizeEpisodes } from './rollout-metrics.js';
 
 /** What an evaluation returns. */
@@ -53,6 +54,7 @@ export async function evaluatePolicy(input: {
     trajectoryId: `${p.trajectoryId}@${step}`,
   }));
   const trajectories = await runner.run(step, input.horizon ?? config.derived.maxHorizon, plans);
+  failIfAllEpisodesFailed(`the ${split} evaluation at step ${step}`, trajectories);
   const byCategory = new Map<string, Trajectory[]>();
   if (catalog.category) {
     plans.forEach((plan, i) => {

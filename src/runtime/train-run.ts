@@ -14,6 +14,7 @@ import '../envs/index.js';
 import { describeBackend } from '../models/backend/select.js';
 import { startTrainingActors } from './train/actors.js';
 import { driveTraining } from './train/drive.js';
+import { type ClaimedRunFolder, claimRunFolder } from './run-folder.js';
 import { checkTrainRunOptions, openRun } from './train/open-run.js';
 import { type AsyncStateSource, coordinatorEffects, evaluator } from './train/step-effects.js';
 import type { EvalPoint, TrainRunOptions, TrainRunResult } from './train/types.js';
@@ -22,13 +23,24 @@ export { trainPlans } from './train/plans.js';
 export type { DistributedRollout, EvalPoint, TrainRunOptions, TrainRunResult } from './train/types.js';
 
 /**
- * Runs (or resumes) a training job to its configured number of steps.
+ * Runs (or resumes) a training job to its configured number of steps. The run folder is held
+ * (one writer) from before anything is read or written until the run ends.
  * @example const result = await trainRun({ config: resolveConfig(loadConfig('configs/babyai-grpo.yaml')) });
  */
 export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult> {
   checkTrainRunOptions(options);
-  // 1. Backend, environment, run folder (fresh or resumed), models, run store.
-  const run = await openRun(options);
+  // 0. The run folder, held by this process alone (one writer: ./run-lock.ts) until the run ends.
+  const folder = await claimRunFolder(options, options.config.run);
+  try {
+    return await trainInFolder(options, folder);
+  } finally {
+    folder.lock.release();
+  }
+}
+
+async function trainInFolder(options: TrainRunOptions, folder: ClaimedRunFolder): Promise<TrainRunResult> {
+  // 1. Backend, environment, checkpoint (when resuming), models, run store.
+  const run = await openRun(options, folder);
   const { config, stack, store, emit } = run;
 
   // 2. The actors: sampler, learner, horizon scheduler, rollout runner, on one in-process bus.

@@ -63,6 +63,8 @@ export const subjects = {
   learnerTrain: (runId: string) => `turnwise.${token('runId', runId)}.learner.train`,
   /** Publish: every actor → run log / UI, `{ source, event }`. */
   events: (runId: string) => `turnwise.${token('runId', runId)}.events`,
+  /** Request/reply: learner → episodes workers (queue group: one answers), "is any worker there?" → `{ pid }` (NATS runs). */
+  episodesPing: (runId: string) => `turnwise.${token('runId', runId)}.episodes.ping`,
 } as const;
 
 /** One edge of the actor graph. */
@@ -100,6 +102,8 @@ export const messageFlow: readonly MessageFlow[] = [
   { from: 'coordinator', to: 'sampler', subject: 'samplerControl', kind: 'publish', message: "{ type: 'PAUSE' | 'RESUME' }" },
   // After each step the coordinator tells the horizon actor; a stage change is announced.
   { from: 'horizon', to: 'everyone', subject: 'horizon', kind: 'publish', message: 'STAGE_CHANGED { from, to, horizon, reason, step }' },
+  // NATS runs: while a step's trajectories are awaited, the learner checks that an episodes worker is connected.
+  { from: 'learner', to: 'episodes worker', subject: 'episodesPing', kind: 'request', message: '{} → { pid }' },
   // Every actor's emitted events go to the run log / UI.
   { from: 'all actors', to: 'run log', subject: 'events', kind: 'publish', message: '{ source, event }' },
 ];

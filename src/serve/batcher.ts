@@ -1,7 +1,9 @@
 /**
  * Dynamic batching for the server: HTTP requests that arrive while the model is busy (or in the
- * same event-loop turn) are generated together in one `Policy` call when their sampling settings
- * match. Calls run one at a time, so the model is never entered twice at once.
+ * same event-loop turn) are generated together in one `Policy` call when their temperature and
+ * top-p match (each request carries its own token limit). Calls run one at a time, and other work
+ * on the model (prompt scoring) queues in the same line, so the model is never entered twice at
+ * once.
  *
  * Why not the sampler actor: it samples a whole batch with one fixed setting, and HTTP clients
  * choose temperature / top_p / max_tokens per request. With a per-request `seed` a request's
@@ -14,24 +16,19 @@ import type { ActRequest, ActResult, Policy } from '../core/policy.js';
 export interface GenerationSettings {
   readonly temperature: number;
   readonly topP: number;
-  readonly maxNewTokens: number;
 }
 
-interface Pending {
-  readonly request: ActRequest;
-  readonly settings: GenerationSettings;
-  readonly key: string;
-  readonly resolve: (result: ActResult) => void;
-  readonly reject: (error: unknown) => void;
-}
+type Job =
+  | { readonly kind: 'generate'; readonly request: ActRequest & { readonly maxNewTokens: number }; readonly key: string; readonly settings: GenerationSettings; readonly resolve: (r: ActResult) => void; readonly reject: (e: unknown) => void }
+  | { readonly kind: 'exclusive'; readonly run: () => Promise<void> };
 
 /**
  * @example
  * const batcher = new GenerationBatcher(policy, rng, 32);
- * const result = await batcher.generate({ contextTokens, actionChoices: null, seed: 7 }, { temperature: 1, topP: 1, maxNewTokens: 24 });
+ * const result = await batcher.generate({ contextTokens, actionChoices: null, seed: 7, maxNewTokens: 24 }, { temperature: 1, topP: 1 });
  */
 export class GenerationBatcher {
-  private readonly queue: Pending[] = [];
+  private readonly queue: Job[] = [];
   private running = false;
   /** Batches generated so far, with their sizes (for tests and logs). */
   readonly batchSizes: number[] = [];
@@ -43,35 +40,63 @@ export class GenerationBatcher {
     private readonly maxBatch: number,
   ) {}
 
-  generate(request: ActRequest, settings: GenerationSettings): Promise<ActResult> {
+  /** Generates for one request (batched with others of the same settings). */
+  generate(request: ActRequest & { readonly maxNewTokens: number }, settings: GenerationSettings): Promise<ActResult> {
     return new Promise<ActResult>((resolve, reject) => {
-      const key = `${settings.temperature}|${settings.topP}|${settings.maxNewTokens}`;
-      this.queue.push({ request, settings, key, resolve, reject });
-      if (!this.running) {
-        this.running = true;
-        // Let requests of the same event-loop turn join the first batch.
-        setImmediate(() => void this.drain());
-      }
+      this.push({ kind: 'generate', request, settings, key: `${settings.temperature}|${settings.topP}`, resolve, reject });
     });
+  }
+
+  /**
+   * Runs `fn` alone on the model, in queue order (prompt scoring).
+   * @example const scores = await batcher.exclusive(() => scorer.score(ids, 1));
+   */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.push({ kind: 'exclusive', run: () => fn().then(resolve, reject) });
+    });
+  }
+
+  /** Frees what the policy keeps for these generations (their KV caches). */
+  release(episodeIds: readonly string[]): void {
+    this.policy.releaseEpisodes?.(episodeIds);
+  }
+
+  private push(job: Job): void {
+    this.queue.push(job);
+    if (!this.running) {
+      this.running = true;
+      // Let requests of the same event-loop turn join the first batch.
+      setImmediate(() => void this.drain());
+    }
   }
 
   private async drain(): Promise<void> {
     while (this.queue.length > 0) {
-      const head = this.queue[0] as Pending;
-      const batch: Pending[] = [];
+      const head = this.queue[0] as Job;
+      if (head.kind === 'exclusive') {
+        this.queue.shift();
+        await head.run();
+        continue;
+      }
+      const batch: Extract<Job, { kind: 'generate' }>[] = [];
       for (let i = 0; i < this.queue.length && batch.length < this.maxBatch; ) {
-        if ((this.queue[i] as Pending).key === head.key) batch.push(...this.queue.splice(i, 1));
+        const job = this.queue[i] as Job;
+        if (job.kind === 'generate' && job.key === head.key) batch.push(...(this.queue.splice(i, 1) as Extract<Job, { kind: 'generate' }>[]));
         else i++;
       }
       this.batchSizes.push(batch.length);
-      const { temperature, topP, maxNewTokens } = head.settings;
+      const { temperature, topP } = head.settings;
       const requests = batch.map((p) => p.request);
+      const maxNewTokens = Math.max(...requests.map((r) => r.maxNewTokens));
       try {
         const results =
           temperature === 0
             ? await this.policy.greedyActions(requests, maxNewTokens)
             : await this.policy.sampleActions(requests, { temperature, topP, maxNewTokens }, this.rng);
-        for (let i = 0; i < batch.length; i++) (batch[i] as Pending).resolve(results[i] as ActResult);
+        batch.forEach((p, i) => {
+          p.resolve(results[i] as ActResult);
+        });
       } catch (error) {
         for (const p of batch) p.reject(error);
       }

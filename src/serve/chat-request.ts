@@ -1,5 +1,7 @@
 /**
- * Validates an OpenAI chat-completions request and maps its messages onto a turnwise episode:
+ * Validates an OpenAI chat-completions request. A chat model renders the messages with its own
+ * chat template (chat-prompts.ts); turnwise's own model has no template, only its compact episode
+ * layout, so its messages are mapped onto a turnwise episode:
  *
  *     [system/developer…]           → the instruction (when present)
  *     user, assistant               → AgentGym's opening exchange (instruction, acknowledgement),
@@ -18,66 +20,73 @@
  */
 import { z } from 'zod';
 import { ApiError } from './openai-errors.js';
+import { MAX_TOP_LOGPROBS, samplingFields } from './sampling-params.js';
+import { integer, parseBody } from './validation.js';
 
 const textPart = z.object({ type: z.literal('text'), text: z.string() });
 
 const messageSchema = z.object({
   role: z.enum(['system', 'developer', 'user', 'assistant']),
-  content: z.union([z.string(), z.array(textPart).min(1)]),
+  content: z.union([z.string(), z.array(textPart).min(1)], { error: 'a string or an array of text parts' }),
   name: z.string().optional(),
 });
-
-/** Parameters OpenAI clients commonly send that do not change what we generate; accepted and ignored. */
-const IGNORED = ['user', 'stop', 'presence_penalty', 'frequency_penalty', 'logit_bias', 'metadata', 'store', 'service_tier', 'parallel_tool_calls'] as const;
 
 /** The request body we accept (unknown keys are rejected, as OpenAI does). */
 export const chatRequestSchema = z
   .object({
-    model: z.string().min(1),
+    model: z.string().min(1).nullish(), // the served model when left out (as vLLM)
     messages: z.array(messageSchema).min(1),
-    temperature: z.number().min(0).max(2).nullish(),
-    top_p: z.number().gt(0).max(1).nullish(),
-    max_tokens: z.number().int().positive().nullish(),
-    max_completion_tokens: z.number().int().positive().nullish(),
-    n: z.number().int().positive().nullish(),
-    seed: z.number().int().nullish(),
-    stream: z.boolean().nullish(),
-    stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
+    ...samplingFields,
+    max_tokens: integer().positive().nullish(),
+    max_completion_tokens: integer().positive().nullish(),
     logprobs: z.boolean().nullish(),
+    top_logprobs: integer().min(0).max(MAX_TOP_LOGPROBS).nullish(),
+    // vLLM's extensions: constrained decoding over listed strings; extra chat-template variables.
     guided_choice: z.array(z.string().min(1)).min(1).nullish(),
-    ...Object.fromEntries(IGNORED.map((k) => [k, z.unknown().optional()])),
+    chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
+    // No effect on what is generated.
+    metadata: z.unknown().optional(),
+    store: z.boolean().nullish(),
+    service_tier: z.string().nullish(),
+    parallel_tool_calls: z.boolean().nullish(),
   })
   .strict();
 
 export type ChatRequest = z.output<typeof chatRequestSchema>;
 
-/** `['messages', 2, 'content']` → `messages[2].content`. */
-function paramOf(path: readonly PropertyKey[]): string | null {
-  let out = '';
-  for (const key of path) out += typeof key === 'number' ? `[${key}]` : out === '' ? String(key) : `.${String(key)}`;
-  return out === '' ? null : out;
+/** Caps on `guided_choice` (each choice becomes token sequences in a trie). */
+export interface GuidedChoiceLimits {
+  readonly maxEntries: number;
+  readonly maxBytes: number;
 }
 
 /**
- * Parses a request body, throwing an {@link ApiError} naming the parameter at fault.
- * @example parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }).model // 'm'
+ * Parses a request body, throwing an {@link ApiError} naming the parameter at fault. An oversized
+ * `guided_choice` is refused before anything looks at its entries.
+ * @example parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { maxEntries: 1024, maxBytes: 65536 }).model // 'm'
  */
-export function parseChatRequest(body: unknown): ChatRequest {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw ApiError.invalid(null, 'The request body must be a JSON object.');
-  const parsed = chatRequestSchema.safeParse(body);
-  if (parsed.success) {
-    if ((parsed.data.n ?? 1) !== 1) throw ApiError.invalid('n', `Only n=1 is supported, got ${parsed.data.n}.`, 'invalid_value');
-    if (parsed.data.logprobs === true) throw ApiError.invalid('logprobs', 'logprobs are not supported by turnwise serve.', 'invalid_value');
-    return parsed.data;
+export function parseChatRequest(body: unknown, guided: GuidedChoiceLimits): ChatRequest {
+  const raw = typeof body === 'object' && body !== null ? (body as { guided_choice?: unknown }).guided_choice : undefined;
+  if (Array.isArray(raw) && raw.length > guided.maxEntries) {
+    throw ApiError.invalid('guided_choice', `Invalid value for 'guided_choice': expected at most ${guided.maxEntries} items, but got ${raw.length}.`, 'invalid_value');
   }
-  const issue = parsed.error.issues[0] as z.core.$ZodIssue;
-  if (issue.code === 'unrecognized_keys') {
-    throw ApiError.invalid(issue.keys[0] ?? null, `Unrecognized request argument supplied: ${issue.keys.join(', ')}`);
+  const req = parseBody(chatRequestSchema, body);
+  if (req.guided_choice) {
+    let bytes = 0;
+    for (const choice of req.guided_choice) bytes += Buffer.byteLength(choice);
+    if (bytes > guided.maxBytes) {
+      throw ApiError.invalid('guided_choice', `Invalid value for 'guided_choice': its strings hold ${bytes} bytes (at most ${guided.maxBytes}).`, 'invalid_value');
+    }
   }
-  const param = paramOf(issue.path);
-  const message = issue.code === 'invalid_type' && issue.input === undefined ? `Missing required parameter: '${param}'.` : `Invalid value for '${param}': ${issue.message}.`;
-  throw ApiError.invalid(param, message, issue.code === 'invalid_type' && issue.input === undefined ? 'missing_required_parameter' : 'invalid_value');
+  if (req.top_logprobs != null && req.logprobs !== true) {
+    throw ApiError.invalid('top_logprobs', "Invalid value for 'top_logprobs': logprobs must be true when top_logprobs is set.", 'invalid_value');
+  }
+  return req;
 }
+
+/** A message's text (text parts joined). */
+export const textOf = (content: ChatRequest['messages'][number]['content']): string =>
+  typeof content === 'string' ? content : content.map((p) => p.text).join('');
 
 /** The episode a conversation stands for. */
 export interface EpisodeView {
@@ -86,9 +95,6 @@ export interface EpisodeView {
   readonly pastTurns: readonly { readonly observationText: string; readonly actionText: string }[];
   readonly observationText: string;
 }
-
-const textOf = (content: ChatRequest['messages'][number]['content']): string =>
-  typeof content === 'string' ? content : content.map((p) => p.text).join('');
 
 /**
  * Maps chat messages onto an episode (layout in the module comment).

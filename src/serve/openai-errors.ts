@@ -33,3 +33,28 @@ export class ApiError extends Error {
     return new ApiError(400, message, 'invalid_request_error', param, code);
   }
 }
+
+/**
+ * OpenAI's `context_length_exceeded` for chat: the messages alone (`completionTokens` null), or
+ * messages plus the requested completion, are more than the model's context.
+ * @example chatContextError(2048, 2100, null).message // "This model's maximum context length is 2048 tokens. However, your messages resulted in 2100 tokens. …"
+ */
+export function chatContextError(maxContext: number, promptTokens: number, completionTokens: number | null): ApiError {
+  const message =
+    completionTokens === null
+      ? `This model's maximum context length is ${maxContext} tokens. However, your messages resulted in ${promptTokens} tokens. Please reduce the length of the messages.`
+      : `This model's maximum context length is ${maxContext} tokens. However, you requested ${promptTokens + completionTokens} tokens (${promptTokens} in the messages, ${completionTokens} in the completion). Please reduce the length of the messages or completion.`;
+  return ApiError.invalid('messages', message, 'context_length_exceeded');
+}
+
+/**
+ * OpenAI's `context_length_exceeded` for the legacy completions: prompt plus completion too long.
+ * @example completionContextError(2048, 2000, 100).param // 'prompt'
+ */
+export function completionContextError(maxContext: number, promptTokens: number, completionTokens: number): ApiError {
+  return ApiError.invalid(
+    'prompt',
+    `This model's maximum context length is ${maxContext} tokens, however you requested ${promptTokens + completionTokens} tokens (${promptTokens} in your prompt; ${completionTokens} for the completion). Please reduce your prompt; or completion length.`,
+    'context_length_exceeded',
+  );
+}

@@ -19,6 +19,8 @@ beforeAll(async () => {
   await saveRunConfig(runDir, resolveConfig(parseConfig({ train: { steps: 10 } })));
   writeFileSync(join(runDir, 'checkpoints', 'latest'), 'step-000010\n');
   writeFileSync(join(runDir, 'checkpoints', 'step-000010', 'trainer_state.json'), JSON.stringify({ step: 10 }));
+  // The other files a complete checkpoint has (only their presence is checked here).
+  for (const file of ['config.json', 'model.safetensors', 'tokenizer.json', 'optimizer.safetensors']) writeFileSync(join(runDir, 'checkpoints', 'step-000010', file), '');
 });
 
 describe('planTrain', () => {

@@ -9,7 +9,7 @@ import { evaluatePolicies } from '../../src/eval/harness.js';
 import { checkpointSpec } from '../../src/runtime/policy-spec.js';
 import { TEXT_POLICY_VERSION } from '../../src/policies/text-policy.js';
 import { trainRun } from '../../src/runtime/train-run.js';
-import { serveCheckpoint } from '../../src/serve/server.js';
+import { serveModel } from '../../src/serve/server.js';
 import { RunStore } from '../../src/store/run-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-serve-eval-'));
@@ -34,7 +34,7 @@ describe('turnwise serve + turnwise eval', () => {
     const runDir = join(dir, 'tiny');
     expect((await trainRun({ config, runDir })).status).toBe('finished');
 
-    const server = await serveCheckpoint(runDir, { port: 0 });
+    const server = await serveModel(runDir, { port: 0 });
     try {
       // Same episode seeds for both rows; the remote policy sends each turn's seed, and the server
       // samples that request from `Rng.fromSeed(seed)` at the run's temperature / top-p.

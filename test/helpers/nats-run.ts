@@ -25,10 +25,11 @@ export function killProcess(proc: ChildProcess): Promise<void> {
 
 /**
  * Spawns `node --import tsx src/cli/main.ts …args` and records it in `registry` (kill them in afterEach).
+ * `env` adds environment variables (e.g. `TURNWISE_FAULT`, see `src/core/fault-point.ts`).
  * @example const w = spawnCli(procs, ['worker', '--nats', url, '--run', 'r1', '--role', 'sampler,episodes']);
  */
-export function spawnCli(registry: ChildProcess[], args: readonly string[]): CliProcess {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+export function spawnCli(registry: ChildProcess[], args: readonly string[], env: Readonly<Record<string, string>> = {}): CliProcess {
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   registry.push(proc);
   let output = '';
   let waiters: { pattern: RegExp; resolve: () => void }[] = [];
@@ -52,14 +53,18 @@ export function spawnCli(registry: ChildProcess[], args: readonly string[]): Cli
   };
 }
 
-/** Every step has exactly `perStep` train trajectories in the store, each id once, and there are no others. */
+/**
+ * Every step has exactly `perStep` train trajectories in the store, there are no others, and none
+ * ended in `error` (a lost sampler or server would show as one). Whether they are the right ones
+ * is {@link expectSameStoredContent}'s job (ids are the primary key, so "each id once" cannot fail).
+ */
 export function expectStoreComplete(runDir: string, steps: number, perStep: number): void {
   const store = RunStore.open(runDir, { readonly: true });
   try {
     const episodes = store.episodes({ split: 'train', limit: 100_000 });
-    expect(new Set(episodes.map((e) => e.id)).size).toBe(steps * perStep);
     expect(episodes).toHaveLength(steps * perStep);
     for (let step = 0; step < steps; step++) expect(episodes.filter((e) => e.step === step)).toHaveLength(perStep);
+    expect(episodes.filter((e) => e.outcome === 'error').map((e) => `${e.id}: ${e.error}`)).toEqual([]);
   } finally {
     store.close();
   }

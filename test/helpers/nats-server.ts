@@ -21,8 +21,8 @@ export interface NatsServerHandle {
   log(): string;
   /** kill -9 when `hard`, else SIGTERM; resolves once the process exited. */
   stop(options?: { hard?: boolean }): Promise<void>;
-  /** Stops, then starts again on the same port and store. */
-  restart(): Promise<void>;
+  /** Stops (kill -9 when `hard`, else SIGTERM), then starts again on the same port and store. */
+  restart(options?: { hard?: boolean }): Promise<void>;
 }
 
 export interface NatsServerOptions {
@@ -118,8 +118,8 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
       await stop(stopOptions);
       rmSync(root, { recursive: true, force: true });
     },
-    async restart() {
-      await stop();
+    async restart(restartOptions) {
+      await stop(restartOptions);
       await launch();
     },
   };

@@ -1,14 +1,15 @@
-import { turnwiseText } from '../../src/models/policy-text.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import { Rng } from '../../src/core/rng.js';
 import '../../src/envs/index.js';
 import { getEnvironmentSpec } from '../../src/envs/registry.js';
+import { selectBackend } from '../../src/models/backend/select.js';
 import { TransformerModel } from '../../src/models/transformer.js';
-import { TransformerPolicy } from '../../src/models/transformer-policy.js';
-import { contextPolicyOf, transformerConfigOf, trainRunTokenizer } from '../../src/runtime/policy-stack.js';
-import { createServeApp, textPieces } from '../../src/serve/app.js';
+import { transformerConfigOf, trainRunTokenizer } from '../../src/runtime/policy-stack.js';
+import { createServeApp } from '../../src/serve/app.js';
 import { parseAvailableActions, toEpisodeView } from '../../src/serve/chat-request.js';
+import { ownServedModel } from '../../src/serve/load-model.js';
+import { textPieces } from '../../src/serve/token-text.js';
 
 // An untrained model is enough to test the HTTP surface: what matters is validation and the shape
 // of the replies, not the quality of the actions.
@@ -21,16 +22,14 @@ const config = resolveConfig(
     context: { history: 1, includeInstruction: true },
   }),
 );
+await selectBackend('cpu');
 const spec = getEnvironmentSpec('babyai');
 const tokenizer = trainRunTokenizer(config, spec);
 const model = new TransformerModel(transformerConfigOf(config, tokenizer.vocabSize), Rng.fromSeed(4).fork('model'));
-const policy = new TransformerPolicy(model, { endTokenId: tokenizer.specialId('end') });
-afterAll(() => model.dispose());
+const served = ownServedModel({ id: 'tiny', config, tokenizer, model, envInstruction: 'Reach the goal.' });
+afterAll(() => served.dispose());
 const maxBodyBytes = 4096;
-const app = createServeApp(
-  { id: 'tiny', config, text: turnwiseText(tokenizer, contextPolicyOf(config)), policy, envInstruction: 'Reach the goal.' },
-  { rng: Rng.fromSeed(0), maxBodyBytes, maxMessages: 9, wallClockMs: () => 1_700_000_000_000 },
-);
+const app = createServeApp(served, { rng: Rng.fromSeed(0), maxBodyBytes, maxMessages: 9, wallClockMs: () => 1_700_000_000_000 });
 
 const OBS = 'There is a red ball 1 2 steps in front of you.\nAvailable actions: ["turn left", "turn right", "go to red ball 1"]';
 const chat = (body: unknown) => app.request('/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -51,7 +50,8 @@ describe('turnwise serve: OpenAI-compatible chat completions', () => {
     const res = await chat(ok());
     expect(res.status).toBe(200);
     const body = (await res.json()) as { choices: { message: { content: string } }[]; usage: Record<string, number> };
-    expect(body).toMatchObject({ object: 'chat.completion', model: 'tiny', created: 1_700_000_000, choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant' } }] });
+    expect(body).toMatchObject({ object: 'chat.completion', model: 'tiny', created: 1_700_000_000, choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant' }, logprobs: null }] });
+    expect(body.choices).toHaveLength(1);
     expect(['turn left', 'turn right', 'go to red ball 1']).toContain(body.choices[0].message.content);
     expect(body.usage.total_tokens).toBe(body.usage.prompt_tokens! + body.usage.completion_tokens!);
     expect(body.usage.completion_tokens).toBeGreaterThan(0);
@@ -81,7 +81,7 @@ describe('turnwise serve: OpenAI-compatible chat completions', () => {
 
   it('lists its model', async () => {
     const res = await app.request('/v1/models');
-    expect(await res.json()).toEqual({ object: 'list', data: [{ id: 'tiny', object: 'model', created: 1_700_000_000, owned_by: 'turnwise' }] });
+    expect(await res.json()).toEqual({ object: 'list', data: [{ id: 'tiny', object: 'model', created: 1_700_000_000, owned_by: 'turnwise', max_model_len: 128 }] });
     await expectError(await app.request('/v1/models/other'), 404, 'model', 'model_not_found', /'other' does not exist/);
   });
 
@@ -93,8 +93,10 @@ describe('turnwise serve: OpenAI-compatible chat completions', () => {
     await expectError(await chat(ok({ temperature: 3 })), 400, 'temperature', 'invalid_value', /temperature/);
     await expectError(await chat(ok({ top_p: 0 })), 400, 'top_p', 'invalid_value', /top_p/);
     await expectError(await chat(ok({ max_tokens: -1 })), 400, 'max_tokens', 'invalid_value', /max_tokens/);
-    await expectError(await chat(ok({ max_tokens: 500 })), 400, 'max_tokens', 'invalid_value', /less than the model's context of 128/);
-    await expectError(await chat(ok({ n: 2 })), 400, 'n', 'invalid_value', /Only n=1/);
+    await expectError(await chat(ok({ max_tokens: 1.5 })), 400, 'max_tokens', 'invalid_type', /Invalid type for 'max_tokens': expected an integer, but got a decimal number instead/);
+    await expectError(await chat(ok({ temperature: '1' })), 400, 'temperature', 'invalid_type', /expected a number, but got a string/);
+    await expectError(await chat(ok({ presence_penalty: 0.5 })), 400, 'presence_penalty', 'invalid_value', /applies no penalties/);
+    await expectError(await chat(ok({ top_logprobs: 2 })), 400, 'top_logprobs', 'invalid_value', /logprobs must be true/);
     await expectError(await chat(ok({ tools: [] })), 400, 'tools', null, /Unrecognized request argument supplied: tools/);
     await expectError(await chat({ model: 'tiny' }), 400, 'messages', 'missing_required_parameter', /Missing required parameter: 'messages'/);
     await expectError(await chat(ok({ messages: [{ role: 'tool', content: 'x' }] })), 400, 'messages[0].role', 'invalid_value', /messages\[0\]\.role/);
@@ -105,15 +107,41 @@ describe('turnwise serve: OpenAI-compatible chat completions', () => {
   });
 
   it('rejects oversized input: body over the limit (413), too many messages, a context that cannot fit', async () => {
-    await expectError(await chat(ok({ messages: [{ role: 'user', content: 'x'.repeat(maxBodyBytes) }] })), 413, 'messages', 'request_too_large', /larger than 4096 bytes/);
+    await expectError(await chat(ok({ messages: [{ role: 'user', content: 'x'.repeat(maxBodyBytes) }] })), 413, null, 'request_too_large', /larger than 4096 bytes/);
     const many = Array.from({ length: 11 }, (_, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: 'turn left' }));
-    await expectError(await chat(ok({ messages: many })), 400, 'messages', 'request_too_large', /Too many messages: 11/);
+    await expectError(await chat(ok({ messages: many })), 400, 'messages', 'request_too_large', /expected at most 9 messages, but got 11/);
     const longInstruction = [{ role: 'system', content: 'go to the red ball '.repeat(120) }, { role: 'user', content: OBS }];
     await expectError(await chat(ok({ messages: longInstruction })), 400, 'messages', 'context_length_exceeded', /maximum context length is 128/);
+    await expectError(await chat(ok({ max_tokens: 500 })), 400, 'messages', 'context_length_exceeded', /maximum context length is 128 tokens\. However, you requested \d+ tokens \(\d+ in the messages, 500 in the completion\)/);
+  });
+
+  it('gives n choices, each with its own index, reproducible with a seed (the first equals n = 1)', async () => {
+    const contents = async (extra: Record<string, unknown>) =>
+      ((await (await chat(ok({ temperature: 1.5, ...extra }))).json()) as { choices: { index: number; message: { content: string } }[] }).choices;
+    const four = await contents({ n: 4, seed: 13 });
+    expect(four.map((c) => c.index)).toEqual([0, 1, 2, 3]);
+    expect(await contents({ n: 4, seed: 13 })).toEqual(four);
+    expect((await contents({ seed: 13 }))[0]!.message.content).toBe(four[0]!.message.content);
+  });
+
+  it('returns logprobs of the chosen action tokens in OpenAI format, under the constrained distribution', async () => {
+    const res = await chat(ok({ logprobs: true, top_logprobs: 3, seed: 2 }));
+    const body = (await res.json()) as { choices: { message: { content: string }; logprobs: { content: { token: string; logprob: number; bytes: number[]; top_logprobs: { token: string; logprob: number }[] }[] } }[] };
+    const entries = body.choices[0]!.logprobs.content;
+    expect(entries.length).toBeGreaterThan(0);
+    // The tokens spell the action (its closing <|end|> included as the last entry).
+    expect(entries.map((e) => e.token).join('')).toBe(`${body.choices[0]!.message.content}<|end|>`);
+    for (const e of entries) {
+      expect(e.logprob).toBeLessThanOrEqual(0);
+      expect(Buffer.from(e.bytes).toString('utf8')).toBe(e.token);
+      expect(e.top_logprobs.length).toBeLessThanOrEqual(3);
+      // Constrained: the alternatives are allowed ids only, and their mass is at most 1.
+      expect(e.top_logprobs.reduce((m, t) => m + Math.exp(t.logprob), 0)).toBeLessThanOrEqual(1 + 1e-6);
+    }
   });
 
   it('answers unknown URLs with an OpenAI-style 404', async () => {
-    await expectError(await app.request('/v1/completions', { method: 'POST' }), 404, null, 'unknown_url', /Unknown request URL: POST \/v1\/completions/);
+    await expectError(await app.request('/v1/embeddings', { method: 'POST' }), 404, null, 'unknown_url', /Unknown request URL: POST \/v1\/embeddings/);
   });
 });
 
@@ -139,6 +167,8 @@ describe('mapping chat messages to an episode', () => {
 
   it('streams text pieces that join to the decoded action', () => {
     const ids = tokenizer.encode('go to red ball 1');
-    expect(textPieces(turnwiseText(tokenizer, contextPolicyOf(config)), ids).join('')).toBe('go to red ball 1');
+    const pieces = textPieces(served.tokens, ids, false);
+    expect(pieces).toHaveLength(ids.length);
+    expect(pieces.join('')).toBe('go to red ball 1');
   });
 });

@@ -5,12 +5,18 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SimulatedClock } from '../../src/core/clock.js';
 import type { Trajectory, Turn } from '../../src/core/types.js';
+import { acquireRunLock, type RunLock } from '../../src/runtime/run-lock.js';
 import { RunStore } from '../../src/store/run-store.js';
 import { createUiApp } from '../../src/ui/server/app.js';
 
 const root = mkdtempSync(join(tmpdir(), 'turnwise-ui-api-'));
 const runDir = join(root, 'alpha');
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+// The run is live: this process holds its writer lock (without one, a `running` run shows as `stale`).
+let writerLock: RunLock;
+afterAll(() => {
+  writerLock.release();
+  rmSync(root, { recursive: true, force: true });
+});
 
 function turn(index: number, policyVersion: number, mask: number[]): Turn {
   return {
@@ -42,7 +48,8 @@ const trajectory = (id: string, step: number, turns: Turn[], outcome: Trajectory
 
 const sha = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
 
-beforeAll(() => {
+beforeAll(async () => {
+  writerLock = await acquireRunLock(runDir, 'test writer');
   // A hand-made store: two steps, a horizon stage change at step 2, one trained episode per step.
   const store = RunStore.open(runDir);
   store.createRun({ id: 'alpha', name: 'alpha', createdAt: 1_000, config: { env: { name: 'babyai' }, algorithm: { name: 'grpo' }, train: { steps: 4 } }, backend: 'cpu', seed: 7 });

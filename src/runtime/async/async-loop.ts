@@ -5,7 +5,7 @@
  * episodes, random interleavings) drives the same code as a real run.
  *
  * Batches are filled in admission order with the same plans as the synchronous loop
- * (`trainPlans(config, indices, b)`), so every mode sees the same tasks and seeds per step.
+ * (`trainPlans(config, indices, b, runId)`), so every mode sees the same tasks and seeds per step.
  * Admission (see `staleness.ts`): an episode of batch `b` starts only while fewer than
  * `maxInFlight` are running and the samplers hold version ≥ `b − η`; otherwise it waits (samplers
  * pause rather than produce data that would be discarded).

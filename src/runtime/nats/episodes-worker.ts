@@ -12,6 +12,7 @@ import type { Clock } from '../../core/clock.js';
 import { systemClock } from '../../core/clock.js';
 import type { ResolvedConfig } from '../../core/config.js';
 import type { JsMsg } from '@nats-io/jetstream';
+import { faultPoint } from '../../core/fault-point.js';
 import { decode } from '../codec.js';
 import { getEnvironmentSpec } from '../../envs/registry.js';
 import type { EnvironmentSpec } from '../../envs/environment.js';
@@ -20,6 +21,7 @@ import { MemoryBus } from '../memory-bus.js';
 import { RolloutRunner } from '../rollout.js';
 import type { NatsBus } from './nats-bus.js';
 import { actRunId, parsePlanMessage, type RunInfra } from './run-infra.js';
+import { subjects } from '../wiring.js';
 import { SplitBus } from './split-bus.js';
 import { publishTrajectoryDurably } from './trajectory-stream.js';
 
@@ -127,6 +129,7 @@ export async function startEpisodesWorker(options: EpisodesWorkerOptions): Promi
       }
       await publishTrajectoryDurably(infra, trajectory);
       published++;
+      faultPoint('trajectory-published');
       m.ack();
     } catch (error) {
       log(`episodes: plan ${message.plan.trajectoryId} failed: ${(error as Error).message}; redelivering it`);
@@ -137,6 +140,9 @@ export async function startEpisodesWorker(options: EpisodesWorkerOptions): Promi
       retire(message.policyVersion);
     }
   };
+
+  // The learner asks whether any episodes worker is connected (a run whose workers all died fails instead of waiting silently).
+  const ping = bus.subscribe(subjects.episodesPing(infra.runId), () => ({ pid: process.pid }), { queue: 'episodes-ping' });
 
   const loop = (async () => {
     const consumer = await infra.js.consumers.get(infra.names.planStream, infra.names.planConsumer);
@@ -169,6 +175,7 @@ export async function startEpisodesWorker(options: EpisodesWorkerOptions): Promi
     published: () => published,
     async close() {
       stopped = true;
+      ping.unsubscribe();
       slotFreed();
       await loop.catch(() => undefined);
       for (const entry of runners.values()) await entry.runner.close();

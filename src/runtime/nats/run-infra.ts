@@ -1,5 +1,6 @@
 /**
- * The durable parts of a run on NATS, all named after the run id:
+ * The durable parts of a run on NATS, all named after the run's unique id (`<name>-<8 hex>`; the
+ * name alone finds it through `./run-registry.ts`, which also deletes what a finished run leaves):
  *
  * - stream `TW_<run>_TRAJ` (subjects `turnwise.<run>.traj.s<step>`): every finished trajectory,
  *   published by episodes workers with `Nats-Msg-Id = <trajectoryId>` (JetStream drops a re-sent
@@ -78,6 +79,12 @@ export interface RunManifest {
 export interface RunInfraOptions {
   /** Plans not acknowledged within this time are redelivered (a worker sends in-progress beats meanwhile). Default 10 s. */
   readonly planAckWaitMs?: number;
+  /**
+   * Messages older than this leave the trajectory and plan streams (a backstop: a finished run's
+   * streams are deleted, older steps purged at each checkpoint). Default 7 days; applies to streams
+   * this call creates.
+   */
+  readonly maxAgeMs?: number;
   /** Trajectories a learner may hold unacknowledged (bounds memory). Default 1024. */
   readonly maxAckPending?: number;
 }
@@ -103,8 +110,9 @@ export async function openRunInfra(nc: NatsConnection, runId: string, options: R
   const js = jetstream(nc);
   const jsm = await jetstreamManager(nc);
   const maxAckPending = options.maxAckPending ?? 1024;
-  await ensureStream(jsm, { name: names.trajStream, subjects: [names.trajAll], retention: RetentionPolicy.Limits });
-  await ensureStream(jsm, { name: names.planStream, subjects: [names.planSubject], retention: RetentionPolicy.Workqueue });
+  const maxAge = nanos(options.maxAgeMs ?? DEFAULT_MAX_AGE_MS);
+  await ensureStream(jsm, { name: names.trajStream, subjects: [names.trajAll], retention: RetentionPolicy.Limits, max_age: maxAge });
+  await ensureStream(jsm, { name: names.planStream, subjects: [names.planSubject], retention: RetentionPolicy.Workqueue, max_age: maxAge });
   const existing = await jsm.consumers.info(names.planStream, names.planConsumer).catch(() => null);
   if (existing === null) {
     await jsm.consumers.add(names.planStream, {
@@ -125,12 +133,26 @@ export async function openRunInfra(nc: NatsConnection, runId: string, options: R
   return { runId, names, js, jsm, state, blobs, planAckWaitMs, maxAckPending };
 }
 
-async function ensureStream(jsm: JetStreamManager, config: { name: string; subjects: string[]; retention: RetentionPolicy }): Promise<void> {
+/** Default {@link RunInfraOptions.maxAgeMs}: 7 days. */
+export const DEFAULT_MAX_AGE_MS = 7 * 24 * 3_600_000;
+
+async function ensureStream(jsm: JetStreamManager, config: { name: string; subjects: string[]; retention: RetentionPolicy; max_age: number }): Promise<void> {
   try {
     await jsm.streams.info(config.name);
   } catch {
     await jsm.streams.add({ ...config, duplicate_window: nanos(120_000) });
   }
+}
+
+/**
+ * Drops the trajectories of steps `[fromStep, toStep)` from the stream: a checkpoint at `toStep`
+ * means a resume never replays them (they are in the run store).
+ * @example await purgeSteps(infra, 0, 10);
+ */
+export async function purgeSteps(infra: RunInfra, fromStep: number, toStep: number): Promise<number> {
+  let purged = 0;
+  for (let step = fromStep; step < toStep; step++) purged += (await infra.jsm.streams.purge(infra.names.trajStream, { filter: infra.names.trajSubject(step) })).purged;
+  return purged;
 }
 
 /** Puts a blob (msgpackr-encoded) under `name`. */

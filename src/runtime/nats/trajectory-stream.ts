@@ -14,6 +14,7 @@
 import { AckPolicy, DeliverPolicy } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { InvalidMessageError } from '../../core/errors.js';
+import { faultPoint } from '../../core/fault-point.js';
 import type { Trajectory } from '../../core/types.js';
 import type { RunStore } from '../../store/run-store.js';
 import { decode, encode } from '../codec.js';
@@ -57,6 +58,10 @@ export interface CollectOptions {
   /** Called once the stream's existing messages of the step were read, with the ids still missing. */
   readonly onReplayed: (missing: readonly string[]) => Promise<void>;
   readonly log?: (line: string) => void;
+  /** Called after each new trajectory of the step is committed (progress). */
+  readonly onStored?: () => void;
+  /** Aborting ends the collection: `collectStep` rejects with the signal's reason (e.g. no worker left). */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -95,6 +100,9 @@ export async function collectStep(options: CollectOptions): Promise<{ trajectori
   if (got.size < wanted.size) {
     const consumer = await js.consumers.get(names.trajStream, name);
     const messages = await consumer.consume({ max_messages: Math.max(1, Math.min(infra.maxAckPending, expected.length)) });
+    const onAbort = () => void messages.close();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    if (options.signal?.aborted) onAbort();
     for await (const m of messages) {
       seen++;
       let trajectory: Trajectory | null = null;
@@ -109,13 +117,22 @@ export async function collectStep(options: CollectOptions): Promise<{ trajectori
         // Committed first, acknowledged second: a crash in between means a redelivery, never a loss.
         const { duplicates: dup } = store.recordTrajectories(storeRunId, 'train', [trajectory]);
         duplicates += dup;
+        faultPoint('trajectory-stored');
         m.ack();
-        if (wanted.has(trajectory.trajectoryId) && !got.has(trajectory.trajectoryId)) got.set(trajectory.trajectoryId, trajectory);
+        if (wanted.has(trajectory.trajectoryId) && !got.has(trajectory.trajectoryId)) {
+          got.set(trajectory.trajectoryId, trajectory);
+          options.onStored?.();
+        }
       }
       if (!replayDone && seen >= existing) await finishReplay();
       if (got.size >= wanted.size) break;
     }
+    options.signal?.removeEventListener('abort', onAbort);
     await messages.close();
+    if (got.size < wanted.size && options.signal?.aborted) {
+      await jsm.consumers.delete(names.trajStream, name).catch(() => false);
+      throw options.signal.reason;
+    }
   }
   await jsm.consumers.delete(names.trajStream, name).catch(() => false);
   if (!replayDone) await finishReplay();

@@ -1,7 +1,8 @@
 /**
- * A worker process joining a run on NATS (`turnwise worker --nats <url> --run <id> --role …`):
- * reads the run's manifest (config + tokenizer) from the object store, starts its roles, and
- * stops when the run's KV `status` says the run ended (or on `signal`).
+ * A worker process joining a run on NATS (`turnwise worker --nats <url> --run <name> --role …`):
+ * finds the run that holds the name (`./run-registry.ts`; waiting for one to start), reads its
+ * manifest (config + tokenizer) from the object store, starts its roles, and stops when the run's
+ * KV `status` says the run ended (or on `signal`).
  */
 import { parseConfig, type ResolvedConfig, resolveConfig } from '../../core/config.js';
 import { InvalidArgumentError, InvalidMessageError } from '../../core/errors.js';
@@ -15,6 +16,7 @@ import { type EnvLeaseServer, startEnvLeaseServer } from './env-leases.js';
 import { type EpisodesWorker, startEpisodesWorker } from './episodes-worker.js';
 import { NatsBus } from './nats-bus.js';
 import { getBlob, openRunInfra, type RunInfra, watchState } from './run-infra.js';
+import { resolveRunId } from './run-registry.js';
 import { remoteEnvSpec } from './remote-env.js';
 import { type SamplerWorker, startSamplerWorker } from './sampler-worker.js';
 
@@ -24,6 +26,7 @@ export const WORKER_ROLES: readonly WorkerRole[] = ['sampler', 'episodes', 'env'
 
 export interface WorkerOptions {
   readonly nats: NatsConnectOptions;
+  /** The run's name (`run.name`: the registry on the server says which run holds it) or its run id. */
   readonly runId: string;
   readonly roles: readonly WorkerRole[];
   /** Episodes in flight at most (episodes role). */
@@ -75,10 +78,12 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerResult> {
   const started: (SamplerWorker | EpisodesWorker | EnvLeaseServer)[] = [];
   let episodes: EpisodesWorker | null = null;
   try {
-    const infra = await openRunInfra(bus.connection, options.runId);
+    // `--run` is a run name (the registry says which run holds it) or a run id.
+    const runId = await resolveRunId(bus.connection, options.runId, { log, ...(options.signal ? { signal: options.signal } : {}) });
+    const infra = await openRunInfra(bus.connection, runId);
     const { config, text } = await waitForManifest(infra, options.signal);
     if (options.roles.includes('sampler')) await selectBackend(config.model.backend, { matmul: config.model.matmul });
-    log(`worker: joined run '${options.runId}' as ${options.roles.join(' + ')}`);
+    log(`worker: joined run '${options.runId}'${runId === options.runId ? '' : ` (id ${runId})`} as ${options.roles.join(' + ')}`);
     if (options.roles.includes('sampler')) started.push(await startSamplerWorker({ bus, infra, config, text, log, ...(options.maxActInFlight ? { maxInFlight: options.maxActInFlight } : {}) }));
     if (options.roles.includes('env')) {
       const capacity = options.envCapacity ?? config.derived.episodesPerStep;

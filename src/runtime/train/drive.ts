@@ -39,6 +39,7 @@ async function driveSync(run: OpenedRun, effects: CoordinatorEffects, options: T
   const onAbort = () => coordinator.send({ type: 'STOP' });
   options.signal?.addEventListener('abort', onAbort);
   coordinator.start();
+  if (options.signal?.aborted) onAbort(); // a signal that came while the run was being set up
   const output = await toPromise(coordinator);
   options.signal?.removeEventListener('abort', onAbort);
   return output;
@@ -52,7 +53,7 @@ async function driveAsync(run: OpenedRun, actors: TrainingActors, effects: Coord
     effects,
     startStep: run.startStep,
     restored: run.restoredStaleness,
-    plans: (step) => trainPlans(config, run.trainIndices, step),
+    plans: (step) => trainPlans(config, run.trainIndices, step, run.runId),
     horizon: () => actors.currentHorizon(),
     runEpisode: async (step, stepHorizon, plan) => (await actors.runner.run(step, stepHorizon, [plan]))[0] as Trajectory,
     samplerVersion: () => actors.sampler.getSnapshot().context.policyVersion,

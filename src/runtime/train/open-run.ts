@@ -4,11 +4,12 @@
  * checkpoint), the models, and the run store with the run's row, resolved config and tokenizer
  * (and the live metrics export, when `train.export` asks for one).
  */
-import { writeFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Clock, systemClock } from '../../core/clock.js';
 import type { ResolvedConfig } from '../../core/config.js';
-import { InvalidArgumentError } from '../../core/errors.js';
+import { writeFileAtomic } from '../../core/atomic-file.js';
+import { CheckpointError, InvalidArgumentError } from '../../core/errors.js';
 import type { EnvironmentSpec, TaskCatalog } from '../../envs/environment.js';
 import { getEnvironmentSpec } from '../../envs/registry.js';
 import { type BackendInfo, selectBackend } from '../../models/backend/select.js';
@@ -18,7 +19,7 @@ import { asyncSettingsOf } from '../async/async-train.js';
 import { restoreStaleness, type StalenessState } from '../async/staleness.js';
 import { buildPolicyStack, type PolicyStack } from '../policy-stack.js';
 import type { RunEvent } from '../run-events.js';
-import { freshRunDir, saveRunConfig } from '../run-folder.js';
+import { type ClaimedRunFolder, newRunId, saveRunConfig } from '../run-folder.js';
 import { startLiveExport } from './live-export.js';
 import type { TrainRunOptions } from './types.js';
 
@@ -59,7 +60,7 @@ export function checkTrainRunOptions(options: TrainRunOptions): void {
  * Opens (or reopens, when resuming) the run folder and builds the models; marks the run running.
  * @example const run = await openRun({ config }); … run.store.close();
  */
-export async function openRun(options: TrainRunOptions): Promise<OpenedRun> {
+export async function openRun(options: TrainRunOptions, folder: ClaimedRunFolder): Promise<OpenedRun> {
   const { config } = options;
   const clock = options.clock ?? systemClock;
   const emit = options.onEvent ?? (() => {});
@@ -69,23 +70,45 @@ export async function openRun(options: TrainRunOptions): Promise<OpenedRun> {
   const catalog = spec.catalog({ settings });
   const trainIndices = catalog.indices(config.env.trainSplit as 'train');
 
-  const resuming = options.resumeDir !== undefined;
-  const runDir = options.resumeDir ?? options.runDir ?? (await freshRunDir(config.run.dir, config.run.name));
-  const checkpoint = resuming ? await loadCheckpoint(await resolveCheckpointDir(runDir)) : null;
+  const { runDir, resuming } = folder;
+  let checkpointFallback: string | null = null;
+  // A run killed before its first checkpoint starts over from step 0 (seeded, so the same run).
+  const checkpointsWritten = resuming && (await readdir(join(runDir, 'checkpoints')).catch(() => [] as string[])).some((e) => e === 'latest' || e.startsWith('step-'));
+  if (resuming && !checkpointsWritten) checkpointFallback = 'no checkpoint was written yet; starting the run over from step 0 with its stored config';
+  const checkpoint = checkpointsWritten
+    ? await loadCheckpoint(
+        await resolveCheckpointDir(runDir, {
+          onFallback: (message) => {
+            checkpointFallback = message;
+          },
+        }),
+      )
+    : null;
   const stack = await buildPolicyStack(config, spec, checkpoint);
   // Checked before anything is written: a bad `state.async` fails the resume with the field named.
   const restoredStaleness = restoreStaleness(checkpoint?.state.async, stack.trainer.version, asyncSettingsOf(config).maxStaleness, runDir);
 
   const store = RunStore.open(runDir);
-  const runId = config.run.name.replace(/[^A-Za-z0-9_-]/g, '_');
-  if (resuming) store.useRun(runId);
-  else {
+  // A resumed run keeps its id (the store's one run; older folders used the sanitized name).
+  const runId = resuming ? store.runId : (options.runId ?? newRunId(config.run.name));
+  if (runId === null) throw new CheckpointError(runDir, 'run.db holds no run to resume');
+  if (!resuming) {
     store.createRun({ id: runId, name: config.run.name, createdAt: Date.now(), config, backend: backend.name, seed: config.seed });
     await saveRunConfig(runDir, config);
     // The text side's files (tokenizer.json, tokenizer_config.json, ...): what viewers and workers read.
     for (const file of stack.text.files({ modelMaxLength: stack.learnerModel.config.maxContext, maxNewTokens: config.sampling.maxActionTokens })) {
-      await writeFile(join(runDir, file.name), file.data);
+      await writeFileAtomic(join(runDir, file.name), file.data);
     }
+  }
+  if (folder.lock.tookOverFrom !== null) {
+    const w = folder.lock.tookOverFrom;
+    const message = `took over the run folder from pid ${w.pid} on ${w.host} (${w.command} since ${w.since}), which is no longer running`;
+    store.logEvent(checkpoint?.step ?? 0, 'run/takeover', message, w);
+    emit({ type: 'info', message });
+  }
+  if (checkpointFallback !== null) {
+    store.logEvent(checkpoint?.step ?? 0, 'checkpoint/fallback', checkpointFallback);
+    emit({ type: 'info', message: `resume: ${checkpointFallback}` });
   }
   store.setRunStatus('running');
   const stopExport = startLiveExport(config, runDir, store);

@@ -7,10 +7,12 @@ import { Rng } from '../../core/rng.js';
 import type { EpisodePlan } from '../rollout.js';
 
 /**
- * Episodes of training step `step`: `tasksPerStep` train tasks, `groupSize` samples each.
- * @example trainPlans(config, catalog.indices('train'), 0).length // tasksPerStep * groupSize
+ * Episodes of training step `step`: `tasksPerStep` train tasks, `groupSize` samples each. Trajectory
+ * ids are `<runId>/s<step>/t<task>/g<sample>`: unique across runs, so a stream, a store or a
+ * message-id window shared with another run never takes one run's episode for another's.
+ * @example trainPlans(config, catalog.indices('train'), 0, runId).length // tasksPerStep * groupSize
  */
-export function trainPlans(config: ResolvedConfig, trainIndices: readonly number[], step: number): EpisodePlan[] {
+export function trainPlans(config: ResolvedConfig, trainIndices: readonly number[], step: number, runId: string): EpisodePlan[] {
   const root = Rng.fromSeed(config.seed);
   const taskRng = root.fork('tasks', step);
   const seedRng = root.fork('episodes', step);
@@ -20,7 +22,7 @@ export function trainPlans(config: ResolvedConfig, trainIndices: readonly number
     const taskId = `${config.env.name}_${taskIndex}`;
     const groupId = `s${step}/t${t}`;
     for (let g = 0; g < config.algorithm.groupSize; g++) {
-      plans.push({ taskId, taskIndex, groupId, trajectoryId: `${groupId}/g${g}`, seed: seedRng.int(0x7fffffff) });
+      plans.push({ taskId, taskIndex, groupId, trajectoryId: `${runId}/${groupId}/g${g}`, seed: seedRng.int(0x7fffffff) });
     }
   }
   return plans;

@@ -17,6 +17,8 @@ import { rolloutMetrics } from '../rollout-metrics.js';
 import type { TrainingActors } from './actors.js';
 import type { OpenedRun } from './open-run.js';
 import { trainPlans } from './plans.js';
+import { failIfAllEpisodesFailed } from '../rollout-health.js';
+import { faultPoint } from '../../core/fault-point.js';
 import type { EvalPoint, TrainRunOptions } from './types.js';
 
 /** Evaluates the policy after `completedSteps` steps, stores the episodes and metrics, returns the metrics. */
@@ -66,9 +68,11 @@ export function coordinatorEffects(run: OpenedRun, actors: TrainingActors, evalu
     rollout: async (step) => {
       const started = clock.now();
       actors.sampledTokens.count = 0;
-      const plans = trainPlans(config, run.trainIndices, step);
+      const plans = trainPlans(config, run.trainIndices, step, runId);
       const stepHorizon = actors.currentHorizon();
       const trajectories = options.distributed ? await options.distributed.rollout(step, stepHorizon, plans) : await actors.runner.run(step, stepHorizon, plans);
+      // A dead environment server fails the run here (resumable) instead of training on error episodes.
+      failIfAllEpisodesFailed(`step ${step}`, trajectories);
       const seconds = (clock.now() - started) / 1000;
       pending.set(step, {
         ...rolloutMetrics(trajectories, seconds),
@@ -81,6 +85,7 @@ export function coordinatorEffects(run: OpenedRun, actors: TrainingActors, evalu
     train: async (step, trajectories: readonly Trajectory[]) => {
       // Stored before training: what the learner trains on is already durable.
       store.recordTrajectories(runId, 'train', trajectories);
+      faultPoint('trajectories-stored');
       const started = clock.now();
       // The learner trains on shaped rewards (algorithm.rewardShaper); the store keeps the raw ones.
       const a = config.algorithm;
@@ -102,6 +107,7 @@ export function coordinatorEffects(run: OpenedRun, actors: TrainingActors, evalu
         }),
       );
       store.logEvent(completedSteps, 'checkpoint', `saved ${dir}`);
+      await options.distributed?.checkpointed?.(completedSteps);
     },
     stepCompleted: async (step, metrics) => {
       pending.delete(step);

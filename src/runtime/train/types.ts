@@ -17,8 +17,12 @@ export interface TrainRunOptions {
   readonly config: ResolvedConfig;
   /** Continue the run in this folder from its latest checkpoint (the config must be the run's). */
   readonly resumeDir?: string;
-  /** Use exactly this folder for a new run (tests); default: a fresh `<run.dir>/<run.name>[-k]`. */
+  /** Use exactly this folder for a new run; default: a fresh `<run.dir>/<run.name>[-k]`. It must hold no run unless `force`. */
   readonly runDir?: string;
+  /** Id of a new run (default: `newRunId(run.name)`); a resumed run keeps the one in its store. */
+  readonly runId?: string;
+  /** Start over in a `runDir` that holds a run: its run.db, config.json, tokenizer.json and checkpoints/ are deleted first. */
+  readonly force?: boolean;
   readonly onEvent?: (event: RunEvent) => void;
   /** Aborting stops the run after the current phase, with a checkpoint (Ctrl-C). */
   readonly signal?: AbortSignal;
@@ -38,6 +42,8 @@ export interface DistributedRollout {
   rollout(step: number, horizon: number, plans: readonly EpisodePlan[]): Promise<Trajectory[]>;
   /** Hands weights `version` to the remote samplers. */
   publishWeights(version: number, weights: NamedTensors): Promise<void>;
+  /** A checkpoint at `completedSteps` is durable: what only a resume from earlier would need can go. */
+  checkpointed?(completedSteps: number): Promise<void>;
   /** The run ended with this status. */
   finish(status: 'completed' | 'interrupted' | 'failed'): Promise<void>;
 }

@@ -27,6 +27,7 @@ import { InvalidArgumentError, TurnwiseError } from '../../core/errors.js';
 import type { Outcome } from '../../core/types.js';
 import type { EpisodeFilter, EpisodeSplit } from '../../store/run-store.js';
 import { type CategoryResolver, evalTables } from './eval-tables.js';
+import { runLiveness } from '../../runtime/run-lock.js';
 import { isEmptyDelta, RunCursor, sleepOn } from './metric-stream.js';
 import { PathTraversalError, RunIndex, UnknownRunError } from './run-index.js';
 import { learnerVersionAt, seriesJson, summarizeRun, TokenizerCache, turnViews } from './run-views.js';
@@ -186,7 +187,8 @@ export function createUiApp(options: UiAppOptions): UiApp {
       let seq = 0;
       try {
         while (!ended.signal.aborted) {
-          const delta = cursor.poll(index.open(id).store);
+          const { store, run } = index.open(id);
+          const delta = cursor.poll(store, (stored) => runLiveness(run.dir, stored).status);
           if (kind === 'snapshot' || !isEmptyDelta(delta)) {
             await stream.writeSSE({ event: kind, data: JSON.stringify(delta), id: String(seq++) });
             kind = 'delta';

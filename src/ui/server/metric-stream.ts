@@ -35,7 +35,8 @@ export class RunCursor {
   /** `names`: metrics to follow (undefined: all). */
   constructor(private readonly names?: readonly string[]) {}
 
-  poll(store: RunStore): RunDelta {
+  /** `statusOf` maps the stored status to the one shown (e.g. `running` → `stale` when the writer died). */
+  poll(store: RunStore, statusOf: (stored: string) => string = (stored) => stored): RunDelta {
     const metrics: Record<string, [number, number | null][]> = {};
     const wanted = this.names === undefined ? null : new Set(this.names);
     for (const [name, latest] of Object.entries(store.latestMetrics())) {
@@ -50,7 +51,8 @@ export class RunCursor {
     const all = store.events();
     const events = all.slice(this.eventsSeen);
     this.eventsSeen = all.length;
-    const current = store.run()?.status ?? null;
+    const stored = store.run()?.status;
+    const current = stored === undefined ? null : statusOf(stored);
     const status = current !== this.status ? current : null;
     this.status = current;
     return { metrics, events, status };

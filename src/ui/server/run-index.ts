@@ -4,7 +4,8 @@
  * training process writes).
  *
  * A run's dashboard id is its folder path relative to the runs folder, plus `:<runId>` when the
- * store's run id differs from the folder name (eval folders hold one run per policy). Ids are only
+ * folder holds several runs or an eval run whose id differs from the folder name (eval folders
+ * hold one run per policy). Ids are only
  * ever looked up in the scanned index, never joined onto a path, so a crafted id cannot reach a
  * file outside the runs folder; ids that look like traversal are refused before the lookup.
  */
@@ -34,6 +35,11 @@ export interface SkippedFolder {
 export class PathTraversalError extends InvalidArgumentError {}
 /** Raised for an id that names no run (HTTP 404). */
 export class UnknownRunError extends InvalidArgumentError {}
+
+/** `turnwise eval` folders hold one run per policy, each with an `eval` section in its config. */
+function isEvalRun(record: RunRecord): boolean {
+  return typeof record.config === 'object' && record.config !== null && 'eval' in record.config;
+}
 
 /** How deep below the runs folder to look for `run.db` (runs/<name>, runs/<group>/<name>). */
 const MAX_DEPTH = 2;
@@ -76,8 +82,11 @@ export class RunIndex {
       const folder = dir === this.root ? basename(dir) : relative(this.root, dir).split(sep).join('/');
       try {
         const store = this.storeAt(dir);
-        for (const record of store.runs()) {
-          const id = record.id === basename(dir) ? folder : `${folder}:${record.id}`;
+        const records = store.runs();
+        for (const record of records) {
+          // A training folder holds one run (its id is unique, `<name>-<hex>`): the folder names it.
+          const alone = records.length === 1 && !isEvalRun(record);
+          const id = alone || record.id === basename(dir) ? folder : `${folder}:${record.id}`;
           runs.set(id, { id, folder, dir, record });
         }
       } catch (error) {

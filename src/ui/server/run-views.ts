@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { Tokenizer } from '../../models/tokenizer.js';
 import { loadTokenizer } from '../../models/tokenizer/index.js';
 import type { EpisodeRecord, MetricPoint, RunStore, StoredTurn } from '../../store/run-store.js';
+import { runLiveness } from '../../runtime/run-lock.js';
 import type { IndexedRun } from './run-index.js';
 
 /** A run in the run list. */
@@ -15,6 +16,7 @@ export interface RunSummary {
   readonly folder: string;
   readonly runId: string;
   readonly name: string;
+  /** running, completed, failed, interrupted, or stale (marked running, but its writer is gone). */
   readonly status: string;
   readonly backend: string;
   readonly seed: number;
@@ -76,7 +78,8 @@ export function summarizeRun(run: IndexedRun, store: RunStore): RunSummary {
     folder: run.folder,
     runId: run.record.id,
     name: run.record.name,
-    status: run.record.status,
+    // A run marked running whose writer died shows as 'stale' (src/runtime/run-lock.ts).
+    status: runLiveness(run.dir, run.record.status).status,
     backend: run.record.backend,
     seed: run.record.seed,
     createdAt: run.record.createdAt,

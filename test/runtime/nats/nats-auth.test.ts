@@ -1,14 +1,18 @@
 /**
  * User/password and NKey authentication against a real nats-server whose config lists one user of
- * each kind; wrong credentials are refused with an error naming the server URL.
+ * each kind; wrong credentials are refused with an error naming the server URL. And the setup the
+ * README recommends: a user for the run, and users without publish rights on `turnwise.>` and the
+ * JetStream API, who cannot pre-seed a run's trajectory stream.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { jetstream } from '@nats-io/jetstream';
 import { nkeys } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectNats, NatsConnectError } from '../../../src/runtime/nats/connect.js';
 import { NatsBus } from '../../../src/runtime/nats/nats-bus.js';
+import { openRunInfra } from '../../../src/runtime/nats/run-infra.js';
 import { type NatsServerHandle, startNatsServer } from '../../helpers/nats-server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-nats-auth-'));
@@ -69,6 +73,40 @@ describe('NATS authentication', () => {
       expect(error.servers).toBe(server.url);
       expect(error.message).toContain(`cannot connect to NATS at ${server.url}`);
       expect(error.reason).toMatch(/Authorization Violation/i);
+    }
+  });
+});
+
+describe('the README\'s recommended NATS setup: one user for the run, read-only users for everyone else', () => {
+  it("lets the run's user publish trajectories, and refuses another user's attempt to pre-seed a run's stream", async () => {
+    const locked = await startNatsServer({
+      extraConfig: [
+        'authorization {',
+        '  users = [',
+        '    { user: "turnwise", password: "run-secret" }',
+        '    { user: "viewer", password: "look-only", permissions: { publish: { deny: ["turnwise.>", "$JS.API.>", "$KV.>", "$O.>"] }, subscribe: { allow: ["_INBOX.>"] } } }',
+        '  ]',
+        '}',
+      ].join('\n'),
+    });
+    try {
+      const run = await NatsBus.connect({ servers: locked.url, user: 'turnwise', pass: 'run-secret' });
+      const infra = await openRunInfra(run.connection, 'auth-run-0123abcd');
+      const subject = infra.names.trajSubject(0);
+      await infra.js.publish(subject, new Uint8Array([1]), { msgID: 'a' });
+      const viewer = await connectNats({ servers: locked.url, user: 'viewer', pass: 'look-only', maxReconnectAttempts: 0 });
+      const refused = await jetstream(viewer)
+        .publish(subject, new Uint8Array([2]), { msgID: 'forged', timeout: 2000 })
+        .then(
+          () => null,
+          (error: unknown) => error,
+        );
+      expect(String(refused)).toContain(`Permissions Violation for Publish to "${subject}"`);
+      expect((await infra.jsm.streams.info(infra.names.trajStream)).state.messages).toBe(1);
+      await viewer.close();
+      await run.close();
+    } finally {
+      await locked.stop();
     }
   });
 });

@@ -1,0 +1,278 @@
+/**
+ * Opens what `turnwise serve` was pointed at as a {@link ServedModel}:
+ *
+ *     run folder (checkpoints/latest) or checkpoint folder (trainer_state.json)
+ *       turnwise's own model      its tokenizer, weights and episode layout; the run's sampling defaults
+ *       a pretrained run          the trained weights (the checkpoint is a Hugging Face folder; a LoRA
+ *                                 checkpoint's adapters go on the run's base, model.from), the base's
+ *                                 tokenizer and chat template (copied into the checkpoint)
+ *     Hugging Face model folder   config.json + safetensors + tokenizer files; its own chat template
+ *     PEFT adapter folder         adapter_config.json + adapter_model.safetensors on its base_model_name_or_path
+ *
+ * Only what serving needs is built: one model, no optimizer, no reference copy. Before weights are
+ * read, the memory serving needs is estimated and a model that cannot fit the wasm heap is refused
+ * with the estimate and what would fit.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import type { ResolvedConfig } from '../core/config.js';
+import { CheckpointError, InvalidConfigError } from '../core/errors.js';
+import { getEnvironmentSpec } from '../envs/registry.js';
+import { type BackendPreference, describeBackend, selectBackend } from '../models/backend/select.js';
+import { tf } from '../models/backend/tf.js';
+import { type ChatModelFileContents, ChatContextBuilder, HfTokenizer, parseChatModelFiles, readChatModelFileContents } from '../models/chat/index.js';
+import { loadCheckpoint, resolveCheckpointDir } from '../models/checkpoint.js';
+import { fromHfConfig } from '../models/hf/hf-config.js';
+import { describeHfModel, type HfModelInfo, inspectHfModel } from '../models/hf/hf-model.js';
+import { readHfWeights } from '../models/hf/hf-weights.js';
+import { isAdapterFolder, readAdapterFiles } from '../models/lora/peft-files.js';
+import { formatBytes, WASM_HEAP_BYTES } from '../models/memory-estimate.js';
+import { turnwiseText } from '../models/policy-text.js';
+import { BpeTokenizer } from '../models/tokenizer/index.js';
+import { type TransformerConfig, TransformerModel } from '../models/transformer.js';
+import { TransformerPolicy } from '../models/transformer-policy.js';
+import { contextPolicyOf } from '../runtime/policy-stack.js';
+import { loadRunConfig } from '../runtime/run-folder.js';
+import { choiceBuilder, episodePrompts, templatePrompts } from './chat-prompts.js';
+import { modelScorer } from './prompt-scorer.js';
+import type { SamplingDefaults, ServedModel } from './served-model.js';
+import type { TokenDecoder } from './token-text.js';
+
+/** Options of {@link loadServedModel}. */
+export interface LoadServedOptions {
+  /** Model id clients send. Default the folder's name (a run's name). */
+  readonly modelName?: string;
+  /** Cap on the context (prompt + completion tokens), as vLLM's --max-model-len. Default the model's. */
+  readonly maxContext?: number;
+  /** Tensor backend. Default a run's own, else `auto`. */
+  readonly backend?: BackendPreference;
+  /** Bytes of per-request KV caches kept between the chunks of a reply. Default 128 MiB. */
+  readonly kvCacheBytes?: number;
+}
+
+/** A loaded model and what the console shows about it. */
+export interface LoadedModel extends ServedModel {
+  /** One line: what was loaded, from where, on which backend. */
+  readonly description: string;
+  /** More lines for the console (architecture, memory, adapters). */
+  readonly notes: readonly string[];
+  dispose(): void;
+}
+
+const isFile = (path: string): Promise<boolean> => stat(path).then((s) => s.isFile(), () => false);
+
+/** The OpenAI defaults (temperature 1, top_p 1; max_tokens what the context leaves), for a folder that has no run. */
+const OPENAI_DEFAULTS: SamplingDefaults = { temperature: 1, topP: 1, chatMaxTokens: 'context' };
+
+/**
+ * Loads `location` (module comment).
+ * @example const model = await loadServedModel('models/SmolLM2-135M-Instruct');
+ */
+export async function loadServedModel(location: string, options: LoadServedOptions = {}): Promise<LoadedModel> {
+  if ((await isFile(join(location, 'trainer_state.json'))) || (await isFile(join(location, 'checkpoints', 'latest')))) return loadRun(location, options);
+  if (await isFile(join(location, 'config.json'))) {
+    const backend = await selectBackend(options.backend ?? 'auto');
+    const info = await inspectHfModel(location);
+    const model = await openHf(info, options, null);
+    return servedHf(model, await readChatModelFileContents(location), location, options, {
+      id: options.modelName ?? basename(resolve(location)),
+      description: `${location} (Hugging Face model, ${describeBackend(backend)})`,
+      defaults: OPENAI_DEFAULTS,
+      constrainToListedActions: false,
+      version: 0,
+    });
+  }
+  if (await isFile(join(location, 'adapter_config.json'))) {
+    const backend = await selectBackend(options.backend ?? 'auto');
+    const adapter = await readAdapterFiles(location);
+    if (adapter.baseModel === null) throw new CheckpointError(join(location, 'adapter_config.json'), 'names no base_model_name_or_path: the base model folder is unknown');
+    const base = isAbsolute(adapter.baseModel) ? adapter.baseModel : resolve(location, adapter.baseModel);
+    const info = await inspectHfModel(base);
+    const model = await openHf(info, options, adapter);
+    const textFolder = (await isFile(join(location, 'tokenizer.json'))) ? location : base;
+    return servedHf(model, await readChatModelFileContents(textFolder), textFolder, options, {
+      id: options.modelName ?? basename(resolve(location)),
+      description: `${location} (LoRA adapters on ${base}, ${describeBackend(backend)})`,
+      defaults: OPENAI_DEFAULTS,
+      constrainToListedActions: false,
+      version: 0,
+    });
+  }
+  throw new CheckpointError(location, 'is not a model folder (no config.json), a PEFT adapter folder (no adapter_config.json), a checkpoint folder (no trainer_state.json) or a run folder (no checkpoints/latest)');
+}
+
+/** A run or checkpoint folder. */
+async function loadRun(location: string, options: LoadServedOptions): Promise<LoadedModel> {
+  const checkpointDir = await resolveCheckpointDir(location);
+  const runDir = dirname(dirname(checkpointDir));
+  const config = await loadRunConfig(runDir);
+  const backend = await selectBackend(options.backend ?? config.model.backend, { matmul: config.model.matmul });
+  const state = JSON.parse(await readFile(join(checkpointDir, 'trainer_state.json'), 'utf8')) as { step?: unknown; policyVersion?: unknown };
+  const version = Number(state.policyVersion ?? 0);
+  const id = options.modelName ?? basename(resolve(runDir));
+  const description = `${checkpointDir} (step ${String(state.step)}, ${config.env.name}, ${describeBackend(backend)})`;
+  const kvCacheBytes = options.kvCacheBytes ?? config.runtime.kvCacheMiB * 2 ** 20;
+  if (config.model.from !== null) {
+    // A pretrained run: the checkpoint holds the trained weights (or adapters) and the base's tokenizer files.
+    const lora = await isAdapterFolder(checkpointDir);
+    const weightsFolder = lora ? config.model.from : checkpointDir;
+    const info = await inspectHfModel(weightsFolder).catch((error: unknown) => {
+      if (lora) throw new InvalidConfigError('model.from', `the LoRA run's base model cannot be read: ${(error as Error).message}`, { cause: error });
+      throw error;
+    });
+    const capped = { ...options, maxContext: Math.min(options.maxContext ?? Number.POSITIVE_INFINITY, config.model.maxContext) };
+    const model = await openHf(info, capped, lora ? await readAdapterFiles(checkpointDir) : null);
+    const defaults: SamplingDefaults = { temperature: config.sampling.temperature, topP: config.sampling.topP, chatMaxTokens: config.sampling.maxActionTokens };
+    return servedHf(model, await readChatModelFileContents(checkpointDir), checkpointDir, { ...capped, kvCacheBytes }, { id, description, defaults, constrainToListedActions: config.sampling.constrained, version });
+  }
+  const checkpoint = await loadCheckpoint(checkpointDir);
+  const tokenizer = BpeTokenizer.fromJSON(checkpoint.tokenizerJson);
+  const model = TransformerModel.fromNamedWeights(fromHfConfig(checkpoint.hfConfig as Record<string, unknown>), checkpoint.weights);
+  const spec = getEnvironmentSpec(config.env.name);
+  const probe = spec.create({ settings: config.env.settings });
+  const envInstruction = probe.instruction();
+  await probe.close();
+  return ownServedModel({ id, config, tokenizer, model, envInstruction, version, kvCacheBytes, description });
+}
+
+/** What {@link ownServedModel} takes. */
+export interface OwnModelParts {
+  readonly id: string;
+  /** The run's config (context layout, decoding, sampling defaults). */
+  readonly config: ResolvedConfig;
+  readonly tokenizer: BpeTokenizer;
+  /** The model (disposed with the served model). */
+  readonly model: TransformerModel;
+  /** The environment's instruction, for conversations that carry none. */
+  readonly envInstruction: string;
+  readonly version?: number;
+  readonly kvCacheBytes?: number;
+  readonly description?: string;
+}
+
+/**
+ * turnwise's own model served: its tokenizer, its episode layout for chat, the run's sampling defaults.
+ * @example const served = ownServedModel({ id: 'tiny', config, tokenizer, model, envInstruction: 'Reach the goal.' });
+ */
+export function ownServedModel(parts: OwnModelParts): LoadedModel {
+  const { config, tokenizer, model } = parts;
+  const maxContext = model.config.maxContext;
+  const text = turnwiseText(tokenizer, contextPolicyOf(config));
+  const policy = new TransformerPolicy(model, { endTokenId: text.endTokenId, stopTokenIds: text.stopTokenIds, version: parts.version ?? 0, cacheMaxBytes: parts.kvCacheBytes ?? 128 * 2 ** 20 });
+  const hf = HfTokenizer.fromJSON(tokenizer.toJSON());
+  const files = text.files({ modelMaxLength: maxContext, maxNewTokens: config.sampling.maxActionTokens });
+  const tokConfig = JSON.parse(files.find((f) => f.name === 'tokenizer_config.json')?.data ?? '{}') as Record<string, unknown>;
+  return {
+    id: parts.id,
+    policy,
+    maxContext,
+    vocabSize: text.vocabSize,
+    stopTokenIds: text.stopTokenIds,
+    tokens: { decode: (ids, keep) => text.decode(ids, keep), encode: (t) => text.encode(t), tokenOf: (i) => hf.tokenOf(i), byteLevel: true, addedIds: new Set(hf.addedTokens.map((t) => t.id)) },
+    chat: episodePrompts(text, parts.envInstruction, config.sampling.constrained, maxContext),
+    scorer: modelScorer(model),
+    defaults: { temperature: config.sampling.temperature, topP: config.sampling.topP, chatMaxTokens: config.sampling.maxActionTokens },
+    tokenizerInfo: tokenizerInfoOf(tokConfig, maxContext),
+    description: parts.description ?? `${parts.id} (turnwise's own model)`,
+    notes: [],
+    dispose: () => model.dispose(),
+  };
+}
+
+/** The memory serving `shape` needs (weights, KV caches, a full-prompt scoring pass); refuses what cannot fit the wasm heap. */
+function checkServeMemory(info: HfModelInfo, shape: TransformerConfig, kvCacheBytes: number): string {
+  const weights = info.parameters * 4;
+  const scoring = 3 * shape.maxContext * shape.vocabSize * 4; // logits, log-softmax and a slice of [context, vocab]
+  const total = Math.ceil(1.2 * (weights + kvCacheBytes + scoring));
+  const line = `memory needed: weights ${formatBytes(weights)} + KV caches ${formatBytes(kvCacheBytes)} + prompt scoring ${formatBytes(scoring)} (+20 % margin) = ${formatBytes(total)}`;
+  if (tf.getBackend() !== 'wasm' || total <= WASM_HEAP_BYTES) return line;
+  throw new InvalidConfigError(
+    'model',
+    `${info.folder} needs about ${formatBytes(total)} to serve (${line.slice('memory needed: '.length)}), more than the wasm backend's ${formatBytes(WASM_HEAP_BYTES)} heap; what would fit: a shorter context (--max-context, now ${shape.maxContext}), a smaller model, or the tfjs-node backend (npm install @tensorflow/tfjs-node, or -gpu)`,
+  );
+}
+
+/** The weights of an HF folder (plus adapters), the context capped. */
+async function openHf(info: HfModelInfo, options: LoadServedOptions, adapter: Awaited<ReturnType<typeof readAdapterFiles>> | null): Promise<{ model: TransformerModel; notes: string[] }> {
+  const shape: TransformerConfig = { ...info.config, maxContext: Math.min(info.config.maxContext, options.maxContext ?? Number.POSITIVE_INFINITY) };
+  const notes = [describeHfModel(info), ...info.notes.map((n) => `note: ${n}`)];
+  if (shape.maxContext < info.config.maxContext) notes.push(`context capped at ${shape.maxContext} tokens`);
+  notes.push(checkServeMemory(info, shape, options.kvCacheBytes ?? 128 * 2 ** 20));
+  const model = TransformerModel.fromNamedWeights(shape, await readHfWeights(info.folder));
+  if (adapter !== null) {
+    model.attachLora(adapter.spec, adapter.weights);
+    notes.push(`LoRA r=${adapter.spec.rank} alpha=${adapter.spec.alpha} on ${adapter.spec.targets.join(', ')}`);
+  }
+  return { model, notes };
+}
+
+/** What {@link servedHf} takes besides the model. */
+interface HfServeSpec {
+  readonly id: string;
+  readonly description: string;
+  readonly defaults: SamplingDefaults;
+  readonly constrainToListedActions: boolean;
+  readonly version: number;
+}
+
+/** A Hugging Face model with its tokenizer side. */
+function servedHf(opened: { model: TransformerModel; notes: string[] }, contents: ChatModelFileContents, folder: string, options: LoadServedOptions, spec: HfServeSpec): LoadedModel {
+  const { model, notes } = opened;
+  try {
+    const files = parseChatModelFiles(contents, { folder });
+    const tokenizer = files.tokenizer;
+    if (tokenizer.vocabSize > model.config.vocabSize) throw new CheckpointError(folder, `the tokenizer has ${tokenizer.vocabSize} ids but the model only ${model.config.vocabSize} embedding rows`);
+    if (files.stopTokenIds.length === 0) {
+      throw new CheckpointError(folder, 'names no end-of-sequence id (generation_config.json or config.json eos_token_id, tokenizer_config.json eos_token): generation could not stop');
+    }
+    model.restrictOutputs(tokenizer.vocabSize);
+    const builder = files.template === undefined ? 'the model has no chat template' : choiceBuilder(files.template, tokenizer, files.stopTokenIds);
+    const stopTokenIds = builder instanceof ChatContextBuilder ? builder.stopTokenIds : files.stopTokenIds;
+    const endTokenId = builder instanceof ChatContextBuilder ? builder.endOfTurnId : (files.stopTokenIds[0] as number);
+    const policy = new TransformerPolicy(model, { endTokenId, stopTokenIds, version: spec.version, cacheMaxBytes: options.kvCacheBytes ?? 128 * 2 ** 20 });
+    const decoder = (contents.tokenizerJson as { decoder?: { type?: string; decoders?: { type?: string }[] } }).decoder;
+    const byteLevel = decoder?.type === 'ByteLevel' || (decoder?.decoders ?? []).some((d) => d.type === 'ByteLevel');
+    const tokens: TokenDecoder & { encode(text: string): Int32Array } = {
+      decode: (ids, keep) => tokenizer.decode(ids, { skipSpecialTokens: !keep }),
+      encode: (text) => tokenizer.encode(text),
+      tokenOf: (id) => tokenizer.tokenOf(id),
+      byteLevel,
+      addedIds: new Set(tokenizer.addedTokens.map((t) => t.id)),
+    };
+    const tokConfig = (typeof contents.tokenizerConfig === 'object' && contents.tokenizerConfig !== null ? contents.tokenizerConfig : {}) as Record<string, unknown>;
+    return {
+      id: spec.id,
+      policy,
+      maxContext: model.config.maxContext,
+      vocabSize: tokenizer.vocabSize,
+      stopTokenIds,
+      tokens,
+      chat: files.template === undefined ? null : templatePrompts(files.template, tokenizer, { constrainToListedActions: spec.constrainToListedActions, builder }),
+      ...(files.template === undefined ? { chatUnavailable: `${folder} has no chat template (tokenizer_config.json chat_template or chat_template.jinja): a base model` } : {}),
+      scorer: modelScorer(model),
+      defaults: spec.defaults,
+      tokenizerInfo: { ...tokenizerInfoOf(tokConfig, model.config.maxContext), ...Object.fromEntries(Object.entries(files.specialTokens)), chat_template: files.template?.source ?? null },
+      description: spec.description,
+      notes: [...notes, ...(typeof builder === 'string' && files.template !== undefined ? [`note: guided_choice unavailable: ${builder}`] : [])],
+      dispose: () => model.dispose(),
+    };
+  } catch (error) {
+    model.dispose();
+    throw error;
+  }
+}
+
+/** `tokenizer_config.json` as vLLM's /tokenizer_info answers (special-token strings, the context, the template). */
+function tokenizerInfoOf(tokConfig: Record<string, unknown>, maxContext: number): Record<string, unknown> {
+  const { added_tokens_decoder: _decoder, ...rest } = tokConfig;
+  const str = (v: unknown): string | null => (typeof v === 'string' ? v : typeof (v as { content?: unknown })?.content === 'string' ? ((v as { content: string }).content) : null);
+  return {
+    tokenizer_class: typeof rest.tokenizer_class === 'string' ? rest.tokenizer_class : 'PreTrainedTokenizerFast',
+    ...rest,
+    bos_token: str(rest.bos_token),
+    eos_token: str(rest.eos_token),
+    pad_token: str(rest.pad_token),
+    chat_template: typeof rest.chat_template === 'string' ? rest.chat_template : null,
+    model_max_length: maxContext,
+  };
+}
