@@ -20,8 +20,15 @@ export {
   TurnwiseError,
   UnparsableActionError,
 } from './core/errors.js';
-export { METRICS } from './core/metrics.js';
-export type { MetricName } from './core/metrics.js';
+export { byLengthMetric, byTurnMetric, METRIC_FAMILIES, METRICS, parseFamilyMetric } from './core/metrics.js';
+export type { ByTurnQuantity, MetricName } from './core/metrics.js';
+export type { RewardMode } from './core/reward-mode.js';
+export { ALARM_NAMES } from './core/config/alarm-schema.js';
+export type { AlarmName, AlarmsConfig } from './core/config/alarm-schema.js';
+export { DETECTORS } from './runtime/alarms/detectors.js';
+export type { AlarmFinding, StepSample } from './runtime/alarms/detectors.js';
+export { initialAlarmState, observeStep } from './runtime/alarms/monitor.js';
+export type { Alarm, AlarmState } from './runtime/alarms/monitor.js';
 export { Rng } from './core/rng.js';
 export { SimulatedClock, systemClock } from './core/clock.js';
 export type { Clock } from './core/clock.js';

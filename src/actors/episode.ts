@@ -116,6 +116,7 @@ function recordTurn(context: EpisodeContext, step: StepResult): Turn {
     policyVersion: act.result.policyVersion,
     reward: step.reward,
     invalidAction: step.info?.invalid === true,
+    ...(act.result.entropies ? { entropies: act.result.entropies } : {}),
   };
 }
 

@@ -23,7 +23,7 @@ import { InvalidConfigError } from '../core/errors.js';
 export const ADAPTIVE_SIGNALS = {
   success: 'rollout/successRate',
   truncation: 'rollout/truncationRate',
-  entropy: 'rollout/turnEntropy',
+  entropy: 'rollout/actionEntropy',
   rewardStd: 'rollout/rewardStd',
 } as const;
 

@@ -12,6 +12,15 @@
  */
 import { InvalidArgumentError } from '../core/errors.js';
 
+/**
+ * Credit of the group estimators: `trajectory` — one advantage per trajectory from its total score,
+ * broadcast to all its tokens (verl); `turn` — per turn, the trajectory's return-to-go from that
+ * turn against the group's returns-to-go at the same turn index, where an episode that had already
+ * ended counts 0 (so the baseline never depends on the trajectory's own length; see
+ * {@link grpoAdvantages}). Needs `turnIds`.
+ */
+export type GroupCredit = 'trajectory' | 'turn';
+
 /** GRPO options. `normalizeStd: false` is Dr. GRPO (Liu et al. 2025, arXiv:2503.20783). */
 export interface GrpoOptions {
   readonly name: 'grpo';
@@ -19,11 +28,15 @@ export interface GrpoOptions {
   readonly normalizeStd: boolean;
   /** Added to the std before dividing (verl: 1e-6). */
   readonly epsilon: number;
+  /** Per trajectory (default, verl) or per turn; see {@link GroupCredit}. */
+  readonly credit?: GroupCredit;
 }
 
-/** RLOO options (no knobs: the baseline is the mean of the other samples of the group). */
+/** RLOO options: the baseline is the mean of the other samples of the group. */
 export interface RlooOptions {
   readonly name: 'rloo';
+  /** Per trajectory (default) or per turn; see {@link GroupCredit}. */
+  readonly credit?: GroupCredit;
 }
 
 /** REINFORCE++ options. */
@@ -91,7 +104,7 @@ export interface AdvantageInput<O extends AnyEstimatorOptions = EstimatorOptions
   readonly mask?: Float32Array;
   /** [B·T] critic values V(s_t) before each token (`gae` only). */
   readonly values?: Float32Array;
-  /** [B·T] turn index of each token (`gae` with `level: 'turn'` only); ignored where the mask is 0. */
+  /** [B·T] turn index of each token (`gae` with `level: 'turn'`, `grpo`/`rloo` with `credit: 'turn'`); ignored where the mask is 0. */
   readonly turnIds?: Int32Array;
   /** State from the previous batch (`reinforce` only); absent on the first batch. */
   readonly state?: EstimatorState;
@@ -244,4 +257,37 @@ export function maskedWhiten(x: Float32Array, mask: Float32Array): Float32Array 
   const scale = count < 2 ? 1 : 1 / Math.sqrt(squares / (count - 1) + 1e-8);
   for (let i = 0; i < x.length; i++) out[i] = mask[i] * (x[i] - mean) * scale;
   return out;
+}
+
+/** One turn of a row: its id, the first and last trained slot, and the summed reward of its slots. */
+export interface TurnSpan {
+  readonly id: number;
+  readonly first: number;
+  last: number;
+  reward: number;
+}
+
+/**
+ * The turns of row slots [start, start + seqLen), in order, over trained (mask 1) slots only.
+ * Shape: [B·T] → spans of one row.
+ * @throws InvalidArgumentError naming the slot when turn ids decrease or a turn is split by another.
+ * @example turnSpans(0, 3, Float32Array.of(1, 0, 1), Int32Array.of(0, 0, 1), Float32Array.of(0, 0, 1)); // [{ id: 0, first: 0, last: 0, reward: 0 }, { id: 1, first: 2, last: 2, reward: 1 }]
+ */
+export function turnSpans(start: number, seqLen: number, mask: Float32Array, turnIds: Int32Array, rewards: Float32Array): TurnSpan[] {
+  const spans: TurnSpan[] = [];
+  for (let i = start; i < start + seqLen; i++) {
+    if (mask[i] === 0) continue;
+    const current = spans.at(-1);
+    if (current !== undefined && current.id === turnIds[i]) {
+      current.last = i;
+      current.reward += rewards[i];
+      continue;
+    }
+    if (current !== undefined && turnIds[i] < current.id) {
+      throw InvalidArgumentError.format(`turnIds[${i}]`, `turn ids must not decrease along a row (${turnIds[i]} after ${current.id})`);
+    }
+    if (spans.some((t) => t.id === turnIds[i])) throw InvalidArgumentError.format(`turnIds[${i}]`, `turn ${turnIds[i]} is split by another turn`);
+    spans.push({ id: turnIds[i], first: i, last: i, reward: rewards[i] });
+  }
+  return spans;
 }

@@ -71,6 +71,13 @@ function whiten(x: Float32Array, slots: number[][]): Float32Array {
  */
 export function grpoAdvantagesReference(input: AdvantageInput<GrpoOptions>): AdvantageOutput {
   const { groupIds, options } = input;
+  if (options.credit === 'turn') {
+    return turnCreditReference(input, (own, group) => {
+      if (group.length < 2 || group.every((g) => g === group[0])) return 0;
+      const { mean, variance } = meanVar(group);
+      return options.normalizeStd ? (own - mean) / (Math.sqrt(variance) + options.epsilon) : own - mean;
+    });
+  }
   const perRow = groupIds.map((id, i) => {
     const group = groupIds.flatMap((other, j) => (other === id ? [score(input, j)] : []));
     if (group.length < 2 || group.every((r) => r === group[0])) return 0;
@@ -89,11 +96,31 @@ export function grpoAdvantagesReference(input: AdvantageInput<GrpoOptions>): Adv
  * rlooAdvantagesReference({ rewards: Float32Array.of(1, 0, 0), groupIds: ['g', 'g', 'g'], options: { name: 'rloo' } }).advantages; // [1, -0.5, -0.5]
  */
 export function rlooAdvantagesReference(input: AdvantageInput<RlooOptions>): AdvantageOutput {
+  if (input.options.credit === 'turn') {
+    return turnCreditReference(input, (own, group) => (group.length < 2 ? 0 : own - (group.reduce((a, b) => a + b, 0) - own) / (group.length - 1)));
+  }
   const perRow = input.groupIds.map((id, i) => {
     const others = input.groupIds.flatMap((other, j) => (other === id && j !== i ? [score(input, j)] : []));
     return others.length === 0 ? 0 : score(input, i) - others.reduce((a, b) => a + b, 0) / others.length;
   });
   return broadcast(input, perRow);
+}
+
+/**
+ * Turn-level group credit, written out: at each agent token of row i with turn id k, the row's
+ * return-to-go `G_i(k)` = Σ of its rewards on agent tokens whose turn id is ≥ k, and the group's
+ * `G_j(k)` computed the same way (0 for a sample with no turn ≥ k), handed to `advantageOf`.
+ */
+function turnCreditReference(input: AdvantageInput, advantageOf: (own: number, group: number[]) => number): AdvantageOutput {
+  const slots = agentSlots(input);
+  const turnOf = (i: number): number => input.turnIds?.[i] ?? 0;
+  const returnToGo = (b: number, k: number): number => (slots[b] ?? []).reduce((sum, i) => sum + (turnOf(i) >= k ? input.rewards[i] : 0), 0);
+  const out = new Float32Array(input.rewards.length);
+  slots.forEach((row, b) => {
+    const group = input.groupIds.flatMap((id, j) => (id === input.groupIds[b] ? [j] : []));
+    for (const i of row) out[i] = advantageOf(returnToGo(b, turnOf(i)), group.map((j) => returnToGo(j, turnOf(i))));
+  });
+  return { advantages: out, returns: out.slice() };
 }
 
 /** `Σ_{l ≥ k} γ^{l−k} r_l` over a list, written out. */

@@ -8,7 +8,7 @@
  * masked env token and loses it, reference §3.2).
  */
 import { InvalidArgumentError } from '../core/errors.js';
-import { type AdvantageInput, type AdvantageOutput, checkAdvantageInput, checkRange, type GaeOptions, maskedWhiten } from './advantage-input.js';
+import { type AdvantageInput, type AdvantageOutput, checkAdvantageInput, checkRange, type GaeOptions, maskedWhiten, turnSpans } from './advantage-input.js';
 
 /**
  * GAE: Schulman et al. 2016, arXiv:1506.02438 (verl `compute_gae_advantage_return`, multi-turn).
@@ -68,21 +68,7 @@ function turnLevelRow(
   returns: Float32Array,
 ): void {
   // Turns in order: [first slot, last slot] of agent tokens, summed reward, value at the first token.
-  const turns: { id: number; first: number; last: number; reward: number; value: number }[] = [];
-  for (let i = start; i < start + seqLen; i++) {
-    if (mask[i] === 0) continue;
-    const current = turns.at(-1);
-    if (current !== undefined && current.id === turnIds[i]) {
-      current.last = i;
-      current.reward += rewards[i];
-      continue;
-    }
-    if (current !== undefined && turnIds[i] < current.id) {
-      throw InvalidArgumentError.format(`turnIds[${i}]`, `turn ids must not decrease along a row (${turnIds[i]} after ${current.id})`);
-    }
-    if (turns.some((t) => t.id === turnIds[i])) throw InvalidArgumentError.format(`turnIds[${i}]`, `turn ${turnIds[i]} is split by another turn`);
-    turns.push({ id: turnIds[i], first: i, last: i, reward: rewards[i], value: values[i] });
-  }
+  const turns = turnSpans(start, seqLen, mask, turnIds, rewards).map((t) => ({ ...t, value: values[t.first] }));
   let nextValue = 0;
   let running = 0;
   for (let k = turns.length - 1; k >= 0; k--) {

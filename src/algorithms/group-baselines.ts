@@ -1,8 +1,19 @@
 /**
- * Critic-free, outcome-level estimators with a group baseline: GRPO (and Dr. GRPO) and RLOO. Both
- * score a trajectory by the sum of its token rewards (the terminal reward, plus any per-token KL
- * penalty), compare it with the other samples of its group, and broadcast the one advantage to
- * every agent token of the trajectory (no per-turn credit, as in verl).
+ * Critic-free estimators with a group baseline: GRPO (and Dr. GRPO) and RLOO.
+ *
+ * `credit: 'trajectory'` (default, verl): a trajectory's score is the sum of its token rewards
+ * (terminal reward, turn rewards, any per-token KL penalty); it is compared with the other samples
+ * of its group and the one advantage is broadcast to every agent token of the trajectory.
+ *
+ * `credit: 'turn'`: per turn k, the trajectory's return-to-go `G_i(k)` (sum of its rewards from
+ * turn k on) is compared with the group's `G_j(k)` at the same turn index, where a sample that
+ * ended before turn k counts `G_j(k) = 0`. Why zero-padding: normalising turn rewards per turn
+ * index over the samples still running, then summing them to the trajectory's own end (MT-GRPO
+ * style), subtracts one baseline term per remaining turn of the trajectory itself — a baseline
+ * that depends on the trajectory's own stopping turn, hence on its actions, which biases the
+ * gradient by the accumulated intermediate-reward mean (verl issue #7244). Here the baseline at
+ * turn k is a function of turn index k and the other samples only. With outcome rewards alone,
+ * `G_i(0)` is the trajectory's score, so turn 0 gets the trajectory-level advantage.
  */
 import { InvalidArgumentError } from '../core/errors.js';
 import {
@@ -10,10 +21,13 @@ import {
   type AdvantageOutput,
   broadcastRows,
   checkAdvantageInput,
+  type CheckedInput,
   type GrpoOptions,
   groupIndex,
   type RlooOptions,
   rowScores,
+  type TurnSpan,
+  turnSpans,
 } from './advantage-input.js';
 
 /**
@@ -31,10 +45,30 @@ import {
  * // ≈ [0.7071, -0.7071, 0, 0]   (group a: mean 0.5, unbiased std √0.5)
  */
 export function grpoAdvantages(input: AdvantageInput<GrpoOptions>): AdvantageOutput {
-  const { rows, seqLen, rewards, mask } = checkAdvantageInput(input);
+  const checked = checkAdvantageInput(input);
+  const { rows, seqLen, rewards, mask } = checked;
   const { options } = input;
   if (!(options.epsilon >= 0 && Number.isFinite(options.epsilon))) {
     throw InvalidArgumentError.format('options.epsilon', `expected a finite number ≥ 0, got ${options.epsilon}`);
+  }
+  if (options.credit === 'turn') {
+    return turnCredit(input, checked, (own, group) => {
+      if (group.length < 2) return 0;
+      let min = Number.POSITIVE_INFINITY;
+      let max = Number.NEGATIVE_INFINITY;
+      let sum = 0;
+      for (const g of group) {
+        min = Math.min(min, g);
+        max = Math.max(max, g);
+        sum += g;
+      }
+      if (min === max) return 0;
+      const mean = sum / group.length;
+      if (!options.normalizeStd) return own - mean;
+      let squares = 0;
+      for (const g of group) squares += (g - mean) ** 2;
+      return (own - mean) / (Math.sqrt(squares / (group.length - 1)) + options.epsilon);
+    });
   }
   const scores = rowScores(rewards, rows, seqLen);
   const { groupOf, groups } = groupIndex(input.groupIds);
@@ -76,7 +110,16 @@ export function grpoAdvantages(input: AdvantageInput<GrpoOptions>): AdvantageOut
  * // [1, -0.5, -0.5]
  */
 export function rlooAdvantages(input: AdvantageInput<RlooOptions>): AdvantageOutput {
-  const { rows, seqLen, rewards, mask } = checkAdvantageInput(input);
+  const checked = checkAdvantageInput(input);
+  const { rows, seqLen, rewards, mask } = checked;
+  if (input.options.credit === 'turn') {
+    return turnCredit(input, checked, (own, group) => {
+      if (group.length < 2) return 0;
+      let sum = 0;
+      for (const g of group) sum += g;
+      return own - (sum - own) / (group.length - 1);
+    });
+  }
   const scores = rowScores(rewards, rows, seqLen);
   const { groupOf, groups } = groupIndex(input.groupIds);
   const count = new Float64Array(groups);
@@ -92,5 +135,36 @@ export function rlooAdvantages(input: AdvantageInput<RlooOptions>): AdvantageOut
     perRow[i] = scores[i] - (sum[g] - scores[i]) / (count[g] - 1);
   }
   const advantages = broadcastRows(perRow, mask, rows, seqLen);
+  return { advantages, returns: advantages.slice() };
+}
+
+/**
+ * Turn-level credit shared by GRPO and RLOO (see the module comment): for every turn k of every
+ * row, `advantageOf(G_i(k), [G_j(k) for j in the group, i included])` on that turn's agent tokens.
+ * Shape: rewards, turnIds [B·T] → advantages [B·T]; float64 sums.
+ */
+function turnCredit(input: AdvantageInput, checked: CheckedInput, advantageOf: (own: number, group: readonly number[]) => number): AdvantageOutput {
+  const { rows, seqLen, rewards, mask } = checked;
+  const turnIds = input.turnIds;
+  if (turnIds === undefined) throw InvalidArgumentError.format('turnIds', "credit 'turn' needs the turn index of every token (got none)");
+  const spans: TurnSpan[][] = [];
+  for (let b = 0; b < rows; b++) spans.push(turnSpans(b * seqLen, seqLen, mask, turnIds, rewards));
+  // Return-to-go of row b from turn index k: its rewards in turns with id >= k (0 once it has ended).
+  const returnToGo = (b: number, k: number): number => {
+    let sum = 0;
+    for (const span of spans[b] as TurnSpan[]) if (span.id >= k) sum += span.reward;
+    return sum;
+  };
+  const { groupOf, groups } = groupIndex(input.groupIds);
+  const members: number[][] = Array.from({ length: groups }, () => []);
+  for (let b = 0; b < rows; b++) members[groupOf[b] as number]?.push(b);
+  const advantages = new Float32Array(rows * seqLen);
+  for (let b = 0; b < rows; b++) {
+    const group = members[groupOf[b] as number] as number[];
+    for (const span of spans[b] as TurnSpan[]) {
+      const value = advantageOf(returnToGo(b, span.id), group.map((j) => returnToGo(j, span.id)));
+      for (let i = span.first; i <= span.last; i++) if (mask[i] === 1) advantages[i] = value;
+    }
+  }
   return { advantages, returns: advantages.slice() };
 }

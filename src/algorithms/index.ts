@@ -1,6 +1,7 @@
 /**
  * Public surface of `turnwise/algorithms` (package.json `exports`): explicit names only (no `export *`).
  */
+export type { GroupCredit } from './advantage-input.js';
 export type {
   AdvantageEstimator,
   AdvantageInput,
@@ -33,6 +34,10 @@ export {
   reinforceReference,
   rlooAdvantagesReference,
 } from './advantages-reference.js';
+export type { CreditedRewards, RewardMode } from './reward-modes.js';
+export { creditedRewards, REWARD_MODES, trajectoryScore } from './reward-modes.js';
+export type { ProcessRewardHook, ProcessRewardInput, RewardShaperSpec, RewardShaping } from './reward-shapers.js';
+export { getRewardShaper, listRewardShapers, registerRewardShaper, rewardShapingOf, shapeTrajectory } from './reward-shapers.js';
 export type { LossAggregation } from './aggregation.js';
 export { aggregationWeights, LOSS_AGGREGATIONS } from './aggregation.js';
 export { clipByGlobalNorm } from './grad-clip.js';

@@ -187,14 +187,19 @@ program
   .command('plot')
   .description('offline learning curves of one metric over runs, as SVG or PNG')
   .argument('<runDir...>', 'run folders (each run.db is read read-only)')
-  .requiredOption('--metric <name>', 'metric name (e.g. rollout/successRate) or alias: success, eval-success, reward, turns, truncation, horizon, kl, entropy, staleness, tokens-per-sec')
+  .requiredOption(
+    '--metric <name>',
+    'metric name (e.g. rollout/successRate) or alias: success, eval-success, reward, turns, truncation, horizon, kl, entropy, policy-entropy, staleness, tokens-per-sec; a family by turn index: byTurn/tokenEntropy (turn-entropy), byTurn/invalidActionRate (turn-invalid), byTurn/repeatedActionRate (turn-repeated), byTurn/reached (turn-reached), episodeLength (lengths)',
+  )
   .option('--out <file>', 'output file, .svg or .png', 'curves.svg')
   .option('--title <text>', 'figure title (default: the metric)')
   .option('--band', 'one mean curve with a min/max band over the runs (e.g. seeds)')
   .option('--width <px>', 'figure width', positiveInt)
   .option('--height <px>', 'figure height', positiveInt)
+  .option('--at <steps>', 'families: last step of each window to draw, comma-separated (default: first and last window)', (v: string) => v.split(',').map(positiveInt))
+  .option('--window <n>', 'families: training steps averaged per window', positiveInt)
   .option('--json', 'print what was written as JSON')
-  .action(async (runDirs: string[], opts: { metric: string; out: string; title?: string; band?: boolean; width?: number; height?: number; json?: boolean }) => {
+  .action(async (runDirs: string[], opts: { metric: string; out: string; title?: string; band?: boolean; width?: number; height?: number; at?: number[]; window?: number; json?: boolean }) => {
     const { json, ...plotOptions } = opts;
     const { plotCommand } = await import('./plot-command.js');
     const out = await plotCommand(runDirs, { ...plotOptions, band: opts.band === true });

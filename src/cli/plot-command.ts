@@ -1,12 +1,15 @@
 /**
  * `turnwise plot <runDir...> --metric <name> [--out curves.svg|curves.png]`: offline learning
  * curves of one metric over several runs (overlaid, or as a mean with a min/max band), with the
- * first run's horizon stage changes marked. Reads the run stores read-only.
+ * first run's horizon stage changes and collapse alarms marked. A metric family
+ * (`byTurn/tokenEntropy`, `episodeLength`, ...) is drawn by turn index instead: one line per run and
+ * step window (`--at`, `--window`). Reads the run stores read-only.
  */
 import { writeFile } from 'node:fs/promises';
 import { basename, extname, resolve } from 'node:path';
 import { InvalidArgumentError } from '../core/errors.js';
 import { RunStore } from '../store/run-store.js';
+import { FAMILY_PREFIXES, familyProfile, familySteps, readFamilySeries } from '../ui/by-turn.js';
 import { type PlotMarker, type PlotSeries, plotSeries, svgToPng } from '../ui/plot.js';
 
 /** Short names for the metrics people plot most (`--metric success`). */
@@ -19,6 +22,12 @@ export const METRIC_ALIASES: Readonly<Record<string, string>> = {
   horizon: 'horizon/current',
   kl: 'loss/approxKl',
   entropy: 'loss/entropy',
+  'policy-entropy': 'rollout/tokenEntropy',
+  'turn-entropy': 'byTurn/tokenEntropy',
+  'turn-invalid': 'byTurn/invalidActionRate',
+  'turn-repeated': 'byTurn/repeatedActionRate',
+  'turn-reached': 'byTurn/reached',
+  lengths: 'episodeLength',
   staleness: 'policy/staleness',
   'tokens-per-sec': 'throughput/sampleTokensPerSec',
 };
@@ -33,6 +42,10 @@ export interface PlotCommandOptions {
   readonly band?: boolean;
   readonly width?: number;
   readonly height?: number;
+  /** Families only: last steps of the windows to draw (default: the first and the last window). */
+  readonly at?: readonly number[];
+  /** Families only: steps averaged per window (default 5). */
+  readonly window?: number;
 }
 
 /** One run's series of the metric, with its label and horizon stage changes. */
@@ -59,6 +72,11 @@ function readCurves(runDirs: readonly string[], metric: string): RunCurve[] {
           const data = e.data as { horizon?: number } | null;
           return { x: e.step, label: data?.horizon !== undefined ? `H=${data.horizon}` : e.message };
         });
+        // Collapse alarms about this metric (their data names it), marked like stage changes.
+        for (const e of store.events()) {
+          const data = e.data as { metric?: string; alarm?: string } | null;
+          if (e.kind.startsWith('alarm/') && data?.metric === metric) markers.push({ x: e.step, label: `⚠ ${data.alarm ?? e.kind}` });
+        }
         const label = runs.length > 1 ? `${basename(resolve(dir))}:${run.id}` : basename(resolve(dir));
         curves.push({ label, points: store.metricsSeries(metric).map((p) => ({ x: p.step, y: p.value })), markers });
       }
@@ -91,6 +109,11 @@ export async function plotCommand(runDirs: readonly string[], options: PlotComma
   const out = options.out ?? 'curves.svg';
   const format = extname(out).toLowerCase();
   if (format !== '.svg' && format !== '.png') throw InvalidArgumentError.format('--out', `expected a .svg or .png file, got ${JSON.stringify(out)}`);
+  if (FAMILY_PREFIXES.includes(metric)) {
+    const svg = byTurnFigure(runDirs, metric, options);
+    await writeFile(out, format === '.png' ? svgToPng(svg) : svg);
+    return out;
+  }
   const curves = readCurves(runDirs, metric);
   const series: PlotSeries[] = options.band ? [bandOf(curves, `mean of ${curves.length} runs (min–max band)`)] : curves.map((c) => ({ label: c.label, points: c.points }));
   const svg = plotSeries({
@@ -104,4 +127,38 @@ export async function plotCommand(runDirs: readonly string[], options: PlotComma
   });
   await writeFile(out, format === '.png' ? svgToPng(svg) : svg);
   return out;
+}
+
+/** A family by turn index (or episode length): one line per run and step window. */
+function byTurnFigure(runDirs: readonly string[], family: string, options: PlotCommandOptions): string {
+  const window = options.window ?? 5;
+  if (!(Number.isInteger(window) && window > 0)) throw InvalidArgumentError.format('--window', `expected a positive integer, got ${window}`);
+  const series: PlotSeries[] = [];
+  for (const dir of runDirs) {
+    const store = RunStore.open(dir, { readonly: true });
+    try {
+      const run = store.run();
+      if (run === null) throw InvalidArgumentError.format('runDir', `${dir} holds no run yet`);
+      const indexSeries = readFamilySeries(store, family);
+      const steps = familySteps(indexSeries);
+      if (steps.length === 0) throw InvalidArgumentError.format('--metric', `run '${run.id}' in ${dir} logged no ${family}/<k> metric (runs from before per-turn metrics have none)`);
+      const ends = options.at ?? [...new Set([steps[Math.min(window, steps.length) - 1] as number, steps[steps.length - 1] as number])];
+      for (const end of ends) {
+        const points = familyProfile(indexSeries, end - window + 1, end);
+        if (points.length === 0) throw InvalidArgumentError.format('--at', `run '${run.id}' logged no ${family} between steps ${end - window + 1} and ${end}`);
+        series.push({ label: `${basename(resolve(dir))} · steps ${Math.max(1, end - window + 1)}–${end}`, points });
+      }
+    } finally {
+      store.close();
+    }
+  }
+  const xLabel = family === 'episodeLength' ? 'episode length (turns)' : 'turn index (0 = first turn)';
+  return plotSeries({
+    series,
+    title: options.title ?? `${family} by ${family === 'episodeLength' ? 'length' : 'turn index'}`,
+    xLabel,
+    yLabel: family,
+    ...(options.width !== undefined ? { width: options.width } : {}),
+    ...(options.height !== undefined ? { height: options.height } : {}),
+  });
 }

@@ -63,6 +63,9 @@ export class TrainProgress {
           `eval @ step ${event.step} (${this.elapsed()}): held-out success ${event.successRate.toFixed(3)} on ${event.episodes} ${event.split} tasks (mean turns ${event.meanTurns.toFixed(2)})`,
         );
         return;
+      case 'alarm':
+        this.log(`⚠ alarm at step ${event.step} (${this.elapsed()}): ${event.message} — ${event.consequence}`);
+        return;
       case 'info':
         this.log(event.message);
         return;

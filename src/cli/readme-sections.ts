@@ -3,13 +3,13 @@
  * vocabulary or the environment registry.
  */
 import { configMarkdownTable } from '../core/config.js';
-import { METRICS } from '../core/metrics.js';
+import { METRIC_FAMILIES, METRICS } from '../core/metrics.js';
 import '../envs/index.js';
 import { listEnvironments } from '../envs/registry.js';
 
-/** Markdown of the metric vocabulary. */
+/** Markdown of the metric vocabulary: single metrics, then the per-turn-index families. */
 export function metricsMarkdownTable(): string {
-  const rows = Object.entries(METRICS).map(([name, doc]) => `| \`${name}\` | ${doc} |`);
+  const rows = [...Object.entries(METRICS), ...Object.entries(METRIC_FAMILIES)].map(([name, doc]) => `| \`${name}\` | ${doc} |`);
   return ['| metric | meaning |', '|---|---|', ...rows].join('\n');
 }
 

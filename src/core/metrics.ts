@@ -12,7 +12,18 @@ export const METRICS = {
   'rollout/errorRate': 'Share of training episodes that ended in an environment or policy error.',
   'rollout/invalidActionRate': 'Share of agent turns the environment flagged invalid or unparsable.',
   'rollout/repeatedActionRate': 'Share of agent turns whose action (trimmed, lower-cased) the same episode had already taken ("performs repeatedly").',
-  'rollout/turnEntropy': 'Mean over agent turns of -log p(chosen action), summed over its freely chosen tokens (nats): a sampled estimate of the per-turn policy entropy (full distributions are not kept).',
+  'rollout/tokenEntropy': 'True policy entropy (nats) per freely chosen action token, averaged: the entropy of the distribution the sampler drew each token from (over the allowed actions\' tokens under constrained decoding, over the full vocabulary otherwise), temperature-scaled, before top-p. NaN when the policy reports none (text policies).',
+  'rollout/tokenEntropyConstrained': 'rollout/tokenEntropy over the tokens decoded under a constraint only: entropy of the allowed-set distribution (NaN when no token was constrained).',
+  'rollout/tokenEntropyFull': 'rollout/tokenEntropy over the tokens decoded without a constraint only: entropy over the full vocabulary (NaN when every token was constrained).',
+  'rollout/actionEntropy': 'Per-turn action entropy (nats), averaged over turns: the sum of the conditional token entropies along the sampled action, an unbiased estimate of the entropy of the whole action by the chain rule (forced tokens add 0).',
+  'rollout/actionSurprisal': 'Mean over agent turns of -log p(chosen action), summed over its freely chosen tokens (nats): the chosen action\'s surprisal, a noisier sampled estimate of rollout/actionEntropy (formerly rollout/turnEntropy).',
+  'rollout/meanScore': 'Mean score the learner is credited with under reward.mode (outcome: last reward; sum: Σ turn rewards; outcome+shaped: last reward + Σ shaped).',
+  'rollout/meanTurnRewardSum': 'Mean over training episodes of the sum of their per-step environment rewards.',
+  'rollout/meanShapedReturn': 'Mean over training episodes of the sum of their shaped (process-reward hook) rewards. Only with reward.shaper.',
+  'rollout/zeroVarianceGroups': 'Share of this step\'s groups (samples of one task) whose scores are all equal: groups that give GRPO/RLOO no signal.',
+  'rollout/solvedGroups': 'Share of this step\'s groups in which every episode succeeded (zero variance from mastery, not collapse).',
+  'rollout/groupRewardStd': 'Mean over groups of the population standard deviation of the scores within the group.',
+  'rollout/groupSimilarity': 'Mean over groups of the mean pairwise similarity of their episodes\' action sequences, 1 - Levenshtein distance / longer length over actions (trimmed, lower-cased): 1 = every sample acted alike (echo trap).',
   'rollout/rewardStd': 'Standard deviation of this step\'s training episode rewards (0 = every episode scored alike).',
   'rollout/meanTurnsSuccess': 'Mean agent turns of this step\'s successful training episodes (NaN when none succeeded).',
   'rollout/meanTurnsFailed': 'Mean agent turns of this step\'s unsuccessful training episodes (failed, truncated or errored; NaN when all succeeded).',
@@ -67,3 +78,44 @@ export const METRICS = {
 } as const;
 
 export type MetricName = keyof typeof METRICS;
+
+/**
+ * Metric families: one metric per turn index `<k>` (from 0) or episode length `<n>`, logged for
+ * every index a step's training episodes reached. Documented here once per family; build names
+ * with {@link byTurnMetric} and {@link byLengthMetric}.
+ */
+export const METRIC_FAMILIES = {
+  'byTurn/tokenEntropy/<k>': 'rollout/tokenEntropy over the tokens of turn k (0 = first turn) only.',
+  'byTurn/invalidActionRate/<k>': 'Share of the turns k that the environment flagged invalid or unparsable.',
+  'byTurn/repeatedActionRate/<k>': 'Share of the turns k whose action the same episode had already taken.',
+  'byTurn/reached/<k>': 'Share of training episodes that took a turn k (1 at k = 0 unless an episode had no turn).',
+  'episodeLength/<n>': 'Share of training episodes with exactly n turns: the distribution of episode lengths (n = 0 .. the longest).',
+} as const;
+
+/** The quantities logged per turn index. */
+export type ByTurnQuantity = 'tokenEntropy' | 'invalidActionRate' | 'repeatedActionRate' | 'reached';
+
+/**
+ * Name of a per-turn-index metric.
+ * @example byTurnMetric('tokenEntropy', 2) // 'byTurn/tokenEntropy/2'
+ */
+export function byTurnMetric(quantity: ByTurnQuantity, turnIndex: number): string {
+  return `byTurn/${quantity}/${turnIndex}`;
+}
+
+/**
+ * Name of an episode-length share.
+ * @example byLengthMetric(4) // 'episodeLength/4'
+ */
+export function byLengthMetric(turns: number): string {
+  return `episodeLength/${turns}`;
+}
+
+/**
+ * Splits a family member's name into its family and index, or null for any other name.
+ * @example parseFamilyMetric('byTurn/reached/3') // { family: 'byTurn/reached', index: 3 }
+ */
+export function parseFamilyMetric(name: string): { family: string; index: number } | null {
+  const m = /^(byTurn\/[A-Za-z]+|episodeLength)\/(\d+)$/.exec(name);
+  return m ? { family: m[1] as string, index: Number(m[2]) } : null;
+}

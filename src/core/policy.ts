@@ -64,6 +64,13 @@ export interface ActResult {
   readonly logprobs: Float32Array;
   /** [n] 1 where the token was a real choice, 0 where it was forced (single allowed token). */
   readonly lossMask: Uint8Array;
+  /**
+   * [n] entropy in nats of the distribution each token was drawn from: over the allowed ids when
+   * `constraint` is set, over the full vocabulary otherwise, temperature-scaled (the distribution
+   * `logprobs` are under; before top-p truncation); 0 for forced tokens. Absent when the policy
+   * cannot tell (e.g. a remote chat model).
+   */
+  readonly entropies?: Float32Array;
   /** Allowed sets per position (CSR), or null when unconstrained. */
   readonly constraint: DecodeConstraint | null;
   /** Weights version that produced the tokens. */

@@ -78,6 +78,17 @@ export interface Turn {
   readonly reward: number;
   /** True when the environment flagged the action as invalid or unparsable. */
   readonly invalidAction: boolean;
+  /**
+   * Reward the run's process-reward hook (`reward.shaper`) gave this turn; absent without a hook.
+   * Trained on with `reward.mode: outcome+shaped` (see `src/algorithms/reward-modes.ts`).
+   */
+  readonly shapedReward?: number;
+  /**
+   * [actionLen] entropy in nats of the distribution each action token was drawn from (the
+   * allowed-set distribution when `constraint` is set, the full vocabulary otherwise; 0 on forced
+   * tokens); absent when the policy does not report it (text policies).
+   */
+  readonly entropies?: Float32Array;
 }
 
 /** A finished episode, as the learner receives it. */

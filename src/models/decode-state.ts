@@ -32,6 +32,8 @@ export interface RequestState {
   readonly tokens: number[];
   readonly logprobs: number[];
   readonly lossMask: number[];
+  /** Entropy (nats) of each token's distribution; 0 for forced tokens. */
+  readonly entropies: number[];
   readonly allowedOffsets: number[];
   readonly allowedIds: number[];
   /** Tokens not yet fed to the model (the context, then the last sampled + forced ones). */
@@ -86,15 +88,15 @@ export function initRequestState(request: ActRequest, index: number, limits: Dec
   if (context.length + longest - 1 > maxContext) {
     throw InvalidArgumentError.format(field, `${context.length} tokens + ${longest} new exceed maxContext ${maxContext}`);
   }
-  return { trie, node: 0, tokens: [], logprobs: [], lossMask: [], allowedOffsets: [0], allowedIds: [], pending: [...context], done: false, hit: null, stop: new Set(stopIds), maxNew, finish: null, topK, topIds: [], topLogprobs: [] };
+  return { trie, node: 0, tokens: [], logprobs: [], lossMask: [], entropies: [], allowedOffsets: [0], allowedIds: [], pending: [...context], done: false, hit: null, stop: new Set(stopIds), maxNew, finish: null, topK, topIds: [], topLogprobs: [] };
 }
 
 /**
- * Appends `tokenId` (chosen among `candidates`, with the `top` alternatives when the request asked
- * for them) to `s`, queues it to be fed back, and marks `s` done at a trie leaf, at a stop id in
- * free generation, or at its token limit.
+ * Appends `tokenId` (chosen among `candidates`, from a distribution of entropy `entropy` nats, with
+ * the `top` alternatives when the request asked for them) to `s`, queues it to be fed back, and
+ * marks `s` done at a trie leaf, at a stop id in free generation, or at its token limit.
  * @example
- * appendToken(s, choice.tokenId, choice.logprob, 1, candidates, choice.top); // a sampled token: in the loss
+ * appendToken(s, choice.tokenId, choice.logprob, 1, candidates, choice.entropy, choice.top); // a sampled token: in the loss
  */
 export function appendToken(
   s: RequestState,
@@ -102,6 +104,7 @@ export function appendToken(
   logprob: number,
   loss: number,
   candidates: Int32Array,
+  entropy = 0,
   top?: TopCandidates,
 ): void {
   if (s.topK > 0) {
@@ -116,6 +119,7 @@ export function appendToken(
   s.tokens.push(tokenId);
   s.logprobs.push(logprob);
   s.lossMask.push(loss);
+  s.entropies.push(entropy);
   s.pending.push(tokenId);
   if (s.trie !== null) {
     for (const id of candidates) s.allowedIds.push(id);
@@ -161,6 +165,7 @@ export function toResult(s: RequestState, policyVersion: number): ActResult {
     tokens: Int32Array.from(s.tokens),
     logprobs: Float32Array.from(s.logprobs),
     lossMask: Uint8Array.from(s.lossMask),
+    entropies: Float32Array.from(s.entropies),
     constraint,
     policyVersion,
     finishReason: s.finish ?? 'length',

@@ -7,6 +7,7 @@ import { estimatorNeedsValues } from '../algorithms/advantages.js';
 import type { LossAggregation } from '../algorithms/aggregation.js';
 import type { KlEstimator } from '../algorithms/kl.js';
 import { type OffPolicyCorrection, validateCorrection } from '../algorithms/off-policy.js';
+import type { RewardMode } from '../algorithms/reward-modes.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import type { MetricName } from '../core/metrics.js';
 
@@ -14,6 +15,8 @@ import type { MetricName } from '../core/metrics.js';
 export interface TrainStepOptions {
   /** Advantage estimator and its options. */
   readonly estimator: AnyEstimatorOptions;
+  /** Which rewards the token layout credits (`reward.mode`); absent = `outcome`. */
+  readonly rewardMode?: RewardMode;
   /** PPO clip range ε. */
   readonly clipRatio: number;
   /** Dual-clip constant c > 1 (verl `clip_ratio_c`, 3); null = off. */

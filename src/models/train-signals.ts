@@ -62,7 +62,7 @@ export async function prepareStep(
   state: EstimatorState | undefined,
   shards = 1,
 ): Promise<PreparedStep> {
-  const layout = tokenLayout(trajectories);
+  const layout = tokenLayout(trajectories, o.rewardMode ?? 'outcome');
   const { rows, seqLen: T } = layout;
   const { policy, reference, critic } = models;
   const refLogprobs = klCoef > 0 && reference !== null ? new Float32Array(rows * T) : null;

@@ -210,7 +210,7 @@ export class TransformerPolicy implements Policy {
         const s = states[i];
         const candidates = s.trie === null ? this.vocab : s.trie.allowed(s.node);
         const choice = pick(logits.subarray(row * v, (row + 1) * v), candidates, i);
-        appendToken(s, choice.tokenId, choice.logprob, 1, candidates, choice.top);
+        appendToken(s, choice.tokenId, choice.logprob, 1, candidates, choice.entropy, choice.top);
         stats.sampledTokens++;
       });
     }

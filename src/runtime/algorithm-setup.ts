@@ -18,8 +18,8 @@ function isBuiltIn(algorithm: AnyAlgorithm): algorithm is Algorithm {
 
 /** Config algorithm name → estimator options; typed so every algorithm has exactly one entry. */
 const ESTIMATORS: { readonly [K in Algorithm['name']]: (a: Extract<Algorithm, { name: K }>) => EstimatorOptions } = {
-  grpo: (a) => ({ name: 'grpo', normalizeStd: a.normalizeStd, epsilon: 1e-6 }),
-  rloo: () => ({ name: 'rloo' }),
+  grpo: (a) => ({ name: 'grpo', normalizeStd: a.normalizeStd, epsilon: 1e-6, credit: a.credit }),
+  rloo: (a) => ({ name: 'rloo', credit: a.credit }),
   reinforce_pp: (a) => ({ name: 'reinforcePlusPlus', gamma: a.gamma }),
   reinforce: (a) => ({ name: 'reinforce', gamma: a.gamma, baselineMomentum: a.baselineMomentum }),
   ppo: (a) => ({ name: 'gae', gamma: a.gamma, lambda: a.lambda, level: a.gaeLevel, whiten: a.whitenAdvantages }),
@@ -51,6 +51,7 @@ export function trainStepOptionsOf(config: ResolvedConfig): TrainStepOptions {
   const critic = criticConfigOf(a);
   return {
     estimator: estimatorOptionsOf(a),
+    rewardMode: config.reward.mode,
     clipRatio: a.clipRatio,
     dualClip: a.dualClip,
     lossAggregation: a.lossAgg,

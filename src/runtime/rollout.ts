@@ -18,6 +18,7 @@ import type { ActRequest } from '../core/policy.js';
 import type { EpisodeActRequest, EpisodeActResult } from '../actors/episode.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import { TEXT_POLICY_VERSION, type TextPolicy } from '../policies/text-policy.js';
+import { type RewardShaping, shapeTrajectory } from '../algorithms/reward-shapers.js';
 import type { Bus } from './bus.js';
 import { createEnvPool, type EnvPool } from './env-pool/index.js';
 import { serveEnvSession } from './wiring/env-session.js';
@@ -59,6 +60,11 @@ export interface RolloutOptions {
    * turns keep empty token fields and policy version {@link TEXT_POLICY_VERSION}.
    */
   readonly textPolicy?: TextPolicy;
+  /**
+   * Process-reward hook (`reward.shaper`): called once per turn of every finished episode, in turn
+   * order, before the trajectory is handed on; its values land in `Turn.shapedReward`.
+   */
+  readonly shaping?: RewardShaping;
 }
 
 interface Session {
@@ -191,7 +197,8 @@ export class RolloutRunner {
       clock,
     }).start();
     try {
-      return await toPromise(actor);
+      const trajectory = await toPromise(actor);
+      return this.options.shaping ? await shapeTrajectory(trajectory, this.options.shaping) : trajectory;
     } finally {
       // Episodes that end before their last turn (done, error) still hold a KV cache in the sampler.
       releaseEpisodes(bus, runId, [plan.trajectoryId]);

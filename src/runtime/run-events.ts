@@ -15,5 +15,14 @@ export type RunEvent =
       readonly meanTurns: number;
       readonly episodes: number;
     }
+  /** A collapse alarm fired (`src/runtime/alarms/`); `consequence` says what the run does about it. */
+  | {
+      readonly type: 'alarm';
+      readonly step: number;
+      readonly name: string;
+      readonly message: string;
+      readonly action: 'warn' | 'stop' | 'lowerHorizon';
+      readonly consequence: string;
+    }
   /** Anything else worth a line: checkpoints, horizon stage changes. */
   | { readonly type: 'info'; readonly message: string };

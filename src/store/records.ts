@@ -77,6 +77,10 @@ export interface StoredTurn {
   /** [actionLen] */
   readonly actionLossMask: Uint8Array;
   readonly invalidAction: boolean;
+  /** The process-reward hook's reward for this turn; absent when the run had none. */
+  readonly shapedReward?: number;
+  /** [actionLen] entropy (nats) of each token's sampling distribution; absent when not recorded. */
+  readonly entropies?: Float32Array;
 }
 
 export interface EpisodeFilter {
@@ -145,6 +149,9 @@ export interface TurnRow {
   logprobs: Buffer;
   loss_mask: Buffer;
   invalid: number;
+  /** Absent (undefined) in a schema-1 file. */
+  shaped_reward?: number | null;
+  entropies?: Buffer | null;
 }
 
 export function toRun(row: RunRow): RunRecord {
@@ -194,6 +201,10 @@ export function checkTrajectory(t: Trajectory, path: string): void {
     if (!(turn.actionTokens instanceof Int32Array)) throw fail(`${at}.actionTokens`, 'expected an Int32Array');
     if (!(turn.actionLogprobs instanceof Float32Array)) throw fail(`${at}.actionLogprobs`, 'expected a Float32Array');
     if (!(turn.actionLossMask instanceof Uint8Array)) throw fail(`${at}.actionLossMask`, 'expected a Uint8Array');
+    if (turn.shapedReward !== undefined && !Number.isFinite(turn.shapedReward)) throw fail(`${at}.shapedReward`, `expected a finite number, got ${turn.shapedReward}`);
+    if (turn.entropies !== undefined && !(turn.entropies instanceof Float32Array && turn.entropies.length === turn.actionTokens.length)) {
+      throw fail(`${at}.entropies`, `expected a Float32Array of ${turn.actionTokens.length} entries (one per action token)`);
+    }
   });
 }
 

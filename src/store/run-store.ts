@@ -35,7 +35,7 @@ import {
   toEpisode,
   toRun,
 } from './records.js';
-import { migrate, SCHEMA_VERSION, schemaVersion } from './schema.js';
+import { MIN_READABLE_VERSION, migrate, SCHEMA_VERSION, schemaVersion } from './schema.js';
 
 export type { EpisodeFilter, EpisodeRecord, EpisodeSplit, MetricPoint, RunEvent, RunInit, RunRecord, RunStatus, RunStoreOptions, StoredTurn } from './records.js';
 
@@ -84,8 +84,8 @@ export class RunStore {
     try {
       if (readonly) {
         const version = schemaVersion(db);
-        if (version !== SCHEMA_VERSION) {
-          throw new CheckpointError(path, `run store has schema version ${version}, this build reads ${SCHEMA_VERSION}; open it writable once to migrate`);
+        if (version < MIN_READABLE_VERSION || version > SCHEMA_VERSION) {
+          throw new CheckpointError(path, `run store has schema version ${version}, this build reads ${MIN_READABLE_VERSION}..${SCHEMA_VERSION}; open it writable once to migrate`);
         }
       } else {
         db.pragma('journal_mode = WAL');
@@ -227,7 +227,7 @@ export class RunStore {
   /** The turns of one episode, in order, with their token arrays. */
   episodeTurns(episodeId: string): StoredTurn[] {
     const rows = this.db.prepare('SELECT * FROM turns WHERE episode_id = ? ORDER BY idx').all(episodeId) as TurnRow[];
-    return rows.map((r) => ({
+    return rows.map((r): StoredTurn => ({
       index: r.idx,
       observationText: r.observation,
       actionText: r.action,
@@ -238,6 +238,8 @@ export class RunStore {
       actionLogprobs: float32FromBlob(r.logprobs, 'turns.logprobs'),
       actionLossMask: uint8FromBlob(r.loss_mask, 'turns.loss_mask'),
       invalidAction: r.invalid !== 0,
+      ...(r.shaped_reward == null ? {} : { shapedReward: r.shaped_reward }),
+      ...(r.entropies == null ? {} : { entropies: float32FromBlob(r.entropies, 'turns.entropies') }),
     }));
   }
 
@@ -280,7 +282,7 @@ export class RunStore {
       ),
       insertTurn: db.prepare(
         `INSERT INTO turns (episode_id, idx, observation, action, reward, policy_version, prompt_tokens, action_tokens,
-           logprobs, loss_mask, invalid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           logprobs, loss_mask, invalid, shaped_reward, entropies) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       insertEvent: db.prepare('INSERT INTO events (run_id, step, kind, message, data_json) VALUES (?, ?, ?, ?, ?)'),
     };
@@ -329,6 +331,8 @@ export class RunStore {
           toBlob(turn.actionLogprobs),
           toBlob(turn.actionLossMask),
           turn.invalidAction ? 1 : 0,
+          turn.shapedReward ?? null,
+          turn.entropies === undefined ? null : toBlob(turn.entropies),
         );
       }
     }

@@ -66,7 +66,19 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX events_by_run ON events (run_id, id);
   `,
+  // 2: per-turn shaped reward (the process-reward hook's, NULL without one) and the entropy of each
+  // action token's sampling distribution (float32 little-endian [actionLen], NULL when not reported).
+  `
+  ALTER TABLE turns ADD COLUMN shaped_reward REAL;
+  ALTER TABLE turns ADD COLUMN entropies BLOB;
+  `,
 ];
+
+/**
+ * Oldest schema version a read-only store can read: later migrations only add nullable columns,
+ * which read as absent on an older file, so viewers need not migrate it.
+ */
+export const MIN_READABLE_VERSION = 1;
 
 /** Schema version this build writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -62,7 +62,7 @@ describe('adaptive horizon rules', () => {
 
   it('lowers on entropy collapse, and not below start', () => {
     const s: AdaptiveSchedule = { ...base, window: 2, cooldown: 2, successAbove: 0.9, lower: { entropyBelow: 0.1 } };
-    const sig = (success: number, entropy: number) => ({ 'rollout/successRate': success, 'rollout/turnEntropy': entropy });
+    const sig = (success: number, entropy: number) => ({ 'rollout/successRate': success, 'rollout/actionEntropy': entropy });
     const { changes, state } = replay(s, [sig(1, 1), sig(1, 1), sig(0.2, 0.05), sig(0.2, 0.05), sig(0.2, 0.01), sig(0.2, 0.01)]);
     expect(changes).toEqual([
       '@1 0->1 mastered: rolling success 1.000 >= 0.9 over 2 steps',
@@ -89,7 +89,7 @@ describe('adaptive horizon rules', () => {
     const signals: Signals[] = Array.from({ length: 40 }, (_, i) => ({
       'rollout/successRate': (Math.sin(i * 0.7) + 1) / 2,
       'rollout/truncationRate': (Math.cos(i * 0.3) + 1) / 2,
-      'rollout/turnEntropy': 0.1 + (i % 7) * 0.1,
+      'rollout/actionEntropy': 0.1 + (i % 7) * 0.1,
     }));
     const straight = replay(s, signals);
     expect(straight.changes.length).toBeGreaterThanOrEqual(2);

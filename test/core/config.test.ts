@@ -59,15 +59,24 @@ describe('parseConfig', () => {
         klHorizon: 10000,
         policyLoss: 'ppo-clip',
         policyLossSettings: {},
-        rewardShaper: 'none',
-        rewardShaperSettings: {},
+        credit: 'trajectory',
       },
+      reward: { mode: 'outcome', shaper: null, settings: {} },
       horizon: { schedule: 'fixed', horizon: 5 },
       train: { steps: 60, evalEvery: 10, evalTasks: 256, checkpointEvery: 10, logEvery: 1, dataParallel: 1, export: 'none' },
       runtime: { bus: 'memory', samplerMaxBatch: 128, samplerMaxWaitMs: 2, requestTimeoutMs: 60000, envTimeoutMs: 30000, kvCacheMiB: 128, inferenceWorkers: 'auto' },
       mode: 'sync',
       async: { maxStaleness: 1, partialRollout: 'continue', weightSyncTimeoutMs: 120000 },
       offPolicy: { correction: 'none', cap: 2 },
+      alarms: {
+        cooldown: 10,
+        lowerHorizonBy: 2,
+        entropyCollapse: { enabled: true, window: 3, ratio: 0.1, below: null, action: 'warn' },
+        rewardVariance: { enabled: true, window: 3, above: 0.8, ignoreSolved: true, action: 'warn' },
+        echoTrap: { enabled: true, window: 5, similarityAbove: 0.8, minRise: 0.05, action: 'warn' },
+        gradNormSpike: { enabled: true, window: 10, factor: 5, action: 'warn' },
+        klBlowUp: { enabled: true, approxKlAbove: 0.1, klRefAbove: 0.5, action: 'warn' },
+      },
     });
     expect(parseConfig(null)).toEqual(config);
   });
@@ -250,9 +259,10 @@ describe('describeConfig', () => {
     expect(byPath.get('horizon.every')?.default).toBeUndefined();
     expect(byPath.get('env.settings')?.default).toEqual({ levels: ['GoToRedBall'] });
     // Fields outside the union options: seed, run 2, env 5, tokenizer 2, model 15 (9 + from + 5 of
-    // lora), context 6 (format, history, includeInstruction, chat 3), sampling 4, algorithm 28 (name
-    // + the fields every algorithm has), horizon.schedule, train 7, runtime 7, mode 1, async 3, offPolicy 2.
-    expect(fields.filter((f) => f.when === undefined)).toHaveLength(1 + 2 + 5 + 2 + 15 + 6 + 4 + 28 + 1 + 7 + 7 + 1 + 3 + 2);
+    // lora), context 6 (format, history, includeInstruction, chat 3), sampling 4, algorithm 27 (name
+    // + the fields every algorithm has), horizon.schedule, train 7, runtime 7, mode 1, async 3, offPolicy 2,
+    // reward 3, alarms 2 + 5 + 5 + 5 + 4 + 4.
+    expect(fields.filter((f) => f.when === undefined)).toHaveLength(1 + 2 + 5 + 2 + 15 + 6 + 4 + 27 + 1 + 7 + 7 + 1 + 3 + 2 + 3 + 25);
     expect(byPath.get('model.from')).toMatchObject({ default: null });
     // Optional without a default (the schedule decides), unlike fields a schedule requires.
     expect(byPath.get('horizon.evalHorizon')).toMatchObject({ optional: true });
@@ -266,6 +276,24 @@ describe('describeConfig', () => {
     expect(horizonOptions.every((f) => f.path.startsWith('horizon.'))).toBe(true);
     expect(horizonOptions.filter((f) => f.when === "schedule: 'stepwise'").map((f) => f.path)).toEqual(['horizon.horizons', 'horizon.every', 'horizon.evalHorizon']);
     expect(horizonOptions.filter((f) => f.when === "schedule: 'linear'").map((f) => f.path)).toEqual(['horizon.start', 'horizon.step', 'horizon.every', 'horizon.max', 'horizon.evalHorizon']);
+  });
+
+  it('validates alarm thresholds and actions, naming the field', () => {
+    expect(errorOf(() => parseConfig({ alarms: { gradNormSpike: { factor: 1 } } })).path).toBe('alarms.gradNormSpike.factor');
+    expect(errorOf(() => parseConfig({ alarms: { echoTrap: { action: 'panic' } } })).path).toBe('alarms.echoTrap.action');
+    expect(errorOf(() => parseConfig({ alarms: { entropyColapse: {} } })).path).toBe('alarms.entropyColapse');
+    expect(parseConfig({ alarms: { klBlowUp: { action: 'stop', klRefAbove: null } } }).alarms.klBlowUp).toEqual({ enabled: true, approxKlAbove: 0.1, klRefAbove: null, action: 'stop' });
+  });
+
+  it('checks that a shaper and mode outcome+shaped go together', () => {
+    expect(errorOf(() => parseConfig({ reward: { mode: 'outcome+shaped' } })).path).toBe('reward.shaper');
+    const unused = errorOf(() => parseConfig({ reward: { shaper: 'invalidActionPenalty' } }));
+    expect(unused.path).toBe('reward.mode');
+    expect(unused.detail).toMatch(/never trains on shaped rewards/);
+    expect(errorOf(() => parseConfig({ reward: { mode: 'total' } })).path).toBe('reward.mode');
+    expect(parseConfig({ reward: { mode: 'outcome+shaped', shaper: 'repeatedActionPenalty', settings: { penalty: 0.05 } } }).reward.settings).toEqual({ penalty: 0.05 });
+    expect(parseConfig({ algorithm: { name: 'rloo', credit: 'turn' } }).algorithm).toMatchObject({ name: 'rloo', credit: 'turn' });
+    expect(errorOf(() => parseConfig({ algorithm: { name: 'reinforce_pp', credit: 'turn' } })).path).toBe('algorithm.credit');
   });
 
   it('renders a Markdown table', () => {

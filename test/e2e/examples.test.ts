@@ -36,4 +36,13 @@ describe('examples/', () => {
     const saved = JSON.parse(readFileSync(join(dir, 'example-median-baseline', 'config.json'), 'utf8')) as { algorithm: { name: string; settings: unknown } };
     expect(saved.algorithm).toMatchObject({ name: 'median-baseline', settings: { scale: 1 } });
   });
+
+  it('process-reward.ts registers its shaper and trains on outcome + shaped rewards (kept runnable by CI)', () => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'examples/process-reward.ts', '3', dir], { encoding: 'utf8' });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/^step 3: success [\d.]+ shaped return -?[\d.]+$/m);
+    expect(run.stdout).toMatch(/^last step, .*: shaped rewards per turn -?[\d.]+/m);
+    expect(run.stdout).toMatch(/^finished: /m);
+  });
 });

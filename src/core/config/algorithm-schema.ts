@@ -8,6 +8,13 @@ import { z } from 'zod';
 
 const posInt = () => z.number().int().positive();
 const nonNegInt = () => z.number().int().min(0);
+const creditField = () =>
+  z
+    .enum(['trajectory', 'turn'])
+    .default('trajectory')
+    .describe(
+      "trajectory: one advantage per trajectory from its total score (verl); turn: per turn, the trajectory's return-to-go against the group's returns-to-go at the same turn index (episodes already ended count 0, so the baseline never depends on the trajectory's own length).",
+    );
 const gamma = () => z.number().min(0).max(1).default(1).describe('Discount per agent token (1 = undiscounted, as verl uses).');
 
 /** Fields every algorithm has, in the order the error messages list them (after `name` and the group fields). */
@@ -67,6 +74,7 @@ const grpoSchema = z
     ...groupFields,
     normalizeStd: z.boolean().default(true).describe('Divide group-relative advantages by the group standard deviation (false = Dr. GRPO).'),
     ...sharedFields,
+    credit: creditField(),
   })
   .strict();
 
@@ -75,6 +83,7 @@ const rlooSchema = z
     name: z.literal('rloo').describe('RLOO (Ahmadian et al. 2024): leave-one-out group baseline, no critic.'),
     ...groupFields,
     ...sharedFields,
+    credit: creditField(),
   })
   .strict();
 

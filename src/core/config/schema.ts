@@ -5,6 +5,8 @@
  */
 import { z } from 'zod';
 import { type AlgorithmConfig, algorithmSchema, type CustomAlgorithmConfig } from './algorithm-schema.js';
+import { alarmsSchema } from './alarm-schema.js';
+import { rewardSchema } from './reward-schema.js';
 
 const posInt = () => z.number().int().positive();
 const nonNegInt = () => z.number().int().min(0);
@@ -176,7 +178,7 @@ const adaptiveHorizonSchema = z
     minDelta: z.number().min(0).default(0.02).describe('Smallest rolling-success improvement that resets the plateau counter.'),
     lower: z
       .object({
-        entropyBelow: z.number().min(0).optional().describe('Lower when the rolling per-turn entropy (rollout/turnEntropy, nats) falls below this.'),
+        entropyBelow: z.number().min(0).optional().describe('Lower when the rolling per-turn action entropy (rollout/actionEntropy, nats) falls below this.'),
         rewardStdBelow: z.number().min(0).optional().describe('Lower when the rolling reward std falls below this while the rolling success is under 0.5.'),
       })
       .strict()
@@ -281,6 +283,7 @@ export const configSchema = z
     context: contextSchema.prefault({}).describe('How a turn context is built from the episode so far.'),
     sampling: samplingSchema.prefault({}).describe('How actions are generated during rollouts.'),
     algorithm: algorithmSchema.prefault({}).describe('RL algorithm (grpo, rloo, reinforce_pp, reinforce, ppo, or the name of an estimator registered with registerAdvantageEstimator, whose settings go in algorithm.settings), its loss and optimizer.'),
+    reward: rewardSchema.prefault({}).describe('Which rewards are trained on (outcome, sum of turn rewards, outcome plus shaped) and the process-reward hook.'),
     horizon: horizonSchema,
     train: trainSchema.prefault({}).describe('Length of training and how often to evaluate and save.'),
     runtime: runtimeSchema.prefault({}).describe('Bus, batching and timeouts.'),
@@ -290,6 +293,7 @@ export const configSchema = z
       .describe('Training loop: sync (rollout then train), one-step-off (next batch generated with weights one version old), async (continuous generation under the staleness bound).'),
     async: asyncSchema.prefault({}).describe('Asynchronous training: staleness bound, partial rollouts, weight-sync timeout (modes one-step-off and async).'),
     offPolicy: offPolicySchema.prefault({}).describe('Off-policy correction of the policy loss for stale data.'),
+    alarms: alarmsSchema.prefault({}).describe('Collapse alarms checked after every step (entropy, reward variance, echo trap, gradient norm, KL), each with its threshold and action.'),
   })
   .strict()
   .superRefine((config, ctx) => {
@@ -318,6 +322,16 @@ export const configSchema = z
         code: 'custom',
         path: ['algorithm', 'critic', 'nHeads'],
         message: `must divide algorithm.critic.dModel (${config.algorithm.critic.dModel}), got ${config.algorithm.critic.nHeads}`,
+      });
+    }
+    if (config.reward.mode === 'outcome+shaped' && config.reward.shaper === null) {
+      ctx.addIssue({ code: 'custom', path: ['reward', 'shaper'], message: "mode 'outcome+shaped' needs a shaper (e.g. invalidActionPenalty)" });
+    }
+    if (config.reward.mode !== 'outcome+shaped' && config.reward.shaper !== null) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['reward', 'mode'],
+        message: `a shaper (${config.reward.shaper}) is set but mode '${config.reward.mode}' never trains on shaped rewards; use 'outcome+shaped' or remove reward.shaper`,
       });
     }
     const episodesPerStep = config.algorithm.tasksPerStep * config.algorithm.groupSize;

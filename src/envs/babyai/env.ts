@@ -131,7 +131,7 @@ export class BabyAIEnvironment implements Environment {
       action = parsed.action.replace(/^pick up /, 'pickup ');
     }
     if (action === CHECK_ACTIONS) {
-      return { observation: this.observation(`You can take the following actions: ${state.actions.join(', ')}`), reward: 0, done: false, success: false, info: { invalid: false, action } };
+      return { observation: this.observation(this.withGoal(`You can take the following actions: ${state.actions.join(', ')}`)), reward: 0, done: false, success: false, info: { invalid: false, action } };
     }
     const plan = state.plans.get(action);
     if (plan === undefined) {
@@ -146,7 +146,7 @@ export class BabyAIEnvironment implements Environment {
     this.done = success || status === 'failure' || truncated;
     const reward = success ? 1 - (0.9 * world.stepCount) / world.maxSteps : 0;
     this.state = this.text.observe(world);
-    let text = this.state.description;
+    let text = this.withGoal(this.state.description);
     if (success) text += '\nThe task is completed.';
     else if (status === 'failure') text += '\nThe task has failed.';
     else if (truncated) text += '\nYou have used up all your steps.';
@@ -224,7 +224,12 @@ export class BabyAIEnvironment implements Environment {
   }
 
   private reject(message: string, error: string, action: string | null): StepResult {
-    return { observation: this.observation(message), reward: 0, done: false, success: false, info: { invalid: true, error, action } };
+    return { observation: this.observation(this.withGoal(message)), reward: 0, done: false, success: false, info: { invalid: true, error, action } };
+  }
+
+  /** A step observation's text, with the goal line first when `settings.restateGoal` is on. */
+  private withGoal(text: string): string {
+    return this.settings.restateGoal ? `Your goal: ${this.mission}\n${text}` : text;
   }
 
   private observation(text: string): Observation {

@@ -30,6 +30,10 @@ export const babyaiSettingsSchema = z
       .boolean()
       .default(false)
       .describe('turnwise text only: keep "then" / "after you" in goals (AgentGym rewrites both to "and", losing the order).'),
+    restateGoal: z
+      .boolean()
+      .default(false)
+      .describe('turnwise text only: repeat the goal line in every observation (AgentGym states it in the first only, which a policy without history cannot see after turn 1).'),
   })
   .strict();
 
@@ -47,6 +51,9 @@ export function babyaiSettings(options?: EnvironmentOptions): BabyAISettings {
   }
   if (settings.textProfile === 'agentgym' && settings.sequenceWords) {
     throw new InvalidConfigError('env.settings.sequenceWords', 'the agentgym text profile writes goals as AgentGym does (sequence words become "and"); use textProfile: turnwise to keep them');
+  }
+  if (settings.textProfile === 'agentgym' && settings.restateGoal) {
+    throw new InvalidConfigError('env.settings.restateGoal', "the agentgym text profile shows the goal as AgentGym's server does (first observation only); use textProfile: turnwise to restate it");
   }
   return settings;
 }

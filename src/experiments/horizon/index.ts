@@ -5,7 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFigures } from './plots.js';
-import { type RunCurves, markdownTable, readRunCurves, summarizeVariants } from './report.js';
+import { differencesTable, markdownTable, type RunCurves, readRunCurves, summarizeVariants } from './report.js';
 import { type RunOutcome, isCompleted, planExperiment, runPlan } from './runner.js';
 
 /** What to run. */
@@ -42,7 +42,8 @@ export async function runHorizonExperiment(options: HorizonExperimentOptions): P
   const outcomes = options.reportOnly ? [] : await runPlan(plan, { parallel: options.parallel, log: options.log, ...(options.signal ? { signal: options.signal } : {}) });
   const runs: RunCurves[] = plan.runs.filter((r) => isCompleted(r.runDir)).map((r) => readRunCurves(r.runDir, r.variant, r.seed));
   const names = plan.variants.map((v) => v.name);
-  const table = markdownTable(summarizeVariants(names, runs));
+  const summaries = summarizeVariants(names, runs, 10);
+  const table = `${markdownTable(summaries, 10)}\n\n${differencesTable(summaries)}`;
   mkdirSync(plan.outDir, { recursive: true });
   const figures = runs.length > 0 ? writeFigures(plan.outDir, names, runs) : [];
   const variantLines = plan.variants.map((v) => `- \`${v.name}\`: \`${JSON.stringify(v.horizon)}\``);

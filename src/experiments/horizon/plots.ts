@@ -17,10 +17,14 @@ export const FIGURES: readonly {
   readonly smooth?: number;
 }[] = [
   { file: 'heldout-success', metric: 'eval/successRate', title: 'Held-out success (common eval horizon)', yLabel: 'success rate' },
+  { file: 'heldout-truncation', metric: 'eval/truncationRate', title: 'Held-out truncation rate (common eval horizon)', yLabel: 'share of episodes' },
+  { file: 'heldout-repeated-actions', metric: 'eval/repeatedActionRate', title: 'Held-out repeated-action rate (common eval horizon)', yLabel: 'share of turns' },
+  { file: 'heldout-entropy', metric: 'eval/tokenEntropy', title: 'Held-out policy entropy per action token (common eval horizon)', yLabel: 'nats' },
   { file: 'rollout-success', metric: 'rollout/successRate', title: 'Training rollout success, horizon in force (3-step trailing mean)', yLabel: 'success rate', smooth: 3 },
   { file: 'mean-turns', metric: 'rollout/meanTurns', title: 'Mean turns per training episode (3-step trailing mean)', yLabel: 'turns', smooth: 3 },
   { file: 'truncation-rate', metric: 'rollout/truncationRate', title: 'Truncation rate: episodes cut at the horizon (3-step trailing mean)', yLabel: 'share of episodes', smooth: 3 },
   { file: 'repeated-action-rate', metric: 'rollout/repeatedActionRate', title: 'Repeated-action rate within an episode (3-step trailing mean)', yLabel: 'share of turns', smooth: 3 },
+  { file: 'token-entropy', metric: 'rollout/tokenEntropy', title: 'Policy entropy per action token, training rollouts (3-step trailing mean)', yLabel: 'nats', smooth: 3 },
   { file: 'horizon', metric: 'horizon/current', title: 'Horizon in force', yLabel: 'max turns' },
 ];
 

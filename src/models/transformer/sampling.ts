@@ -5,10 +5,12 @@
  * truncated one), so the PPO ratio is exactly 1 before the first update when topP = 1.
  */
 
-/** A chosen token and its log-prob under the masked, temperature-scaled distribution. */
+/** A chosen token, its log-prob and the entropy (nats) of the masked, temperature-scaled distribution. */
 export interface TokenChoice {
   readonly tokenId: number;
   readonly logprob: number;
+  /** Entropy of the distribution `logprob` is under (the allowed set only, before top-p truncation). */
+  readonly entropy: number;
   /** The most likely candidates of the same distribution, when asked for (`topK` > 0). */
   readonly top?: TopCandidates;
 }
@@ -38,6 +40,16 @@ export function topCandidates(logp: Float64Array, candidates: Int32Array, k: num
     if (order.length > keep) order.pop();
   }
   return { ids: Int32Array.from(order, (j) => candidates[j]), logprobs: Float64Array.from(order, (j) => logp[j]) };
+}
+
+/**
+ * Entropy `-Σ p log p` (nats) of a distribution given as log-probs.
+ * @example entropyOf(Float64Array.of(Math.log(0.5), Math.log(0.5))) // ≈ 0.6931
+ */
+export function entropyOf(logp: Float64Array): number {
+  let h = 0;
+  for (let j = 0; j < logp.length; j++) if (logp[j] > Number.NEGATIVE_INFINITY) h -= Math.exp(logp[j]) * logp[j];
+  return h;
 }
 
 /**
@@ -87,7 +99,7 @@ export function sampleToken(logits: Float32Array, candidates: Int32Array, temper
       break;
     }
   }
-  return withTop({ tokenId: candidates[pick], logprob: logp[pick] }, logp, candidates, topK);
+  return withTop({ tokenId: candidates[pick], logprob: logp[pick], entropy: entropyOf(logp) }, logp, candidates, topK);
 }
 
 /**
@@ -101,7 +113,7 @@ export function greedyToken(logits: Float32Array, candidates: Int32Array, topK =
   for (let j = 1; j < candidates.length; j++) {
     if (logp[j] > logp[best] || (logp[j] === logp[best] && candidates[j] < candidates[best])) best = j;
   }
-  return withTop({ tokenId: candidates[best], logprob: logp[best] }, logp, candidates, topK);
+  return withTop({ tokenId: candidates[best], logprob: logp[best], entropy: entropyOf(logp) }, logp, candidates, topK);
 }
 
 function withTop(choice: TokenChoice, logp: Float64Array, candidates: Int32Array, topK: number): TokenChoice {

@@ -105,7 +105,7 @@ export async function runAsyncTraining(input: AsyncTrainInput): Promise<Coordina
           const { metrics } = await effects.train(step, trajectories, never);
           const h = horizons.get(step) ?? input.horizon();
           horizons.delete(step);
-          const rollout = rolloutMetrics(trajectories, 0);
+          const rollout = rolloutMetrics(trajectories, 0, input.config.reward.mode);
           return { version: input.learnerVersion(), metrics: { ...rollout, ...metrics, 'horizon/current': h } };
         },
         publishWeights: (version) => input.publishWeights(version),

@@ -19,6 +19,7 @@ import type { EnvironmentSpec } from '../../envs/environment.js';
 import type { PolicyText } from '../../models/policy-text.js';
 import { MemoryBus } from '../memory-bus.js';
 import { RolloutRunner } from '../rollout.js';
+import { rolloutShapingOf } from '../reward-shaping.js';
 import type { NatsBus } from './nats-bus.js';
 import { actRunId, parsePlanMessage, type RunInfra } from './run-infra.js';
 import { subjects } from '../wiring.js';
@@ -76,6 +77,7 @@ export async function startEpisodesWorker(options: EpisodesWorkerOptions): Promi
         envTimeoutMs: config.runtime.envTimeoutMs,
         actTimeoutMs: config.runtime.requestTimeoutMs,
         clock,
+        ...rolloutShapingOf(config),
       });
       entry = { runner, active: 0 };
       runners.set(version, entry);

@@ -41,7 +41,7 @@ export interface TrainingActors {
   readonly sampledTokens: { count: number };
   /** Completed steps, as the health reports log them. */
   readonly progress: { step: number };
-  /** The horizon now (max agent turns of an episode starting now). */
+  /** The horizon now (max agent turns of an episode starting now; a lowerHorizon alarm's cap applied). */
   currentHorizon(): number;
   /** Stops what was started, in reverse order (the runner first). */
   close(): Promise<void>;
@@ -69,7 +69,7 @@ export function startTrainingActors(run: OpenedRun, options: TrainRunOptions): T
     train: remoteTrain(bus, run.runId, 3_600_000),
     sampledTokens,
     progress,
-    currentHorizon: () => currentHorizon(horizon.getSnapshot()),
+    currentHorizon: () => run.alarms.capHorizon(currentHorizon(horizon.getSnapshot())),
     async close() {
       await runner.close();
       for (const cleanup of cleanups.reverse()) cleanup();
@@ -166,6 +166,7 @@ function rolloutRunnerOf(run: OpenedRun, bus: MemoryBus): RolloutRunner {
     envTimeoutMs: config.runtime.envTimeoutMs,
     actTimeoutMs: config.runtime.requestTimeoutMs,
     clock: run.clock,
+    ...run.shaping,
   });
 }
 

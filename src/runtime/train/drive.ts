@@ -2,7 +2,7 @@
  * Step 4 of a training run: driving the coordinator's effects to the last step — the coordinator
  * actor in `sync` mode (rollout → train → evaluate? → checkpoint?, one step at a time), the
  * asynchronous loop (`src/runtime/async/`) in `one-step-off` and `async` modes. An abort (Ctrl-C)
- * stops either after the current phase.
+ * or a `stop` alarm stops either after the current phase, with a checkpoint.
  */
 import { createActor, toPromise } from 'xstate';
 import { type CoordinatorEffects, type CoordinatorOutput, withCoordinatorEffects } from '../../actors/coordinator.js';
@@ -27,26 +27,27 @@ export async function driveTraining(
   options: TrainRunOptions,
   asyncState: AsyncStateSource,
 ): Promise<CoordinatorOutput> {
-  return run.config.mode === 'sync' ? driveSync(run, effects, options) : driveAsync(run, actors, effects, options, asyncState);
+  const signal = options.signal ? AbortSignal.any([options.signal, run.alarmStop.signal]) : run.alarmStop.signal;
+  return run.config.mode === 'sync' ? driveSync(run, effects, signal) : driveAsync(run, actors, effects, signal, asyncState);
 }
 
-async function driveSync(run: OpenedRun, effects: CoordinatorEffects, options: TrainRunOptions): Promise<CoordinatorOutput> {
+async function driveSync(run: OpenedRun, effects: CoordinatorEffects, signal: AbortSignal): Promise<CoordinatorOutput> {
   const { config } = run;
   const coordinator = createActor(withCoordinatorEffects(effects), {
     input: { startStep: run.startStep, totalSteps: config.train.steps, evalEvery: config.train.evalEvery, checkpointEvery: config.train.checkpointEvery },
     clock: run.clock,
   });
   const onAbort = () => coordinator.send({ type: 'STOP' });
-  options.signal?.addEventListener('abort', onAbort);
+  signal.addEventListener('abort', onAbort);
   coordinator.start();
-  if (options.signal?.aborted) onAbort(); // a signal that came while the run was being set up
+  if (signal.aborted) onAbort(); // a signal that came while the run was being set up
   const output = await toPromise(coordinator);
-  options.signal?.removeEventListener('abort', onAbort);
+  signal.removeEventListener('abort', onAbort);
   return output;
 }
 
 /** one-step-off / async: the same effects, driven by the asynchronous loop. */
-async function driveAsync(run: OpenedRun, actors: TrainingActors, effects: CoordinatorEffects, options: TrainRunOptions, asyncState: AsyncStateSource): Promise<CoordinatorOutput> {
+async function driveAsync(run: OpenedRun, actors: TrainingActors, effects: CoordinatorEffects, signal: AbortSignal, asyncState: AsyncStateSource): Promise<CoordinatorOutput> {
   const { config, clock, stack } = run;
   return runAsyncTraining({
     config,
@@ -67,6 +68,6 @@ async function driveAsync(run: OpenedRun, actors: TrainingActors, effects: Coord
       asyncState.read = read;
     },
     clock,
-    ...(options.signal ? { signal: options.signal } : {}),
+    signal,
   });
 }

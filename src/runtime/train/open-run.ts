@@ -18,6 +18,9 @@ import { RunStore } from '../../store/run-store.js';
 import { asyncSettingsOf } from '../async/async-train.js';
 import { restoreStaleness, type StalenessState } from '../async/staleness.js';
 import { buildPolicyStack, type PolicyStack } from '../policy-stack.js';
+import type { RewardShaping } from '../../algorithms/reward-shapers.js';
+import { RunAlarms, restorePersistedAlarms } from '../alarms/run-alarms.js';
+import { rolloutShapingOf } from '../reward-shaping.js';
 import type { RunEvent } from '../run-events.js';
 import { type ClaimedRunFolder, newRunId, saveRunConfig } from '../run-folder.js';
 import { startLiveExport } from './live-export.js';
@@ -46,6 +49,12 @@ export interface OpenedRun {
   readonly store: RunStore;
   /** Stops the live metrics export (`train.export`), if any. */
   readonly stopExport: () => void;
+  /** The process-reward hook (`reward.shaper`), spread into the rollout options. */
+  readonly shaping: { readonly shaping?: RewardShaping };
+  /** Collapse alarms, fed after every step (`src/runtime/alarms/`). */
+  readonly alarms: RunAlarms;
+  /** Aborted by a `stop` alarm: the run stops after the current phase, as on Ctrl-C. */
+  readonly alarmStop: AbortController;
 }
 
 /** Refuses option combinations no assembly supports, before anything is loaded. */
@@ -66,6 +75,7 @@ export async function openRun(options: TrainRunOptions, folder: ClaimedRunFolder
   const emit = options.onEvent ?? (() => {});
   const backend = await selectBackend(config.model.backend, { matmul: config.model.matmul });
   const spec = getEnvironmentSpec(config.env.name);
+  const shaping = rolloutShapingOf(config); // a bad reward.shaper fails here, before the run folder is written
   const settings = config.env.settings as Record<string, unknown>;
   const catalog = spec.catalog({ settings });
   const trainIndices = catalog.indices(config.env.trainSplit as 'train');
@@ -87,6 +97,7 @@ export async function openRun(options: TrainRunOptions, folder: ClaimedRunFolder
   const stack = await buildPolicyStack(config, spec, checkpoint);
   // Checked before anything is written: a bad `state.async` fails the resume with the field named.
   const restoredStaleness = restoreStaleness(checkpoint?.state.async, stack.trainer.version, asyncSettingsOf(config).maxStaleness, runDir);
+  const restoredAlarms = restorePersistedAlarms(checkpoint?.state.alarms, runDir);
 
   const store = RunStore.open(runDir);
   // A resumed run keeps its id (the store's one run; older folders used the sanitized name).
@@ -113,5 +124,15 @@ export async function openRun(options: TrainRunOptions, folder: ClaimedRunFolder
   store.setRunStatus('running');
   const stopExport = startLiveExport(config, runDir, store);
   const startStep = checkpoint?.step ?? 0;
-  return { config, clock, emit, backend, spec, settings, catalog, trainIndices, resuming, runDir, runId, startStep, checkpoint, stack, restoredStaleness, store, stopExport };
+  const alarmStop = new AbortController();
+  const alarms = new RunAlarms(
+    config.alarms,
+    {
+      logEvent: (step, kind, message, data) => store.logEvent(step, kind, message, data),
+      report: (alarm, consequence) => emit({ type: 'alarm', step: alarm.step, name: alarm.name, message: alarm.message, action: alarm.action, consequence }),
+      stop: () => alarmStop.abort(),
+    },
+    restoredAlarms,
+  );
+  return { config, clock, emit, backend, spec, settings, catalog, trainIndices, resuming, runDir, runId, startStep, checkpoint, stack, restoredStaleness, store, shaping, alarms, alarmStop, stopExport };
 }

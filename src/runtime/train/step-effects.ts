@@ -75,9 +75,9 @@ export function coordinatorEffects(run: OpenedRun, actors: TrainingActors, evalu
       failIfAllEpisodesFailed(`step ${step}`, trajectories);
       const seconds = (clock.now() - started) / 1000;
       pending.set(step, {
-        ...rolloutMetrics(trajectories, seconds),
+        ...rolloutMetrics(trajectories, seconds, config.reward.mode),
         'throughput/sampleTokensPerSec': seconds > 0 ? actors.sampledTokens.count / seconds : 0,
-        'horizon/current': actors.currentHorizon(),
+        'horizon/current': stepHorizon,
         'horizon/stage': actors.horizon.getSnapshot().context.stage,
       });
       return trajectories;
@@ -101,6 +101,7 @@ export function coordinatorEffects(run: OpenedRun, actors: TrainingActors, evalu
         checkpointContentOf(config, run.stack, completedSteps, optimizerTensors(state), {
           policyVersion: trainer.version,
           horizon: persistHorizon(actors.horizon.getSnapshot()),
+          alarms: run.alarms.persist(),
           seed: config.seed,
           backend: run.backend.name,
           ...(asyncState.read !== null ? { async: asyncState.read() } : {}),
@@ -113,6 +114,7 @@ export function coordinatorEffects(run: OpenedRun, actors: TrainingActors, evalu
       pending.delete(step);
       actors.progress.step = step + 1;
       store.logMetrics(step + 1, metrics);
+      run.alarms.observe(step + 1, metrics, metrics['horizon/current'] ?? actors.currentHorizon());
       actors.horizon.send({ type: 'STEP_COMPLETED', step, metrics });
       run.emit({ type: 'step', step: step + 1, metrics });
     },

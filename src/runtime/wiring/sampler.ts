@@ -50,6 +50,9 @@ function parseActResult(subject: string, reply: unknown): ActResult {
   ) {
     throw new InvalidMessageError(subject, 'expected an ActResult { tokens: Int32Array, logprobs: Float32Array, lossMask: Uint8Array, constraint, policyVersion }');
   }
+  if (reply.entropies !== undefined && !(reply.entropies instanceof Float32Array && reply.entropies.length === reply.tokens.length)) {
+    throw new InvalidMessageError(subject, "'entropies' must be a Float32Array with one entry per token when present");
+  }
   return { ...(reply as unknown as ActResult), constraint: (reply.constraint ?? null) as ActResult['constraint'] };
 }
 

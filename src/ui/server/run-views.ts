@@ -52,6 +52,16 @@ export interface TurnView {
   /** [actionLen] 1 where the token is trained on. */
   readonly lossMask: number[];
   readonly invalid: boolean;
+  /** The process-reward hook's reward for this turn; null when the run had none. */
+  readonly shapedReward: number | null;
+  /** [actionLen] entropy (nats) of each token's sampling distribution; null when not recorded. */
+  readonly entropies: (number | null)[] | null;
+  /**
+   * Index among the action tokens of the token this turn's reward is credited on (its last
+   * trained token), or null when every token was forced (the reward then moves back to the
+   * previous turn's last trained token).
+   */
+  readonly creditToken: number | null;
 }
 
 const num = (v: number): number | null => (Number.isFinite(v) ? v : null);
@@ -135,7 +145,15 @@ export function turnViews(turns: readonly StoredTurn[], learnerVersion: number |
     logprobs: Array.from(t.actionLogprobs, num),
     lossMask: Array.from(t.actionLossMask),
     invalid: t.invalidAction,
+    shapedReward: t.shapedReward ?? null,
+    entropies: t.entropies === undefined ? null : Array.from(t.entropies, num),
+    creditToken: lastTrained(t.actionLossMask),
   }));
+}
+
+function lastTrained(mask: Uint8Array): number | null {
+  for (let j = mask.length - 1; j >= 0; j--) if (mask[j] !== 0) return j;
+  return null;
 }
 
 /**

@@ -55,6 +55,9 @@ export interface TurnView {
   logprobs: (number | null)[];
   lossMask: number[];
   invalid: boolean;
+  shapedReward: number | null;
+  entropies: (number | null)[] | null;
+  creditToken: number | null;
 }
 
 export interface EvalMetrics {

@@ -1,11 +1,14 @@
 /**
- * Live curves: one chart per metric, every selected run overlaid, horizon stage changes marked.
- * Finished runs are fetched once; running ones follow the server-sent event stream
- * (`snapshot` replaces, `delta` appends), so a curve grows while the run trains.
+ * Live curves: one chart per metric, every selected run overlaid, horizon stage changes marked
+ * (dashed) and collapse alarms marked in red on the curve of their metric;
+ * below them, behaviour by turn index (`by-turn.ts`). Finished runs are fetched once; running ones
+ * follow the server-sent event stream (`snapshot` replaces, `delta` appends), so a curve grows
+ * while the run trains.
  */
 import { api, type Point, type RunDelta, type RunEvent, type RunSummary } from '../api';
 import { MetricChart } from '../charts';
 import { h, hashParams, setHashParams } from '../dom';
+import { ByTurnPanel, isFamilyMetric } from './by-turn';
 
 /** The curves worth seeing first, in order (shown when any selected run logged them). */
 const PREFERRED = [
@@ -14,7 +17,14 @@ const PREFERRED = [
   'rollout/meanReward',
   'rollout/meanTurns',
   'rollout/truncationRate',
+  'rollout/repeatedActionRate',
+  'rollout/tokenEntropy',
+  'rollout/zeroVarianceGroups',
+  'rollout/groupSimilarity',
+  'rollout/meanTurnsSuccess',
+  'rollout/meanTurnsFailed',
   'horizon/current',
+  'optim/gradNorm',
   'loss/approxKl',
   'loss/klRef',
   'loss/entropy',
@@ -25,10 +35,14 @@ const PREFERRED = [
 
 interface RunData {
   series: Record<string, Point[]>;
-  stages: RunEvent[];
+  /** Every run event (horizon stage changes, alarms, checkpoints...). */
+  events: RunEvent[];
 }
 
 const isStage = (e: RunEvent) => e.kind === 'horizon/stage';
+const isAlarm = (e: RunEvent) => e.kind.startsWith('alarm/');
+/** The metric an alarm event is about (its data names it). */
+const alarmMetric = (e: RunEvent): string | undefined => (e.data as { metric?: string } | null)?.metric;
 
 export function renderCurves(root: HTMLElement): () => void {
   const params = hashParams();
@@ -42,12 +56,17 @@ export function renderCurves(root: HTMLElement): () => void {
   const addMetric = h('select', { 'data-testid': 'add-metric' });
   const status = h('p', { class: 'muted', 'data-testid': 'curves-status' });
   const grid = h('div', { class: 'charts' });
-  root.append(h('h1', {}, 'Curves'), picker, h('p', {}, 'Add a metric: ', addMetric), status, grid);
+  const byTurn = new ByTurnPanel();
+  root.append(h('h1', {}, 'Curves'), picker, h('p', {}, 'Add a metric: ', addMetric), status, grid, byTurn.el);
 
-  const allNames = () => [...new Set([...data.values()].flatMap((d) => Object.keys(d.series)))].sort();
+  // Per-turn-index families are drawn by the panel below, not as step curves.
+  const allNames = () => [...new Set([...data.values()].flatMap((d) => Object.keys(d.series)))].filter((n) => !isFamilyMetric(n)).sort();
   const shownNames = () => {
     const names = new Set(allNames());
-    return [...PREFERRED.filter((n) => names.has(n)), ...[...extra].filter((n) => names.has(n) && !PREFERRED.includes(n))];
+    // A metric an alarm fired on is always shown, so its marker is seen.
+    const alarmed = [...data.values()].flatMap((d) => d.events.filter(isAlarm).map(alarmMetric)).filter((n): n is string => n !== undefined);
+    const wanted = [...PREFERRED, ...extra, ...alarmed];
+    return [...new Set(wanted)].filter((n) => names.has(n));
   };
 
   const redraw = () => {
@@ -67,8 +86,16 @@ export function renderCurves(root: HTMLElement): () => void {
         chart = new MetricChart(el, name);
         charts.set(name, chart);
       }
-      chart.update(chosen.filter((id) => data.has(id)).map((id) => ({ run: id, points: data.get(id)?.series[name] ?? [], stages: (data.get(id)?.stages ?? []).filter(isStage) })));
+      chart.update(
+        chosen
+          .filter((id) => data.has(id))
+          .map((id) => {
+            const events = data.get(id)?.events ?? [];
+            return { run: id, points: data.get(id)?.series[name] ?? [], stages: events.filter(isStage), alarms: events.filter((e) => isAlarm(e) && alarmMetric(e) === name) };
+          }),
+      );
     }
+    byTurn.update(chosen.filter((id) => data.has(id)).map((id) => ({ run: id, series: data.get(id)?.series ?? {} })));
     const names = allNames().filter((n) => !shown.includes(n));
     addMetric.replaceChildren(h('option', { value: '' }, `(${names.length} more)`), ...names.map((n) => h('option', { value: n }, n)));
   };
@@ -83,9 +110,9 @@ export function renderCurves(root: HTMLElement): () => void {
   const follow = (run: RunSummary) => {
     const source = new EventSource(api.streamUrl(run.id));
     const apply = (delta: RunDelta, replace: boolean) => {
-      const d = replace ? { series: {}, stages: [] } : (data.get(run.id) ?? { series: {}, stages: [] });
+      const d = replace ? { series: {}, events: [] } : (data.get(run.id) ?? { series: {}, events: [] });
       for (const [name, points] of Object.entries(delta.metrics)) d.series[name] = [...(d.series[name] ?? []), ...points];
-      d.stages = [...d.stages, ...delta.events];
+      d.events = [...d.events, ...delta.events];
       data.set(run.id, d);
       if (delta.status) status.textContent = `${run.id}: ${delta.status} (live)`;
       redraw();
@@ -98,7 +125,7 @@ export function renderCurves(root: HTMLElement): () => void {
   const load = async (run: RunSummary) => {
     if (run.status === 'running') return follow(run);
     const [metrics, events] = await Promise.all([api.metrics(run.id), api.events(run.id)]);
-    data.set(run.id, { series: metrics.series, stages: events.events });
+    data.set(run.id, { series: metrics.series, events: events.events });
     redraw();
   };
 
@@ -131,5 +158,6 @@ export function renderCurves(root: HTMLElement): () => void {
   return () => {
     for (const c of cleanups) c();
     for (const chart of charts.values()) chart.dispose();
+    byTurn.dispose();
   };
 }

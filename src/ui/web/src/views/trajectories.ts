@@ -1,7 +1,9 @@
 /**
  * The trajectory viewer: pick a run, split, step and outcome; list the episodes; open one to see
- * every turn: the environment's text, the action, reward, policy version, staleness, token count
- * and the loss mask over the action tokens (trained tokens highlighted).
+ * every turn: the environment's text, the action, its environment reward and shaped reward (the
+ * process-reward hook's), policy version, staleness, token count and the loss mask over the action
+ * tokens (trained tokens highlighted; the token the turn's reward is credited on is outlined; each
+ * token's tooltip gives its log-prob and the entropy of the distribution it was drawn from).
  */
 import { api, type Episode, type RunSummary, type TurnView } from '../api';
 import { fmt, h, hashParams, outcomeBadge, setHashParams } from '../dom';
@@ -23,8 +25,9 @@ function lossMask(turn: TurnView): HTMLElement {
       h(
         'span',
         {
-          class: turn.lossMask[i] ? 'tok trained' : 'tok masked',
-          title: `token ${id} · logprob ${fmt(turn.logprobs[i] ?? null)} · loss mask ${turn.lossMask[i]}`,
+          class: `${turn.lossMask[i] ? 'tok trained' : 'tok masked'}${turn.creditToken === i ? ' credit' : ''}`,
+          'data-credit': turn.creditToken === i ? 'true' : null,
+          title: `token ${id} · logprob ${fmt(turn.logprobs[i] ?? null)} · entropy ${fmt(turn.entropies?.[i] ?? null)} nats · loss mask ${turn.lossMask[i]}${turn.creditToken === i ? ' · the turn reward is credited here' : ''}`,
         },
         turn.actionPieces ? JSON.stringify(turn.actionPieces[i]).slice(1, -1) || '∅' : String(id),
       ),
@@ -42,7 +45,8 @@ function turnCard(turn: TurnView): HTMLElement {
       h('strong', {}, `turn ${turn.index + 1}`),
       h('span', { class: 'kv' }, 'policy version ', h('b', { 'data-testid': 'policy-version' }, turn.policyVersion)),
       h('span', { class: 'kv' }, 'staleness ', h('b', {}, turn.staleness === null ? '—' : turn.staleness)),
-      h('span', { class: 'kv' }, 'reward ', h('b', {}, fmt(turn.reward))),
+      h('span', { class: 'kv' }, 'reward ', h('b', { 'data-testid': 'turn-reward' }, fmt(turn.reward))),
+      turn.shapedReward === null ? null : h('span', { class: 'kv' }, 'shaped ', h('b', { 'data-testid': 'turn-shaped' }, fmt(turn.shapedReward))),
       h('span', { class: 'kv' }, 'tokens ', h('b', {}, `${turn.promptTokenCount} prompt + ${turn.actionTokens.length} action`)),
       turn.invalid ? h('span', { class: 'badge outcome-error' }, 'invalid action') : null,
     ),
@@ -50,7 +54,7 @@ function turnCard(turn: TurnView): HTMLElement {
     h('pre', { class: 'obs' }, turn.observation),
     h('div', { class: 'label' }, 'action'),
     h('pre', { class: 'act' }, turn.action),
-    h('div', { class: 'label' }, 'action tokens (highlighted: loss mask 1, trained on)'),
+    h('div', { class: 'label' }, `action tokens (highlighted: loss mask 1, trained on; outlined: the turn's reward is credited there${turn.creditToken === null ? ' — none here: every token was forced, so it moves to the previous turn' : ''})`),
     lossMask(turn),
   );
 }
@@ -72,12 +76,14 @@ export function renderTrajectories(root: HTMLElement): () => void {
     for (const row of list.querySelectorAll('tr')) row.classList.toggle('current', row.getAttribute('data-episode') === episode.id);
     detail.replaceChildren(h('p', { class: 'muted' }, 'loading…'));
     const { turns } = await api.turns(state.run, episode.id, episode.step);
+    const turnRewardSum = turns.reduce((a, t) => a + t.reward, 0);
+    const shaped = turns.some((t) => t.shapedReward !== null) ? turns.reduce((a, t) => a + (t.shapedReward ?? 0), 0) : null;
     detail.replaceChildren(
       h(
         'div',
         { class: 'episode-head' },
         h('h2', {}, episode.id, ' ', outcomeBadge(episode.outcome)),
-        h('p', { class: 'muted' }, `task ${episode.taskId} · step ${episode.step} · ${episode.split} · reward ${fmt(episode.reward)} · ${episode.turns} turns of horizon ${episode.horizon} · policy versions ${episode.policyVersionMin ?? '—'}–${episode.policyVersionMax ?? '—'}`),
+        h('p', { class: 'muted' }, `task ${episode.taskId} · step ${episode.step} · ${episode.split} · outcome reward ${fmt(episode.reward)} · Σ turn rewards ${fmt(turnRewardSum)}${shaped === null ? '' : ` · Σ shaped ${fmt(shaped)}`} · ${episode.turns} turns of horizon ${episode.horizon} · policy versions ${episode.policyVersionMin ?? '—'}–${episode.policyVersionMax ?? '—'}`),
         episode.error ? h('pre', { class: 'error' }, episode.error) : null,
       ),
       ...turns.map(turnCard),
