@@ -3,23 +3,16 @@
  * `reward.mode: outcome+shaped`; collapse alarms print as they fire.
  * Run: node --import tsx examples/process-reward.ts [steps] [runsDir]
  *
- * "goalObject": +bonus for a turn whose action names the goal's object (read from the restated
+ * "goal-object": +bonus for a turn whose action names the goal's object (read from the restated
  * goal line of the observation), -bonus for repeating an action the episode already took.
  */
-import { registerRewardShaper } from '../src/algorithms/reward-shapers.js';
-import { parseConfig, resolveConfig } from '../src/core/config.js';
-import { InvalidConfigError } from '../src/core/errors.js';
-import { trainRun } from '../src/runtime/train-run.js';
-import { RunStore } from '../src/store/run-store.js';
+import { parseConfig, RunStore, registerRewardShaper, resolveConfig, trainRun, z } from 'turnwise';
 
 registerRewardShaper({
-  name: 'goalObject',
+  name: 'goal-object',
   description: '+bonus when the action names the goal object, -bonus for a repeated action',
-  parseSettings: (raw) => {
-    const bonus = raw.bonus ?? 0.05;
-    if (typeof bonus !== 'number' || !(bonus >= 0)) throw new InvalidConfigError('reward.settings.bonus', `expected a number >= 0, got ${JSON.stringify(bonus)}`);
-    return { bonus };
-  },
+  // Checked while the config is parsed: a mistake is named `reward.settings.bonus`.
+  settings: z.object({ bonus: z.number().min(0).default(0.05) }).strict(),
   create:
     ({ bonus }) =>
     ({ turn, previousTurns }) => {
@@ -38,7 +31,7 @@ const config = resolveConfig(
     tokenizer: { vocabSize: 320, corpusEpisodes: 60 },
     model: { dModel: 32, nLayers: 1, nHeads: 2, ffnHidden: 64 },
     algorithm: { tasksPerStep: 4, groupSize: 4 },
-    reward: { mode: 'outcome+shaped', shaper: 'goalObject', settings: { bonus: 0.05 } },
+    reward: { mode: 'outcome+shaped', shaper: 'goal-object', settings: { bonus: 0.05 } },
     horizon: { schedule: 'fixed', horizon: 4 },
     train: { steps, evalEvery: steps, evalTasks: 32, checkpointEvery: 0 },
   }),

@@ -57,7 +57,8 @@ export { type AdvantageEstimatorPlugin, estimatorRegistry, registerAdvantageEsti
 export type { PolicyLossInput, PolicyLossOptions, PolicyLossTerms } from './algorithms/losses.js';
 export { ppoClipLoss } from './algorithms/losses.js';
 export { type PolicyLossPlugin, policyLossRegistry, registerPolicyLoss } from './algorithms/policy-loss-registry.js';
-export { type RewardShaperPlugin, registerRewardShaper, rewardShaperRegistry, shapeRewards } from './algorithms/reward-shaper-registry.js';
+export type { ProcessRewardHook, ProcessRewardInput, RewardShaperPlugin, RewardShaping } from './algorithms/reward-shapers.js';
+export { registerRewardShaper, rewardShaperRegistry, rewardShapingOf, shapeTrajectory } from './algorithms/reward-shapers.js';
 export type { PluginEntry, PluginKind } from './core/plugin-registry.js';
 export { loadCheckpoint, resolveCheckpointDir, saveCheckpoint } from './models/checkpoint.js';
 export type { CheckpointContent, NamedTensors } from './models/checkpoint.js';

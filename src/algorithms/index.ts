@@ -36,8 +36,8 @@ export {
 } from './advantages-reference.js';
 export type { CreditedRewards, RewardMode } from './reward-modes.js';
 export { creditedRewards, REWARD_MODES, trajectoryScore } from './reward-modes.js';
-export type { ProcessRewardHook, ProcessRewardInput, RewardShaperSpec, RewardShaping } from './reward-shapers.js';
-export { getRewardShaper, listRewardShapers, registerRewardShaper, rewardShapingOf, shapeTrajectory } from './reward-shapers.js';
+export type { ProcessRewardHook, ProcessRewardInput, RewardShaperPlugin, RewardShaping } from './reward-shapers.js';
+export { registerRewardShaper, rewardShaperRegistry, rewardShapingOf, shapeTrajectory } from './reward-shapers.js';
 export type { LossAggregation } from './aggregation.js';
 export { aggregationWeights, LOSS_AGGREGATIONS } from './aggregation.js';
 export { clipByGlobalNorm } from './grad-clip.js';

@@ -1,19 +1,19 @@
 /**
- * Process-reward hooks ("reward shapers"), registered by name like environments: a hook is a
- * function of one turn and the turns before it, returning that turn's shaped reward. The run
- * names one in `reward.shaper` (with `reward.settings`); rollouts call it once per turn of every
- * finished episode, in turn order, and store the result as `Turn.shapedReward`; with
- * `reward.mode: outcome+shaped` the learner trains on it (`src/algorithms/reward-modes.ts`).
+ * Process-reward hooks ("reward shapers"), one of the plug-in registries of
+ * `src/core/plugin-registry.ts`: a hook is a function of one turn and the turns before it,
+ * returning that turn's shaped reward. The run names one in `reward.shaper` (with
+ * `reward.settings`, checked by the shaper's zod schema while the config is parsed); rollouts call
+ * it once per turn of every finished episode, in turn order, and store the result as
+ * `Turn.shapedReward`; with `reward.mode: outcome+shaped` the learner trains on it
+ * (`src/algorithms/reward-modes.ts`). The run store keeps the environment's own rewards as well.
  *
  * A hook sees only the past ("the trajectory so far"), never later turns or the outcome, so a
  * shaped reward cannot leak the future into earlier credit. It may be async (a reward model
  * behind an API); it must be deterministic for a run to be reproducible.
- *
- * This is one small typed registry (name → spec, the same shape as the environment registry) so
- * that a general registry of estimators, losses and shapers can absorb it unchanged.
  */
 import { z } from 'zod';
-import { InvalidArgumentError, InvalidConfigError, TurnwiseError } from '../core/errors.js';
+import { InvalidConfigError, TurnwiseError } from '../core/errors.js';
+import { type PluginEntry, PluginRegistry } from '../core/plugin-registry.js';
 import type { Trajectory, Turn } from '../core/types.js';
 
 /** What a hook is called with, once per turn. */
@@ -29,16 +29,9 @@ export interface ProcessRewardInput {
 /** A process-reward hook: the shaped reward of one turn (finite; 0 for "no opinion"). */
 export type ProcessRewardHook = (input: ProcessRewardInput) => number | Promise<number>;
 
-/** A registered shaper: how to read its settings and build its hook. */
-export interface RewardShaperSpec<S = unknown> {
-  /** Registry name, used in `reward.shaper`. */
-  readonly name: string;
-  /** One line for listings and errors. */
-  readonly description: string;
-  /** Checks `reward.settings`; throws `InvalidConfigError` naming the field (`reward.settings.<key>`). */
-  readonly parseSettings: (raw: Readonly<Record<string, unknown>>) => S;
-  /** Builds the hook from parsed settings (once per run). */
-  readonly create: (settings: S) => ProcessRewardHook;
+/** One registered shaper: builds its hook from its parsed settings (once per run). */
+export interface RewardShaperEntry extends PluginEntry {
+  create(settings: unknown): ProcessRewardHook;
 }
 
 /** A hook bound to its name, ready for {@link shapeTrajectory}. */
@@ -47,52 +40,55 @@ export interface RewardShaping {
   readonly hook: ProcessRewardHook;
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: each spec keeps its own settings type; the map only hands specs back by name.
-const shapers = new Map<string, RewardShaperSpec<any>>();
+/** The registry (kind `rewardShaper`, named by `reward.shaper`). */
+export const rewardShaperRegistry = new PluginRegistry<RewardShaperEntry>('rewardShaper', 'reward shaper', 'reward.shaper');
 
-/**
- * Adds a shaper. Names are unique identifiers (letters, digits, `_`, `-`).
- * @example registerRewardShaper({ name: 'stepCost', description: '-0.01 per turn', parseSettings: () => ({}), create: () => () => -0.01 });
- */
-export function registerRewardShaper<S>(spec: RewardShaperSpec<S>): void {
-  if (!/^[A-Za-z][A-Za-z0-9_-]*$/.test(spec.name)) throw InvalidArgumentError.format('spec.name', `expected letters, digits, '_' or '-', got ${JSON.stringify(spec.name)}`);
-  if (shapers.has(spec.name)) throw InvalidArgumentError.format('spec.name', `reward shaper ${JSON.stringify(spec.name)} is already registered`);
-  shapers.set(spec.name, spec);
+/** A user reward shaper: its settings typed by its own schema. */
+export interface RewardShaperPlugin<S> {
+  readonly name: string;
+  readonly description: string;
+  /** Schema of `reward.settings` (default: no settings allowed). */
+  readonly settings?: z.ZodType<S>;
+  /** Builds the hook from the parsed settings. */
+  create(settings: S): ProcessRewardHook;
 }
 
 /**
- * The spec registered under `name`.
- * @throws InvalidConfigError naming `reward.shaper` and listing the registered names.
- * @example getRewardShaper('invalidActionPenalty').description
+ * Registers a reward shaper under `plugin.name` (select it with `reward.shaper`).
+ * @example registerRewardShaper({ name: 'step-cost', description: '-0.01 per turn', create: () => () => -0.01 });
  */
-export function getRewardShaper(name: string): RewardShaperSpec {
-  const spec = shapers.get(name);
-  if (spec === undefined) throw new InvalidConfigError('reward.shaper', `unknown reward shaper ${JSON.stringify(name)}; registered: ${[...shapers.keys()].sort().join(', ')}`);
-  return spec;
+export function registerRewardShaper<S = Record<string, never>>(plugin: RewardShaperPlugin<S>): void {
+  rewardShaperRegistry.register({
+    name: plugin.name,
+    description: plugin.description,
+    ...(plugin.settings !== undefined ? { settings: plugin.settings } : {}),
+    create: (settings) => plugin.create(settings as S),
+  });
 }
 
 /**
- * Registered shapers, sorted by name.
- * @example listRewardShapers().map((s) => s.name) // ['invalidActionPenalty', 'repeatedActionPenalty']
+ * Looks up `name`, checks `settings` with its schema and builds its hook.
+ * @throws InvalidConfigError naming `reward.shaper` (unknown name) or `reward.settings.<key>`.
+ * @example const shaping = rewardShapingOf('repeated-action-penalty', { penalty: 0.05 });
  */
-export function listRewardShapers(): RewardShaperSpec[] {
-  return [...shapers.values()].sort((a, b) => a.name.localeCompare(b.name));
-}
-
-/**
- * Looks up `name`, checks `settings` and builds its hook.
- * @example const shaping = rewardShapingOf('repeatedActionPenalty', { penalty: 0.05 });
- */
-export function rewardShapingOf(name: string, settings: Readonly<Record<string, unknown>>): RewardShaping {
-  const spec = getRewardShaper(name);
-  return { name, hook: spec.create(spec.parseSettings(settings)) };
+export function rewardShapingOf(name: string, settings: unknown): RewardShaping {
+  const entry = rewardShaperRegistry.get(name);
+  const schema = entry.settings ?? z.object({}).strict();
+  const result = schema.safeParse(settings ?? {});
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const keys = (issue as { keys?: string[] } | undefined)?.keys;
+    const key = issue?.path.length ? issue.path.join('.') : (keys?.join(', ') ?? '');
+    throw new InvalidConfigError(`reward.settings${key ? `.${key}` : ''}`, `${issue?.message ?? 'invalid settings'} (reward shaper '${name}')`);
+  }
+  return { name, hook: entry.create(result.data) };
 }
 
 /**
  * Calls the hook once per turn, in order, and returns the trajectory with `shapedReward` on every
  * turn (the input is not changed).
  * @throws TurnwiseError naming the shaper, trajectory and turn when the hook throws or returns a non-finite number.
- * @example const shaped = await shapeTrajectory(trajectory, rewardShapingOf('invalidActionPenalty', {}));
+ * @example const shaped = await shapeTrajectory(trajectory, rewardShapingOf('invalid-action-penalty', {}));
  */
 export async function shapeTrajectory(trajectory: Trajectory, shaping: RewardShaping): Promise<Trajectory> {
   const turns: Turn[] = [];
@@ -111,15 +107,7 @@ export async function shapeTrajectory(trajectory: Trajectory, shaping: RewardSha
   return { ...trajectory, turns };
 }
 
-const penaltySettings = z.object({ penalty: z.number().min(0).default(0.1).describe('Subtracted from the turn reward.') }).strict();
-
-function parsePenalty(raw: Readonly<Record<string, unknown>>): { penalty: number } {
-  const result = penaltySettings.safeParse(raw);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const key = issue?.path.length ? issue.path.join('.') : (issue as { keys?: string[] } | undefined)?.keys?.join(', ') ?? '';
-  throw new InvalidConfigError(`reward.settings${key ? `.${key}` : ''}`, issue?.message ?? 'invalid settings');
-}
+const penaltySettings = (byDefault: number) => z.object({ penalty: z.number().min(0).default(byDefault).describe('Subtracted from the turn reward.') }).strict();
 
 /**
  * Normalised action text, as repeated actions are compared everywhere (trimmed, lower-cased).
@@ -127,19 +115,38 @@ function parsePenalty(raw: Readonly<Record<string, unknown>>): { penalty: number
  */
 export const actionKeyOf = (turn: Pick<Turn, 'actionText'>): string => turn.actionText.trim().toLowerCase();
 
-registerRewardShaper({
-  name: 'invalidActionPenalty',
-  description: 'Subtracts settings.penalty (default 0.1) from every turn the environment flagged invalid or unparsable.',
-  parseSettings: parsePenalty,
-  create: ({ penalty }) => ({ turn }) => (turn.invalidAction ? -penalty : 0),
+rewardShaperRegistry.register({
+  name: 'turn-penalty',
+  description: 'Subtracts settings.penalty (default 0.01) from every turn (prefers short solutions).',
+  builtIn: true,
+  settings: penaltySettings(0.01),
+  create: (settings) => {
+    const { penalty } = settings as { penalty: number };
+    return () => -penalty;
+  },
 });
 
-registerRewardShaper({
-  name: 'repeatedActionPenalty',
+rewardShaperRegistry.register({
+  name: 'invalid-action-penalty',
+  description: 'Subtracts settings.penalty (default 0.1) from every turn the environment flagged invalid or unparsable.',
+  builtIn: true,
+  settings: penaltySettings(0.1),
+  create: (settings) => {
+    const { penalty } = settings as { penalty: number };
+    return ({ turn }) => (turn.invalidAction ? -penalty : 0);
+  },
+});
+
+rewardShaperRegistry.register({
+  name: 'repeated-action-penalty',
   description: 'Subtracts settings.penalty (default 0.1) from every turn whose action the episode already took ("performs repeatedly").',
-  parseSettings: parsePenalty,
-  create: ({ penalty }) => ({ turn, previousTurns }) => {
-    const key = actionKeyOf(turn);
-    return previousTurns.some((t) => actionKeyOf(t) === key) ? -penalty : 0;
+  builtIn: true,
+  settings: penaltySettings(0.1),
+  create: (settings) => {
+    const { penalty } = settings as { penalty: number };
+    return ({ turn, previousTurns }) => {
+      const key = actionKeyOf(turn);
+      return previousTurns.some((t) => actionKeyOf(t) === key) ? -penalty : 0;
+    };
   },
 });

@@ -40,7 +40,7 @@ export function parseConfig(input: unknown, source?: string, options: { readonly
     if (config.train.dataParallel > 1) throw new InvalidConfigError('algorithm.policyLoss', `'${config.algorithm.policyLoss}' runs in the learner thread only; set train.dataParallel: 1 (it is ${config.train.dataParallel})`);
     if (config.offPolicy.correction !== 'none') throw new InvalidConfigError('algorithm.policyLoss', `offPolicy.correction '${config.offPolicy.correction}' has its own loss; use policyLoss ppo-clip with it`);
   }
-  return { ...config, algorithm: checkPluginFields(config.algorithm, source) };
+  return checkPluginFields(config, source);
 }
 
 /** Fields a pretrained model (`model.from`) brings itself: setting one as well would be ignored, so it is an error. */

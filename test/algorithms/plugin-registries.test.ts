@@ -4,7 +4,7 @@ import { computeAdvantages, estimatorNames, estimatorNeedsValues } from '../../s
 import { estimatorRegistry, registerAdvantageEstimator } from '../../src/algorithms/estimator-registry.js';
 import { policyLossRegistry, registerPolicyLoss } from '../../src/algorithms/policy-loss-registry.js';
 import { ppoClipLoss } from '../../src/algorithms/losses.js';
-import { registerRewardShaper, rewardShaperRegistry, shapeRewards } from '../../src/algorithms/reward-shaper-registry.js';
+import { registerRewardShaper, rewardShaperRegistry, rewardShapingOf, shapeTrajectory } from '../../src/algorithms/reward-shapers.js';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import { InvalidConfigError } from '../../src/core/errors.js';
 import type { Trajectory } from '../../src/core/types.js';
@@ -28,10 +28,10 @@ registerAdvantageEstimator({
   estimate: (input, { scale }) => ({ advantages: input.rewards.map((r) => r * scale), returns: input.rewards.slice() }),
 });
 registerPolicyLoss({ name: 'test-loss', description: 'test: ppo-clip with a wide clip', loss: (input, options) => ppoClipLoss(input, { ...options, clipRatio: 10 }) });
-registerRewardShaper({ name: 'test-double', description: 'test: twice the reward', settings: z.object({ by: z.number().default(2) }).strict(), shape: (t, { by }) => t.reward * by });
+registerRewardShaper({ name: 'test-double', description: 'test: the turn reward times by', settings: z.object({ by: z.number().default(2) }).strict(), create: ({ by }) => ({ turn }) => turn.reward * by });
 
 const trajectory = (reward: number, turns: number): Trajectory =>
-  ({ trajectoryId: `t${reward}`, taskId: 'babyai_0', groupId: 'g', step: 0, turns: Array.from({ length: turns }, () => ({})), reward, outcome: 'success', horizon: 5, finalObservationText: '' }) as unknown as Trajectory;
+  ({ trajectoryId: `t${reward}`, taskId: 'babyai_0', groupId: 'g', step: 0, turns: Array.from({ length: turns }, (_, k) => ({ index: k, reward: k === turns - 1 ? reward : 0 })), reward, outcome: 'success', horizon: 5, finalObservationText: '' }) as unknown as Trajectory;
 
 describe('plug-in registries', () => {
   it('holds the built-ins, registered the same way as user plug-ins', () => {
@@ -40,7 +40,8 @@ describe('plug-in registries', () => {
     expect(estimatorNeedsValues({ name: 'gae', gamma: 1, lambda: 1, level: 'token', whiten: true })).toBe(true);
     expect(estimatorNeedsValues({ name: 'scaled-reward', settings: {} })).toBe(false);
     expect(policyLossRegistry.get('ppo-clip').builtIn).toBe(true);
-    expect(rewardShaperRegistry.names()).toEqual(expect.arrayContaining(['none', 'turn-penalty', 'test-double']));
+    expect(rewardShaperRegistry.names()).toEqual(expect.arrayContaining(['turn-penalty', 'invalid-action-penalty', 'repeated-action-penalty', 'test-double']));
+    expect(rewardShaperRegistry.get('test-double').builtIn).toBeUndefined();
   });
 
   it('dispatches computeAdvantages to a registered estimator with its settings', () => {
@@ -51,7 +52,7 @@ describe('plug-in registries', () => {
 
   it('refuses a second plug-in of the same name, and names that a config could not spell', () => {
     expect(() => registerAdvantageEstimator({ name: 'grpo', description: 'x', estimate: (i) => ({ advantages: i.rewards, returns: i.rewards }) })).toThrow(/already registered/);
-    expect(() => registerRewardShaper({ name: 'has space', description: 'x', shape: () => 0 })).toThrow(/letters, digits/);
+    expect(() => registerRewardShaper({ name: 'has space', description: 'x', create: () => () => 0 })).toThrow(/letters, digits/);
   });
 });
 
@@ -78,9 +79,12 @@ describe('the config and the registries', () => {
 
   it('checks policy loss and reward shaper names and settings', () => {
     expect(configError(() => parseConfig({ algorithm: { policyLoss: 'nope' } })).message).toMatch(/unknown policy loss 'nope'; valid: ppo-clip, .*test-loss/);
-    expect(configError(() => parseConfig({ algorithm: { rewardShaper: 'nope' } })).message).toMatch(/unknown reward shaper 'nope'; valid: none, turn-penalty/);
-    expect(configError(() => parseConfig({ algorithm: { rewardShaper: 'turn-penalty', rewardShaperSettings: { perTurn: -1 } } })).path).toBe('algorithm.rewardShaperSettings.perTurn');
-    expect(parseConfig({ algorithm: { rewardShaper: 'turn-penalty' } }).algorithm.rewardShaperSettings).toEqual({ perTurn: 0.01 });
+    const shaped = (shaper: string, settings?: unknown) => parseConfig({ reward: { mode: 'outcome+shaped', shaper, ...(settings === undefined ? {} : { settings }) } });
+    expect(configError(() => shaped('nope')).message).toMatch(/reward\.shaper.*unknown reward shaper 'nope'; valid: turn-penalty, invalid-action-penalty, repeated-action-penalty, .*test-double/);
+    expect(configError(() => shaped('turn-penalty', { penalty: -1 })).path).toBe('reward.settings.penalty');
+    expect(configError(() => shaped('test-double', { by: 'two' })).path).toBe('reward.settings.by');
+    expect(shaped('turn-penalty').reward.settings).toEqual({ penalty: 0.01 });
+    expect(shaped('test-double', { by: 3 }).reward.settings).toEqual({ by: 3 });
     expect(trainStepOptionsOf(resolveConfig(parseConfig({ algorithm: { policyLoss: 'test-loss' } }))).policyLoss).toEqual({ name: 'test-loss', settings: {} });
   });
 
@@ -91,11 +95,13 @@ describe('the config and the registries', () => {
 });
 
 describe('reward shaping', () => {
-  it('shapes the outcome reward the learner sees, leaving the trajectories themselves alone', () => {
-    const raw = [trajectory(1, 3), trajectory(0, 5)];
-    expect(shapeRewards(raw, 'none', {})).toBe(raw);
-    expect(shapeRewards(raw, 'turn-penalty', { perTurn: 0.1 }).map((t) => t.reward)).toEqual([1 - 0.3, 0 - 0.5]);
-    expect(shapeRewards(raw, 'test-double', { by: 3 }).map((t) => t.reward)).toEqual([3, 0]);
-    expect(raw.map((t) => t.reward)).toEqual([1, 0]);
+  it('puts a shaped reward on every turn (turn-penalty: -penalty each), leaving the trajectory itself alone', async () => {
+    const raw = trajectory(1, 3);
+    const penalised = await shapeTrajectory(raw, rewardShapingOf('turn-penalty', { penalty: 0.1 }));
+    expect(penalised.turns.map((t) => t.shapedReward)).toEqual([-0.1, -0.1, -0.1]);
+    const doubled = await shapeTrajectory(raw, rewardShapingOf('test-double', { by: 3 }));
+    expect(doubled.turns.map((t) => t.shapedReward)).toEqual([0, 0, 3]);
+    expect(raw.turns.map((t) => t.shapedReward)).toEqual([undefined, undefined, undefined]);
+    expect(raw.reward).toBe(1);
   });
 });

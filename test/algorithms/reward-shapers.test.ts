@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { getRewardShaper, listRewardShapers, registerRewardShaper, rewardShapingOf, shapeTrajectory } from '../../src/algorithms/reward-shapers.js';
+import { z } from 'zod';
+import { registerRewardShaper, rewardShaperRegistry, rewardShapingOf, shapeTrajectory } from '../../src/algorithms/reward-shapers.js';
 import { InvalidConfigError } from '../../src/core/errors.js';
 import type { Trajectory, Turn } from '../../src/core/types.js';
 
@@ -48,19 +49,21 @@ describe('reward shapers (process-reward hooks)', () => {
     expect(episode.turns.every((t) => t.shapedReward === undefined)).toBe(true);
   });
 
-  it('built-ins: invalidActionPenalty and repeatedActionPenalty (actions compared trimmed, lower-cased)', async () => {
-    const invalid = await shapeTrajectory(episode, rewardShapingOf('invalidActionPenalty', { penalty: 0.5 }));
+  it('built-ins: invalid-action-penalty, repeated-action-penalty (actions compared trimmed, lower-cased), turn-penalty', async () => {
+    const invalid = await shapeTrajectory(episode, rewardShapingOf('invalid-action-penalty', { penalty: 0.5 }));
     expect(invalid.turns.map((t) => t.shapedReward)).toEqual([0, 0, -0.5, 0]);
-    const repeated = await shapeTrajectory(episode, rewardShapingOf('repeatedActionPenalty', {}));
+    const repeated = await shapeTrajectory(episode, rewardShapingOf('repeated-action-penalty', {}));
     expect(repeated.turns.map((t) => t.shapedReward)).toEqual([0, -0.1, 0, 0]);
-    expect(listRewardShapers().map((s) => s.name)).toEqual(expect.arrayContaining(['invalidActionPenalty', 'repeatedActionPenalty']));
+    const perTurn = await shapeTrajectory(episode, rewardShapingOf('turn-penalty', {}));
+    expect(perTurn.turns.map((t) => t.shapedReward)).toEqual([-0.01, -0.01, -0.01, -0.01]);
+    expect(rewardShaperRegistry.list().filter((s) => s.builtIn === true).map((s) => s.name)).toEqual(['turn-penalty', 'invalid-action-penalty', 'repeated-action-penalty']);
   });
 
   it('names the field at fault: an unknown shaper, a bad or unknown setting', () => {
-    expect(() => getRewardShaper('nope')).toThrow(/reward\.shaper.*unknown reward shaper "nope".*invalidActionPenalty/);
-    expect(() => rewardShapingOf('invalidActionPenalty', { penalty: -1 })).toThrow(InvalidConfigError);
-    expect(() => rewardShapingOf('invalidActionPenalty', { penalty: -1 })).toThrow(/reward\.settings\.penalty/);
-    expect(() => rewardShapingOf('invalidActionPenalty', { penalti: 1 })).toThrow(/reward\.settings.*penalti/);
+    expect(() => rewardShapingOf('nope', {})).toThrow(/reward\.shaper.*unknown reward shaper 'nope'.*invalid-action-penalty/);
+    expect(() => rewardShapingOf('invalid-action-penalty', { penalty: -1 })).toThrow(InvalidConfigError);
+    expect(() => rewardShapingOf('invalid-action-penalty', { penalty: -1 })).toThrow(/reward\.settings\.penalty/);
+    expect(() => rewardShapingOf('invalid-action-penalty', { penalti: 1 })).toThrow(/reward\.settings.*penalti/);
   });
 
   it('fails with the shaper, trajectory and turn named when a hook returns a non-finite value or throws', async () => {
@@ -76,9 +79,9 @@ describe('reward shapers (process-reward hooks)', () => {
   });
 
   it('registers users’ own shapers by unique name', async () => {
-    registerRewardShaper({ name: 'stepCost-test', description: 'test', parseSettings: (raw) => ({ cost: Number(raw.cost ?? 0.01) }), create: ({ cost }) => () => -cost });
-    expect(() => registerRewardShaper({ name: 'stepCost-test', description: '', parseSettings: () => ({}), create: () => () => 0 })).toThrow(/already registered/);
-    expect(() => registerRewardShaper({ name: 'bad name', description: '', parseSettings: () => ({}), create: () => () => 0 })).toThrow(/spec\.name/);
+    registerRewardShaper({ name: 'stepCost-test', description: 'test', settings: z.object({ cost: z.number().default(0.01) }).strict(), create: ({ cost }) => () => -cost });
+    expect(() => registerRewardShaper({ name: 'stepCost-test', description: '', create: () => () => 0 })).toThrow(/already registered/);
+    expect(() => registerRewardShaper({ name: 'bad name', description: '', create: () => () => 0 })).toThrow(/letters, digits/);
     const shaped = await shapeTrajectory(episode, rewardShapingOf('stepCost-test', { cost: 0.25 }));
     expect(shaped.turns.map((t) => t.shapedReward)).toEqual([-0.25, -0.25, -0.25, -0.25]);
   });

@@ -259,10 +259,10 @@ describe('describeConfig', () => {
     expect(byPath.get('horizon.every')?.default).toBeUndefined();
     expect(byPath.get('env.settings')?.default).toEqual({ levels: ['GoToRedBall'] });
     // Fields outside the union options: seed, run 2, env 5, tokenizer 2, model 15 (9 + from + 5 of
-    // lora), context 6 (format, history, includeInstruction, chat 3), sampling 4, algorithm 27 (name
+    // lora), context 6 (format, history, includeInstruction, chat 3), sampling 4, algorithm 26 (name
     // + the fields every algorithm has), horizon.schedule, train 7, runtime 7, mode 1, async 3, offPolicy 2,
     // reward 3, alarms 2 + 5 + 5 + 5 + 4 + 4.
-    expect(fields.filter((f) => f.when === undefined)).toHaveLength(1 + 2 + 5 + 2 + 15 + 6 + 4 + 27 + 1 + 7 + 7 + 1 + 3 + 2 + 3 + 25);
+    expect(fields.filter((f) => f.when === undefined)).toHaveLength(1 + 2 + 5 + 2 + 15 + 6 + 4 + 26 + 1 + 7 + 7 + 1 + 3 + 2 + 3 + 25);
     expect(byPath.get('model.from')).toMatchObject({ default: null });
     // Optional without a default (the schedule decides), unlike fields a schedule requires.
     expect(byPath.get('horizon.evalHorizon')).toMatchObject({ optional: true });
@@ -287,11 +287,11 @@ describe('describeConfig', () => {
 
   it('checks that a shaper and mode outcome+shaped go together', () => {
     expect(errorOf(() => parseConfig({ reward: { mode: 'outcome+shaped' } })).path).toBe('reward.shaper');
-    const unused = errorOf(() => parseConfig({ reward: { shaper: 'invalidActionPenalty' } }));
+    const unused = errorOf(() => parseConfig({ reward: { shaper: 'invalid-action-penalty' } }));
     expect(unused.path).toBe('reward.mode');
     expect(unused.detail).toMatch(/never trains on shaped rewards/);
     expect(errorOf(() => parseConfig({ reward: { mode: 'total' } })).path).toBe('reward.mode');
-    expect(parseConfig({ reward: { mode: 'outcome+shaped', shaper: 'repeatedActionPenalty', settings: { penalty: 0.05 } } }).reward.settings).toEqual({ penalty: 0.05 });
+    expect(parseConfig({ reward: { mode: 'outcome+shaped', shaper: 'repeated-action-penalty', settings: { penalty: 0.05 } } }).reward.settings).toEqual({ penalty: 0.05 });
     expect(parseConfig({ algorithm: { name: 'rloo', credit: 'turn' } }).algorithm).toMatchObject({ name: 'rloo', credit: 'turn' });
     expect(errorOf(() => parseConfig({ algorithm: { name: 'reinforce_pp', credit: 'turn' } })).path).toBe('algorithm.credit');
   });

@@ -15,7 +15,7 @@ const dir = mkdtempSync(join(tmpdir(), 'turnwise-plugins-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const lossCalls: number[] = [];
-const shaped = new Map<string, number>();
+const shapedTurns = new Map<string, number>(); // trajectory id -> turns the hook scored
 registerPolicyLoss({
   name: 'counting-ppo',
   description: 'test: ppo-clip that records the micro-batch sizes it sees',
@@ -26,12 +26,14 @@ registerPolicyLoss({
 });
 registerRewardShaper({
   name: 'plus-bonus',
-  description: 'test: reward + bonus',
+  description: 'test: + bonus on every turn',
   settings: z.object({ bonus: z.number() }).strict(),
-  shape: (t, { bonus }) => {
-    shaped.set(t.trajectoryId, t.reward + bonus);
-    return t.reward + bonus;
-  },
+  create:
+    ({ bonus }) =>
+    ({ trajectoryId }) => {
+      shapedTurns.set(trajectoryId, (shapedTurns.get(trajectoryId) ?? 0) + 1);
+      return bonus;
+    },
 });
 
 describe('registered plug-ins in a training run', () => {
@@ -41,7 +43,8 @@ describe('registered plug-ins in a training run', () => {
         seed: 4,
         run: { dir, name: 'plugins' },
         env: { name: 'babyai', settings: { levels: ['GoToRedBall'] } },
-        algorithm: { tasksPerStep: 2, groupSize: 4, policyLoss: 'counting-ppo', rewardShaper: 'plus-bonus', rewardShaperSettings: { bonus: 0.5 } },
+        algorithm: { tasksPerStep: 2, groupSize: 4, policyLoss: 'counting-ppo' },
+        reward: { mode: 'outcome+shaped', shaper: 'plus-bonus', settings: { bonus: 0.5 } },
         train: { steps: 2, evalEvery: 0, checkpointEvery: 0 },
       }),
     );
@@ -49,13 +52,20 @@ describe('registered plug-ins in a training run', () => {
     expect(result.status).toBe('finished');
     expect(lossCalls.length).toBeGreaterThan(0);
     expect(lossCalls.every((n) => n > 0)).toBe(true);
-    expect(shaped.size).toBe(2 * 8);
+    expect(shapedTurns.size).toBe(2 * 8);
 
     const store = RunStore.open(join(dir, 'plugins'), { readonly: true });
     store.useRun(result.runId);
     const episodes = store.episodes({ split: 'train' });
-    store.close();
     expect(episodes).toHaveLength(16);
-    for (const e of episodes) expect(shaped.get(e.id)).toBeCloseTo(e.reward + 0.5, 10);
+    for (const e of episodes) {
+      const turns = store.episodeTurns(e.id);
+      expect(turns).toHaveLength(shapedTurns.get(e.id) as number);
+      // Shaped rewards sit beside the environment's own: the outcome reward and each turn's are unchanged.
+      expect(turns.map((t) => t.shapedReward)).toEqual(turns.map(() => 0.5));
+      expect(turns.at(-1)?.reward).toBe(e.reward);
+      expect(e.reward === 0 || e.outcome === 'success').toBe(true);
+    }
+    store.close();
   });
 });

@@ -50,8 +50,6 @@ export const sharedFields = {
   klHorizon: z.number().positive().default(10000).describe('Horizon (in samples) of the adaptive KL controller.'),
   policyLoss: z.string().default('ppo-clip').describe('Policy loss by registered name: ppo-clip (built in), or one added with registerPolicyLoss (learner thread only: train.dataParallel 1).'),
   policyLossSettings: z.record(z.string(), z.unknown()).default({}).describe("Settings of a registered policy loss, checked by that loss's own schema."),
-  rewardShaper: z.string().default('none').describe('Reward shaping by registered name, applied to the outcome reward the learner trains on (the run store keeps the raw one): none, turn-penalty (reward - perTurn x turns), or one added with registerRewardShaper.'),
-  rewardShaperSettings: z.record(z.string(), z.unknown()).default({}).describe("Settings of the reward shaper (turn-penalty: { perTurn }), checked by the shaper's own schema."),
 };
 
 const criticSchema = z

@@ -1,8 +1,8 @@
 /**
  * The config's plug-in names checked against the registries (`src/core/plugin-registry.ts`):
  * `algorithm.name` may name a registered advantage estimator besides the built-in algorithms,
- * `algorithm.policyLoss` a registered loss and `algorithm.rewardShaper` a registered shaper; each
- * one's settings are parsed by its own schema. Errors name the field and list the valid names.
+ * `algorithm.policyLoss` a registered loss and `reward.shaper` a registered process-reward hook;
+ * each one's settings are parsed by its own schema. Errors name the field and list the valid names.
  */
 import { z } from 'zod';
 import { InvalidConfigError } from '../errors.js';
@@ -35,34 +35,34 @@ export function parseCustomAlgorithm(name: string, raw: unknown, source?: string
   return result.data.algorithm as CustomAlgorithmConfig;
 }
 
-function checkOne(kind: PluginKind, field: string, name: string, settings: unknown, source?: string): unknown {
+/** `settings` parsed by the schema of the plug-in `name`; errors name `<section>.<key>.<field>`. */
+function checkOne(kind: PluginKind, name: string, settings: unknown, section: string, key: string, source?: string): unknown {
   const registry = pluginRegistry(kind);
   // Not loaded yet (a bare config parse): the runtime checks the name again when it looks it up.
   if (registry === undefined) return settings;
-  if (!registry.has(name)) registry.get(name); // throws, naming the field and the valid names
-  const schema = registry.get(name).settings ?? z.object({}).strict();
-  const wrapped = z.object({ [`${field}Settings`]: schema });
-  const input = { [`${field}Settings`]: settings };
+  const schema = registry.get(name).settings ?? z.object({}).strict(); // an unknown name throws, naming the field and the valid names
+  const wrapped = z.object({ [key]: schema });
+  const input = { [key]: settings };
   const result = wrapped.safeParse(input);
   if (!result.success) {
     const error = configErrorFrom(result.error, wrapped, input, source);
-    throw new InvalidConfigError(`algorithm.${error.path}`, error.detail, { cause: error });
+    throw new InvalidConfigError(`${section}.${error.path}`, error.detail, { cause: error });
   }
-  return (result.data as Record<string, unknown>)[`${field}Settings`];
+  return (result.data as Record<string, unknown>)[key];
 }
 
 /**
- * Checks the policy loss and reward shaper names and settings; returns the section with the
- * settings as their schemas parsed them (defaults filled in).
- * @example const algorithm = checkPluginFields(config.algorithm, 'configs/x.yaml');
+ * Checks the policy loss's and the reward shaper's names and settings; returns the sections with
+ * the settings as their schemas parsed them (defaults filled in).
+ * @example const { algorithm, reward } = checkPluginFields(config, 'configs/x.yaml');
  */
-export function checkPluginFields<A extends { policyLoss: string; policyLossSettings: Record<string, unknown>; rewardShaper: string; rewardShaperSettings: Record<string, unknown> }>(
-  algorithm: A,
-  source?: string,
-): A {
+export function checkPluginFields<
+  C extends { algorithm: { policyLoss: string; policyLossSettings: Record<string, unknown> }; reward: { shaper: string | null; settings: Record<string, unknown> } },
+>(config: C, source?: string): C {
+  const { algorithm, reward } = config;
   return {
-    ...algorithm,
-    policyLossSettings: checkOne('policyLoss', 'policyLoss', algorithm.policyLoss, algorithm.policyLossSettings, source) as Record<string, unknown>,
-    rewardShaperSettings: checkOne('rewardShaper', 'rewardShaper', algorithm.rewardShaper, algorithm.rewardShaperSettings, source) as Record<string, unknown>,
+    ...config,
+    algorithm: { ...algorithm, policyLossSettings: checkOne('policyLoss', algorithm.policyLoss, algorithm.policyLossSettings, 'algorithm', 'policyLossSettings', source) as Record<string, unknown> },
+    reward: reward.shaper === null ? reward : { ...reward, settings: checkOne('rewardShaper', reward.shaper, reward.settings, 'reward', 'settings', source) as Record<string, unknown> },
   };
 }

@@ -21,8 +21,8 @@ export const rewardSchema = z
       .min(1)
       .nullable()
       .default(null)
-      .describe('Process-reward hook called once per turn with the turn and the turns before it (built-in: invalidActionPenalty, repeatedActionPenalty; others via registerRewardShaper); required by and only used with mode outcome+shaped.'),
-    settings: z.record(z.string(), z.unknown()).default({}).describe("Settings of the shaper, checked by it (the built-ins take { penalty }, default 0.1)."),
+      .describe('Process-reward hook called once per turn with the turn and the turns before it (built-in: turn-penalty, invalid-action-penalty, repeated-action-penalty; others via registerRewardShaper); required by and only used with mode outcome+shaped.'),
+    settings: z.record(z.string(), z.unknown()).default({}).describe("Settings of the shaper, checked by its own schema (the built-ins take { penalty }: default 0.01 for turn-penalty, 0.1 for the others)."),
   })
   .strict();
 

@@ -325,7 +325,7 @@ export const configSchema = z
       });
     }
     if (config.reward.mode === 'outcome+shaped' && config.reward.shaper === null) {
-      ctx.addIssue({ code: 'custom', path: ['reward', 'shaper'], message: "mode 'outcome+shaped' needs a shaper (e.g. invalidActionPenalty)" });
+      ctx.addIssue({ code: 'custom', path: ['reward', 'shaper'], message: "mode 'outcome+shaped' needs a shaper (e.g. invalid-action-penalty)" });
     }
     if (config.reward.mode !== 'outcome+shaped' && config.reward.shaper !== null) {
       ctx.addIssue({

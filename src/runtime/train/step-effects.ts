@@ -6,7 +6,6 @@
 import type { CoordinatorEffects } from '../../actors/coordinator.js';
 import { persistHorizon } from '../../actors/horizon.js';
 import { evalHorizonFor, type HorizonSpec } from '../../actors/horizon-per-env.js';
-import { shapeRewards } from '../../algorithms/reward-shaper-registry.js';
 import type { Trajectory } from '../../core/types.js';
 import { saveCheckpoint } from '../../models/checkpoint.js';
 import { checkpointContentOf } from '../checkpoint-content.js';
@@ -87,9 +86,7 @@ export function coordinatorEffects(run: OpenedRun, actors: TrainingActors, evalu
       store.recordTrajectories(runId, 'train', trajectories);
       faultPoint('trajectories-stored');
       const started = clock.now();
-      // The learner trains on shaped rewards (algorithm.rewardShaper); the store keeps the raw ones.
-      const a = config.algorithm;
-      const { metrics } = await actors.train(step, shapeRewards(trajectories, a.rewardShaper, a.rewardShaperSettings));
+      const { metrics } = await actors.train(step, trajectories);
       return { metrics: { ...pending.get(step), ...metrics, 'time/trainSec': (clock.now() - started) / 1000 } };
     },
     evaluate: async (step) => evaluate(step + 1),
