@@ -12,7 +12,7 @@ describe('BabyAI settings', () => {
   });
 
   it('defaults to Minigrid\'s generator with turnwise text', () => {
-    expect(babyaiSettings()).toEqual({ textProfile: 'turnwise', generator: 'minigrid', sequenceWords: false });
+    expect(babyaiSettings()).toEqual({ textProfile: 'turnwise', generator: 'minigrid', sequenceWords: false, restateGoal: false });
   });
 
   it('names the field at fault for bad values and combinations', () => {
@@ -20,6 +20,7 @@ describe('BabyAI settings', () => {
     expect(() => babyaiSettings({ settings: { generator: 'xoroshiro' } })).toThrow(/env\.settings\.generator/);
     expect(() => babyaiSettings({ settings: { textProfile: 'agentgym', generator: 'turnwise' } })).toThrow(/env\.settings\.generator.*minigrid/);
     expect(() => babyaiSettings({ settings: { textProfile: 'agentgym', sequenceWords: true } })).toThrow(/env\.settings\.sequenceWords/);
+    expect(() => babyaiSettings({ settings: { textProfile: 'agentgym', restateGoal: true } })).toThrow(/env\.settings\.restateGoal/);
     expect(() => babyaiSettings({ settings: { levels: [] } })).toThrow(/env\.settings\.levels/);
   });
 
