@@ -5,10 +5,12 @@
  * looks like the live one; ECharts renders to an SVG string without a DOM (`ssr: true`), and
  * `@resvg/resvg-js` rasterises SVG in Rust with no browser or native canvas build.
  * Each series may carry a min/max band (e.g. over seeds), drawn as a shaded area behind its line.
+ * Tick labels come from `format/numbers.ts`, as in the dashboard.
  */
 import { Resvg } from '@resvg/resvg-js';
 import * as echarts from 'echarts';
 import { InvalidArgumentError } from '../core/errors.js';
+import { formatStep, formatTick } from './format/numbers.js';
 
 /** One point of a curve. `y` NaN (or null) leaves a gap. */
 export interface PlotPoint {
@@ -67,6 +69,7 @@ export function plotSeries(spec: PlotSpec): string {
       if (!Number.isFinite(p.x)) throw InvalidArgumentError.format(`series[${i}].points.x`, `expected finite numbers, got ${p.x}`);
     }
   });
+  const integerX = spec.series.every((s) => s.points.every((p) => Number.isInteger(p.x)));
   const width = spec.width ?? 800;
   const height = spec.height ?? 450;
   const chart = echarts.init(null, null, { renderer: 'svg', ssr: true, width, height });
@@ -77,9 +80,13 @@ export function plotSeries(spec: PlotSpec): string {
       color: PALETTE,
       title: spec.title ? { text: spec.title, left: 'center', textStyle: { fontSize: 15 } } : undefined,
       legend: { top: spec.title ? 34 : 4, data: spec.series.map((s) => s.label) },
-      grid: { left: 64, right: 28, top: spec.title ? 72 : 40, bottom: 52 },
-      xAxis: { type: 'value', name: spec.xLabel ?? '', nameLocation: 'middle', nameGap: 28, scale: true },
-      yAxis: { type: 'value', name: spec.yLabel ?? '', nameLocation: 'middle', nameGap: 44, scale: true },
+      grid: { left: 72, right: 28, top: spec.title ? 72 : 40, bottom: 52 },
+      // Steps and turn indices are whole numbers: integer ticks only, printed as "23", not "23.00".
+      xAxis: integerX
+        ? { type: 'value', name: spec.xLabel ?? '', nameLocation: 'middle', nameGap: 28, scale: true, minInterval: 1, axisLabel: { formatter: (v: number) => formatStep(v) } }
+        : { type: 'value', name: spec.xLabel ?? '', nameLocation: 'middle', nameGap: 28, scale: true, axisLabel: { formatter: (v: number) => formatTick(v) } },
+      // Tiny values as exponents ("4e-8", not "0.00000004"), large ones with k/M.
+      yAxis: { type: 'value', name: spec.yLabel ?? '', nameLocation: 'middle', nameGap: 52, scale: true, axisLabel: { formatter: (v: number) => formatTick(v) } },
       series: spec.series.flatMap((s, i) => seriesOptions(s, i, i === 0 ? spec.markers : undefined)),
     });
     return chart.renderToSVGString();

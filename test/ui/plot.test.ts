@@ -43,6 +43,15 @@ describe('plotSeries', () => {
     expect(() => plotSeries({ series: [] })).toThrow(/series/);
   });
 
+  it('labels tiny values as exponents and steps as whole numbers', () => {
+    const svg = plotSeries({ xLabel: 'step', series: [{ label: 'kl', points: [{ x: 1, y: 0 }, { x: 2, y: 0 }, { x: 3, y: -1.2548e-8 }] }] });
+    const labels = [...svg.matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]);
+    expect(labels).toContain('-1.2e-8');
+    expect(labels.filter((l) => /^-?0\.0{4,}/.test(l ?? ''))).toEqual([]);
+    expect(labels).toEqual(expect.arrayContaining(['1', '2', '3']));
+    expect(labels.filter((l) => /^\d+\.\d+$/.test(l ?? ''))).toEqual([]); // no 1.5, 2.5 or 23.00 step ticks
+  });
+
   it('rasterises to a PNG of the requested size times the scale', () => {
     const png = svgToPng(plotSeries({ series: [{ label: 'a', points: [{ x: 0, y: 1 }, { x: 1, y: 2 }] }], width: 300, height: 200 }), { scale: 2 });
     expect(png.subarray(1, 4).toString('latin1')).toBe('PNG');

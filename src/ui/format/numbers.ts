@@ -4,8 +4,11 @@
  * in tooltips and a tick of 4e-8 as "0.00000004"; these print "23" and "4e-8".
  */
 
-/** Digits kept when cleaning binary noise off a tick (0.30000000000000004 → 0.3). */
-const TICK_PRECISION = 12;
+/**
+ * Significant digits a tick keeps: enough for round ticks (0.30000000000000004 → 0.3), few enough
+ * that a flat curve's single tick (0.0833333333333) stays short.
+ */
+const TICK_PRECISION = 6;
 
 const SI_SUFFIXES: readonly [number, string][] = [
   [1e12, 'T'],

@@ -14,6 +14,7 @@ describe('formatTick', () => {
     expect(formatTick(0.15000000000000002)).toBe('0.15');
     expect(formatTick(1.2)).toBe('1.2');
     expect(formatTick(0.001)).toBe('0.001');
+    expect(formatTick(1 / 12)).toBe('0.0833333'); // the one tick of a flat curve
   });
 
   it('keeps small integers and zero as they are, and shortens large ticks with k/M', () => {

@@ -32,6 +32,11 @@ describe('emaSmooth', () => {
     expect(out[3]?.[1]).toBeCloseTo(2, 12);
   });
 
+  it('leaves a constant curve exactly constant', () => {
+    const third = 1 / 12;
+    expect(emaSmooth([[0, third], [1, third], [2, null], [3, third]], 0.6)).toEqual([[0, third], [1, third], [2, null], [3, third]]);
+  });
+
   it('refuses a weight outside [0, 1)', () => {
     expect(() => emaSmooth([[1, 1]], 1)).toThrow(/\[0, 1\)/);
     expect(() => emaSmooth([[1, 1]], -0.1)).toThrow(/smoothing weight/);
