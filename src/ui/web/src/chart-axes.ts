@@ -6,16 +6,42 @@
 import { formatStep, formatTick, formatValue } from '../../format/numbers.js';
 import { escapeHtml } from './dom';
 
+/**
+ * The tick labels a chart last drew, per axis: the formatters below report each label they
+ * produce, and the chart writes them on its element (`data-x-ticks`, `data-y-ticks`) for the
+ * browser tests, which cannot read text off a canvas.
+ */
+export class TickRecorder {
+  private readonly labels = { x: new Set<string>(), y: new Set<string>() };
+
+  /** A formatter that records what it returns. */
+  formatter(axis: 'x' | 'y', format: (v: number) => string): (v: number) => string {
+    return (v) => {
+      const label = format(v);
+      this.labels[axis].add(label);
+      return label;
+    };
+  }
+
+  /** Runs a (re)render and writes the labels it drew onto `el`. */
+  capture(el: HTMLElement, render: () => void): void {
+    this.labels.x.clear();
+    this.labels.y.clear();
+    render();
+    el.dataset.xTicks = JSON.stringify([...this.labels.x]);
+    el.dataset.yTicks = JSON.stringify([...this.labels.y]);
+  }
+}
+
 /** X axis of steps or turn indices: whole numbers only. */
-export function stepAxis(name: string, scale: boolean): object {
-  return { type: 'value', name, nameGap: 22, nameLocation: 'middle', minInterval: 1, scale, axisLabel: { formatter: (v: number) => formatStep(v) } };
+export function stepAxis(name: string, scale: boolean, ticks: TickRecorder): object {
+  return { type: 'value', name, nameGap: 22, nameLocation: 'middle', minInterval: 1, scale, axisLabel: { formatter: ticks.formatter('x', formatStep) } };
 }
 
 /** Y axis of a metric, linear or base-10 logarithmic. */
-export function valueAxis(log: boolean): object {
-  return log
-    ? { type: 'log', logBase: 10, axisLabel: { formatter: (v: number) => formatTick(v) } }
-    : { type: 'value', scale: true, axisLabel: { formatter: (v: number) => formatTick(v) } };
+export function valueAxis(log: boolean, ticks: TickRecorder): object {
+  const axisLabel = { formatter: ticks.formatter('y', formatTick) };
+  return log ? { type: 'log', logBase: 10, axisLabel } : { type: 'value', scale: true, axisLabel };
 }
 
 /** What ECharts passes an axis tooltip formatter, as far as we read it. */

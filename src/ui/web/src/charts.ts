@@ -14,7 +14,7 @@ import { forLogScale } from '../../format/log-scale.js';
 import { csvFileName, seriesCsv } from '../../format/series-csv.js';
 import { emaSmooth } from '../../format/smoothing.js';
 import type { Point, RunEvent } from './api';
-import { axisTooltip, LINE_SUFFIX, RAW_SUFFIX, stepAxis, valueAxis } from './chart-axes';
+import { axisTooltip, LINE_SUFFIX, RAW_SUFFIX, stepAxis, TickRecorder, valueAxis } from './chart-axes';
 import { downloadText, h } from './dom';
 
 echarts.use([LineChart, GridComponent, LegendComponent, TooltipComponent, TitleComponent, MarkLineComponent, MarkPointComponent, DataZoomComponent, CanvasRenderer]);
@@ -90,6 +90,7 @@ export class MetricChart {
   private curves: CurveData[] = [];
   private view: ChartView;
   private readonly logButton: HTMLButtonElement;
+  private readonly ticks = new TickRecorder();
 
   constructor(
     /** The card: toolbar and plot. */
@@ -111,7 +112,7 @@ export class MetricChart {
     csvButton.addEventListener('click', () => downloadText(csvFileName(metric), this.csv()));
     el.append(plot, h('div', { class: 'chart-tools' }, this.logButton, csvButton));
     this.chart = echarts.init(plot);
-    new ResizeObserver(() => this.chart.resize()).observe(plot);
+    new ResizeObserver(() => this.ticks.capture(this.el, () => this.chart.resize())).observe(plot);
   }
 
   /** New data, or a new smoothing weight. */
@@ -141,7 +142,7 @@ export class MetricChart {
     const drawn = this.drawn();
     const leftOut = drawn.reduce((n, d) => n + d.leftOut, 0);
     const smoothed = this.view.smoothing > 0;
-    this.chart.setOption(
+    this.ticks.capture(this.el, () => this.chart.setOption(
       {
         animation: false,
         color: PALETTE,
@@ -157,8 +158,8 @@ export class MetricChart {
         legend: { top: 4, right: 104, type: 'scroll', data: this.curves.map((c) => c.run) },
         tooltip: axisTooltip('step', smoothed),
         grid: { left: 12, right: 20, top: this.view.log ? 52 : 40, bottom: 28, containLabel: true },
-        xAxis: stepAxis('step', true),
-        yAxis: valueAxis(this.view.log),
+        xAxis: stepAxis('step', true, this.ticks),
+        yAxis: valueAxis(this.view.log, this.ticks),
         series: drawn.flatMap((d, i) => {
           const color = PALETTE[i % PALETTE.length] as string;
           const curve = this.curves[i] as CurveData;
@@ -182,7 +183,7 @@ export class MetricChart {
         }),
       },
       { notMerge: true },
-    );
+    ));
     this.logButton.setAttribute('aria-pressed', String(this.view.log));
     const data = this.el.dataset;
     data.points = JSON.stringify(Object.fromEntries(this.curves.map((c) => [c.run, c.points.length])));
@@ -209,6 +210,7 @@ export interface IndexLine {
 /** A chart of a per-turn-index metric family: one line per run and step window. */
 export class IndexChart {
   private readonly chart: echarts.ECharts;
+  private readonly ticks = new TickRecorder();
 
   constructor(
     readonly el: HTMLElement,
@@ -217,13 +219,13 @@ export class IndexChart {
     const plot = h('div', { class: 'plot' });
     el.append(plot);
     this.chart = echarts.init(plot);
-    new ResizeObserver(() => this.chart.resize()).observe(plot);
+    new ResizeObserver(() => this.ticks.capture(this.el, () => this.chart.resize())).observe(plot);
   }
 
   update(lines: IndexLine[]): void {
     const byLength = this.family === 'episodeLength';
     const xName = byLength ? 'turns' : 'turn index';
-    this.chart.setOption(
+    this.ticks.capture(this.el, () => this.chart.setOption(
       {
         animation: false,
         color: PALETTE,
@@ -231,12 +233,12 @@ export class IndexChart {
         legend: { top: 24, right: 8, type: 'scroll', data: lines.map((l) => l.label) },
         tooltip: axisTooltip(xName, false),
         grid: { left: 12, right: 20, top: 56, bottom: 28, containLabel: true },
-        xAxis: stepAxis(xName, false),
-        yAxis: valueAxis(false),
+        xAxis: stepAxis(xName, false, this.ticks),
+        yAxis: valueAxis(false, this.ticks),
         series: lines.map((l) => ({ id: `${l.label}${LINE_SUFFIX}`, name: l.label, type: 'line', showSymbol: true, symbolSize: 5, data: l.points })),
       },
       { notMerge: true },
-    );
+    ));
     this.el.dataset.lines = JSON.stringify(Object.fromEntries(lines.map((l) => [l.label, l.points.length])));
   }
 
