@@ -48,5 +48,5 @@ export function emptyOutcomeReason(outcome: string, counts: OutcomeCounts, split
   const total = counts.total ?? 0;
   if (total === 0) return `No ${split} episodes at step ${step}.`;
   const endings = OUTCOMES.filter((o) => countOf(counts, o) > 0).map((o) => `${o} (${countOf(counts, o)})`);
-  return `No ${outcome} episodes at step ${step} (${split} split): its ${total} episode${total === 1 ? '' : 's'} ended ${endings.join(', ')}. ${outcome} means ${MEANING[outcome] ?? 'an outcome this run did not record'}.`;
+  return `No ${outcome} episodes at step ${step} (${split} split): its ${total} episode${total === 1 ? '' : 's'} ended ${endings.join(', ')}. “${outcome}” means ${MEANING[outcome] ?? 'an outcome this run did not record'}.`;
 }

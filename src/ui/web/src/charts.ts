@@ -151,7 +151,7 @@ export class MetricChart {
           subtext: this.view.log ? `log scale${leftOut ? ` · ${leftOut} value${leftOut === 1 ? '' : 's'} ≤ 0 left out` : ''}` : '',
           left: 8,
           top: 4,
-          itemGap: 5,
+          itemGap: 8,
           textStyle: { fontSize: 13 },
           subtextStyle: { fontSize: 11, color: '#6b7280' },
         },

@@ -145,7 +145,7 @@ export function renderTrajectories(root: HTMLElement): () => void {
             h(
               'tr',
               { 'data-testid': 'episode-row', 'data-episode': e.id, class: 'clickable', onclick: () => void showEpisode(e) },
-              h('td', {}, e.id),
+              h('td', { class: 'episode-id' }, e.id),
               h('td', {}, e.taskId),
               h('td', {}, outcomeBadge(e.outcome)),
               h('td', { class: 'num' }, fmt(e.reward)),
