@@ -238,6 +238,7 @@ describe('trajectory viewer (issue #22)', () => {
       expect(caption).not.toMatch(/, trained on/);
     }
     expect(await page.locator('[data-testid=loss-mask] [data-credit]').count()).toBe(0);
+    await shot('trajectories-held-out-mask', page.locator('[data-testid=turn]').first());
     await page.goto(`${ui.url}#/trajectories?run=known&split=train&step=1`);
     await page.locator('[data-testid=turn]').first().waitFor();
     for (const caption of await page.locator('[data-testid=mask-caption]').allTextContents()) expect(caption).toContain('loss mask 1, trained on');
