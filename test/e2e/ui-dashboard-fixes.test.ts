@@ -45,7 +45,7 @@ const jsonOf = async <T>(metric: string, key: string): Promise<T> => JSON.parse(
 function writeTinyRun(): void {
   const store = RunStore.open(join(runsDir, 'tiny'));
   store.createRun({ id: 'tiny', name: 'tiny', createdAt: 1_000, config: parseConfig({ run: { name: 'tiny' }, train: { steps: TINY_KL.length } }), backend: 'cpu', seed: 1, status: 'completed' });
-  TINY_KL.forEach((kl, i) => store.logMetrics(i + 1, { 'loss/approxKl': kl, 'rollout/successRate': 0.1 * (i + 1) }));
+  for (const [i, kl] of TINY_KL.entries()) store.logMetrics(i + 1, { 'loss/approxKl': kl, 'rollout/successRate': 0.1 * (i + 1) });
   store.close();
 }
 
