@@ -12,6 +12,10 @@ export function clampWeight(weight: number): number {
   return Number.isFinite(weight) ? Math.min(MAX_WEIGHT, Math.max(0, Math.round(weight * 100) / 100)) : 0;
 }
 
+/**
+ * The slider and its value; `onChange` gets each new weight.
+ * @example const smoothing = new SmoothingControl(0.6, (w) => redraw(w)); root.append(smoothing.el);
+ */
 export class SmoothingControl {
   readonly el: HTMLElement;
   weight: number;
