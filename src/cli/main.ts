@@ -11,7 +11,7 @@ import { registerExperimentCommand } from './experiment-command.js';
 import { NATS_FLAG_HELP, type NatsFlags } from './nats-flags.js';
 import { registerSimulateCommand } from './simulate-command.js';
 import { registerTrainCommand } from './train-command.js';
-import { collect, nonNegativeInt, positiveInt } from './values.js';
+import { collect, nonNegativeInt, positiveInt, smoothingWeight } from './values.js';
 import { packageVersion } from './version.js';
 
 // Each action imports what it runs when it runs (`await import(…)`): the models, environments and
@@ -198,8 +198,10 @@ program
   .option('--height <px>', 'figure height', positiveInt)
   .option('--at <steps>', 'families: last step of each window to draw, comma-separated (default: first and last window)', (v: string) => v.split(',').map(positiveInt))
   .option('--window <n>', 'families: training steps averaged per window', positiveInt)
+  .option('--smooth <weight>', "smoothing weight in [0, 1) (TensorBoard's moving average; the raw curve stays faint behind)", smoothingWeight)
+  .option('--log-y', 'logarithmic y axis (values <= 0 are left out)')
   .option('--json', 'print what was written as JSON')
-  .action(async (runDirs: string[], opts: { metric: string; out: string; title?: string; band?: boolean; width?: number; height?: number; at?: number[]; window?: number; json?: boolean }) => {
+  .action(async (runDirs: string[], opts: { metric: string; out: string; title?: string; band?: boolean; width?: number; height?: number; at?: number[]; window?: number; smooth?: number; logY?: boolean; json?: boolean }) => {
     const { json, ...plotOptions } = opts;
     const { plotCommand } = await import('./plot-command.js');
     const out = await plotCommand(runDirs, { ...plotOptions, band: opts.band === true });

@@ -46,6 +46,10 @@ export interface PlotCommandOptions {
   readonly at?: readonly number[];
   /** Families only: steps averaged per window (default 5). */
   readonly window?: number;
+  /** EMA weight in [0, 1) for the step curves (TensorBoard's smoothing). Default 0. */
+  readonly smooth?: number;
+  /** Logarithmic y axis (values ≤ 0 left out). */
+  readonly logY?: boolean;
 }
 
 /** One run's series of the metric, with its label and horizon stage changes. */
@@ -122,6 +126,8 @@ export async function plotCommand(runDirs: readonly string[], options: PlotComma
     xLabel: 'step',
     yLabel: metric,
     markers: curves[0]?.markers ?? [],
+    ...(options.smooth !== undefined ? { smoothing: options.smooth } : {}),
+    ...(options.logY ? { logY: true } : {}),
     ...(options.width !== undefined ? { width: options.width } : {}),
     ...(options.height !== undefined ? { height: options.height } : {}),
   });

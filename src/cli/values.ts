@@ -29,3 +29,13 @@ export function nonNegativeInt(value: string): number {
 export function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
+
+/**
+ * A smoothing weight in [0, 1) (`turnwise plot --smooth`).
+ * @example smoothingWeight('0.9') // 0.9
+ */
+export function smoothingWeight(value: string): number {
+  const w = Number(value);
+  if (!(value.trim() !== '' && w >= 0 && w < 1)) throw new CommanderArgumentError(`expected a weight in [0, 1) such as 0.6, got '${value}'`);
+  return w;
+}

@@ -5,10 +5,14 @@
  * looks like the live one; ECharts renders to an SVG string without a DOM (`ssr: true`), and
  * `@resvg/resvg-js` rasterises SVG in Rust with no browser or native canvas build.
  * Each series may carry a min/max band (e.g. over seeds), drawn as a shaded area behind its line.
+ * Tick labels come from `format/numbers.ts`, as in the dashboard.
  */
 import { Resvg } from '@resvg/resvg-js';
 import * as echarts from 'echarts';
 import { InvalidArgumentError } from '../core/errors.js';
+import { forLogScale } from './format/log-scale.js';
+import { formatStep, formatTick } from './format/numbers.js';
+import { emaSmooth } from './format/smoothing.js';
 
 /** One point of a curve. `y` NaN (or null) leaves a gap. */
 export interface PlotPoint {
@@ -44,6 +48,10 @@ export interface PlotSpec {
   readonly xLabel?: string;
   readonly yLabel?: string;
   readonly markers?: readonly PlotMarker[];
+  /** EMA weight in [0, 1) (TensorBoard's smoothing): draws each smoothed line over its faint raw one. Default 0. */
+  readonly smoothing?: number;
+  /** Base-10 logarithmic y axis; values ≤ 0 are left out. No bands on a log axis. */
+  readonly logY?: boolean;
   /** Pixels. Default 800 × 450. */
   readonly width?: number;
   readonly height?: number;
@@ -67,6 +75,10 @@ export function plotSeries(spec: PlotSpec): string {
       if (!Number.isFinite(p.x)) throw InvalidArgumentError.format(`series[${i}].points.x`, `expected finite numbers, got ${p.x}`);
     }
   });
+  const smoothing = spec.smoothing ?? 0;
+  if (!(smoothing >= 0 && smoothing < 1)) throw InvalidArgumentError.format('smoothing', `expected a weight in [0, 1), got ${smoothing}`);
+  if (spec.logY && spec.series.some((s) => (s.band?.length ?? 0) > 0)) throw InvalidArgumentError.format('logY', 'a min–max band cannot be drawn on a log axis; drop the band or the log scale');
+  const integerX = spec.series.every((s) => s.points.every((p) => Number.isInteger(p.x)));
   const width = spec.width ?? 800;
   const height = spec.height ?? 450;
   const chart = echarts.init(null, null, { renderer: 'svg', ssr: true, width, height });
@@ -77,10 +89,16 @@ export function plotSeries(spec: PlotSpec): string {
       color: PALETTE,
       title: spec.title ? { text: spec.title, left: 'center', textStyle: { fontSize: 15 } } : undefined,
       legend: { top: spec.title ? 34 : 4, data: spec.series.map((s) => s.label) },
-      grid: { left: 64, right: 28, top: spec.title ? 72 : 40, bottom: 52 },
-      xAxis: { type: 'value', name: spec.xLabel ?? '', nameLocation: 'middle', nameGap: 28, scale: true },
-      yAxis: { type: 'value', name: spec.yLabel ?? '', nameLocation: 'middle', nameGap: 44, scale: true },
-      series: spec.series.flatMap((s, i) => seriesOptions(s, i, i === 0 ? spec.markers : undefined)),
+      grid: { left: 72, right: 28, top: spec.title ? 72 : 40, bottom: 52 },
+      // Steps and turn indices are whole numbers: integer ticks only, printed as "23", not "23.00".
+      xAxis: integerX
+        ? { type: 'value', name: spec.xLabel ?? '', nameLocation: 'middle', nameGap: 28, scale: true, minInterval: 1, axisLabel: { formatter: (v: number) => formatStep(v) } }
+        : { type: 'value', name: spec.xLabel ?? '', nameLocation: 'middle', nameGap: 28, scale: true, axisLabel: { formatter: (v: number) => formatTick(v) } },
+      // Tiny values as exponents ("4e-8", not "0.00000004"), large ones with k/M.
+      yAxis: spec.logY
+        ? { type: 'log', logBase: 10, name: spec.yLabel ?? '', nameLocation: 'middle', nameGap: 52, axisLabel: { formatter: (v: number) => formatTick(v) } }
+        : { type: 'value', name: spec.yLabel ?? '', nameLocation: 'middle', nameGap: 52, scale: true, axisLabel: { formatter: (v: number) => formatTick(v) } },
+      series: spec.series.flatMap((s, i) => seriesOptions(s, i, i === 0 ? spec.markers : undefined, { smoothing, logY: spec.logY === true })),
     });
     return chart.renderToSVGString();
   } finally {
@@ -102,18 +120,27 @@ export function svgToPng(svg: string, options: { scale?: number } = {}): Buffer 
   return resvg.render().asPng();
 }
 
-/** The line of a series, plus two stacked areas (min, then max - min) when it has a band. */
-function seriesOptions(s: PlotSeries, index: number, markers: readonly PlotMarker[] | undefined): object[] {
+/**
+ * The line of a series (smoothed, over its faint raw line, when `smoothing` > 0), plus two stacked
+ * areas (min, then max - min) when it has a band.
+ */
+function seriesOptions(s: PlotSeries, index: number, markers: readonly PlotMarker[] | undefined, view: { smoothing: number; logY: boolean }): object[] {
   const color = PALETTE[index % PALETTE.length];
   const sorted = [...s.points].sort((a, b) => a.x - b.x);
+  const xy = sorted.map((p): [number, number | null] => [p.x, finiteOrNull(p.y)]);
+  const raw = view.logY ? forLogScale(xy).points : xy;
+  const smoothed = view.smoothing > 0 ? emaSmooth(raw, view.smoothing) : null;
+  const faint = smoothed
+    ? [{ name: s.label, type: 'line', showSymbol: false, silent: true, lineStyle: { width: 1, color, opacity: 0.3 }, itemStyle: { color }, data: raw, z: 2 }]
+    : [];
   const line = {
     name: s.label,
     type: 'line',
-    showSymbol: sorted.length <= 40,
+    showSymbol: !smoothed && sorted.length <= 40,
     symbolSize: 5,
     lineStyle: { width: 2, color },
     itemStyle: { color },
-    data: sorted.map((p) => [p.x, finiteOrNull(p.y)]),
+    data: smoothed ?? raw,
     z: 3,
     ...(markers && markers.length > 0
       ? {
@@ -127,7 +154,7 @@ function seriesOptions(s: PlotSeries, index: number, markers: readonly PlotMarke
         }
       : {}),
   };
-  if (!s.band || s.band.length === 0) return [line];
+  if (!s.band || s.band.length === 0) return [line, ...faint];
   const band = [...s.band].sort((a, b) => a.x - b.x);
   const stack = `band-${index}`;
   // Why two stacked series: ECharts has no "area between two lines"; stacking a transparent
@@ -146,5 +173,6 @@ function seriesOptions(s: PlotSeries, index: number, markers: readonly PlotMarke
       z: 2,
     },
     line,
+    ...faint,
   ];
 }

@@ -8,6 +8,7 @@ import type { Trajectory, Turn } from '../../src/core/types.js';
 import { acquireRunLock, type RunLock } from '../../src/runtime/run-lock.js';
 import { RunStore } from '../../src/store/run-store.js';
 import { createUiApp } from '../../src/ui/server/app.js';
+import { defaultAssetsDir } from '../../src/ui/server/server.js';
 
 const root = mkdtempSync(join(tmpdir(), 'turnwise-ui-api-'));
 const runDir = join(root, 'alpha');
@@ -190,6 +191,20 @@ describe('turnwise ui API', () => {
         setup: { env: 'babyai', samples: 2 },
         tables: [{ step: 0, overall: { successRate: 0.5, samples: 16 }, categories: { GoTo: { successRate: 1, samples: 8 }, Open: { successRate: 0 } } }],
       });
+    } finally {
+      ui.close();
+    }
+  });
+
+  it('answers /favicon.ico with the shipped SVG icon, not a 404', async () => {
+    const ui = createUiApp({ runsDir: root, assetsDir: defaultAssetsDir() });
+    try {
+      const res = await ui.app.request('/favicon.ico');
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('image/svg+xml');
+      expect(await res.text()).toBe(readFileSync(join(defaultAssetsDir(), 'favicon.svg'), 'utf8'));
+      expect((await ui.app.request('/favicon.svg')).status).toBe(200);
+      expect(await (await ui.app.request('/')).text()).toContain('rel="icon"');
     } finally {
       ui.close();
     }

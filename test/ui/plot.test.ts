@@ -43,6 +43,29 @@ describe('plotSeries', () => {
     expect(() => plotSeries({ series: [] })).toThrow(/series/);
   });
 
+  it('labels tiny values as exponents and steps as whole numbers', () => {
+    const svg = plotSeries({ xLabel: 'step', series: [{ label: 'kl', points: [{ x: 1, y: 0 }, { x: 2, y: 0 }, { x: 3, y: -1.2548e-8 }] }] });
+    const labels = [...svg.matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]);
+    expect(labels).toContain('-1.2e-8');
+    expect(labels.filter((l) => /^-?0\.0{4,}/.test(l ?? ''))).toEqual([]);
+    expect(labels).toEqual(expect.arrayContaining(['1', '2', '3']));
+    expect(labels.filter((l) => /^\d+\.\d+$/.test(l ?? ''))).toEqual([]); // no 1.5, 2.5 or 23.00 step ticks
+  });
+
+  it('smooths each line over its faint raw one, and draws a log axis in powers of ten', () => {
+    const points = [1, 2, 3, 4, 5].map((x) => ({ x, y: x === 2 ? 0 : 10 ** -x }));
+    const plain = plotSeries({ series: [{ label: 'kl', points }] });
+    const smoothed = plotSeries({ series: [{ label: 'kl', points }], smoothing: 0.9 });
+    expect(plain).not.toMatch(/stroke-opacity="0\.3"/);
+    expect(smoothed).toMatch(/stroke-opacity="0\.3"/); // the faint raw line behind the smoothed one
+    const log = plotSeries({ series: [{ label: 'kl', points }], logY: true });
+    const labels = [...log.matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((m) => m[1] ?? '');
+    expect(labels).toEqual(expect.arrayContaining(['1e-5', '1e-4', '0.001', '0.01', '0.1']));
+    expect(labels.filter((l) => /^0\.000/.test(l))).toEqual([]);
+    expect(() => plotSeries({ series: [{ label: 'a', points, band: [{ x: 1, min: 0, max: 1 }] }], logY: true })).toThrow(/log axis/);
+    expect(() => plotSeries({ series: [{ label: 'a', points }], smoothing: 1 })).toThrow(/smoothing/);
+  });
+
   it('rasterises to a PNG of the requested size times the scale', () => {
     const png = svgToPng(plotSeries({ series: [{ label: 'a', points: [{ x: 0, y: 1 }, { x: 1, y: 2 }] }], width: 300, height: 200 }), { scale: 2 });
     expect(png.subarray(1, 4).toString('latin1')).toBe('PNG');

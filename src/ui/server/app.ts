@@ -12,12 +12,15 @@
  * GET /api/runs/:id/eval                     per-category evaluation tables
  * GET /api/runs/:id/stream?names=            SSE: `snapshot`, then `delta` events as the run grows
  * GET /api/episodes/:id/turns?run=&step=     an episode's turns (versions, staleness, tokens, loss mask)
+ * GET /favicon.ico                           the dashboard's icon (favicon.svg of the front end)
  * ```
  *
  * Why Hono: a small, typed router on web-standard Request/Response with a maintained Node adapter
  * and SSE helper (already used by `turnwise serve`). Every store is opened read-only; errors are
  * JSON `{ error: { type, message } }` with 400 (bad input, path traversal) or 404 (unknown id).
  */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { Context } from 'hono';
@@ -216,7 +219,14 @@ export function createUiApp(options: UiAppOptions): UiApp {
   app.all('/api/*', (c) => c.json({ error: { type: 'not_found', message: `no API route ${c.req.method} ${c.req.path}` } }, 404));
 
   if (options.assetsDir !== undefined) {
-    app.use('/*', serveStatic({ root: options.assetsDir }));
+    const assetsDir = options.assetsDir;
+    // Browsers ask for /favicon.ico whatever the page links; answer with the dashboard's SVG icon.
+    app.get('/favicon.ico', async (c) => {
+      const icon = await readFile(join(assetsDir, 'favicon.svg')).catch(() => null);
+      if (icon === null) return c.body(null, 204);
+      return c.body(new Uint8Array(icon), 200, { 'content-type': 'image/svg+xml', 'cache-control': 'max-age=86400' });
+    });
+    app.use('/*', serveStatic({ root: assetsDir }));
   }
   app.all('*', (c) => c.json({ error: { type: 'not_found', message: `no such page: ${c.req.path}` } }, 404));
 

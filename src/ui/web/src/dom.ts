@@ -1,4 +1,5 @@
 /** A tiny element builder: enough for tables and forms without a framework. */
+import { formatValue } from '../../format/numbers.js';
 
 type Child = Node | string | number | null | undefined | false;
 type Attrs = Record<string, string | number | boolean | null | undefined | ((event: Event) => void)>;
@@ -20,14 +21,25 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = 
   return el;
 }
 
-/** Formats a metric value compactly. */
+/** Formats a metric value compactly (3 significant digits; integers exactly; tiny values as exponents). */
 export function fmt(value: number | null | undefined, digits = 3): string {
-  if (value === null || value === undefined || Number.isNaN(value)) return '—';
-  if (Number.isInteger(value)) return String(value);
-  const abs = Math.abs(value);
-  if (abs >= 1000) return value.toFixed(0);
-  if (abs >= 100) return value.toFixed(1);
-  return value.toPrecision(digits).replace(/\.?0+$/, '');
+  return formatValue(value, digits);
+}
+
+/** Text made safe to put inside HTML (ECharts tooltips are HTML strings). */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** Offers `text` to the user as a file download named `fileName`. */
+export function downloadText(fileName: string, text: string, type = 'text/csv'): void {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const link = h('a', { href: url, download: fileName });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  // Revoke after the click has been handled, so the download can still read the blob.
+  setTimeout(() => URL.revokeObjectURL(url), 0);
 }
 
 /** Percent with one decimal. */

@@ -3,11 +3,13 @@
  * (dashed) and collapse alarms marked in red on the curve of their metric;
  * below them, behaviour by turn index (`by-turn.ts`). Finished runs are fetched once; running ones
  * follow the server-sent event stream (`snapshot` replaces, `delta` appends), so a curve grows
- * while the run trains.
+ * while the run trains. A smoothing slider (TensorBoard's EMA weight) applies to every curve; each
+ * chart has its own log-scale switch and CSV download. Both are kept in the URL (`smooth`, `log`).
  */
 import { api, type Point, type RunDelta, type RunEvent, type RunSummary } from '../api';
 import { MetricChart } from '../charts';
 import { h, hashParams, setHashParams } from '../dom';
+import { SmoothingControl } from './smoothing-control';
 import { ByTurnPanel, isFamilyMetric } from './by-turn';
 
 /** The curves worth seeing first, in order (shown when any selected run logged them). */
@@ -51,13 +53,19 @@ export function renderCurves(root: HTMLElement): () => void {
   const charts = new Map<string, MetricChart>();
   const extra = new Set((params.get('extra') ?? '').split(',').filter(Boolean));
   let chosen: string[] = (params.get('runs') ?? '').split(',').filter(Boolean);
+  const logScale = new Set((params.get('log') ?? '').split(',').filter(Boolean));
+  const smoothing = new SmoothingControl(Number(params.get('smooth') ?? 0), () => {
+    save();
+    redraw();
+  });
+  const save = () => setHashParams('curves', { runs: chosen.join(','), extra: [...extra].join(','), smooth: smoothing.weight || undefined, log: [...logScale].join(',') });
 
   const picker = h('div', { class: 'picker', 'data-testid': 'run-picker' });
   const addMetric = h('select', { 'data-testid': 'add-metric' });
   const status = h('p', { class: 'muted', 'data-testid': 'curves-status' });
   const grid = h('div', { class: 'charts' });
   const byTurn = new ByTurnPanel();
-  root.append(h('h1', {}, 'Curves'), picker, h('p', {}, 'Add a metric: ', addMetric), status, grid, byTurn.el);
+  root.append(h('h1', {}, 'Curves'), picker, h('div', { class: 'controls' }, h('label', {}, 'Add a metric: ', addMetric), smoothing.el), status, grid, byTurn.el);
 
   // Per-turn-index families are drawn by the panel below, not as step curves.
   const allNames = () => [...new Set([...data.values()].flatMap((d) => Object.keys(d.series)))].filter((n) => !isFamilyMetric(n)).sort();
@@ -83,7 +91,11 @@ export function renderCurves(root: HTMLElement): () => void {
       if (!chart) {
         const el = h('div', { class: 'chart', 'data-testid': 'chart', 'data-metric': name });
         grid.append(el);
-        chart = new MetricChart(el, name);
+        chart = new MetricChart(el, name, { smoothing: smoothing.weight, log: logScale.has(name) }, (metric, on) => {
+          if (on) logScale.add(metric);
+          else logScale.delete(metric);
+          save();
+        });
         charts.set(name, chart);
       }
       chart.update(
@@ -93,6 +105,7 @@ export function renderCurves(root: HTMLElement): () => void {
             const events = data.get(id)?.events ?? [];
             return { run: id, points: data.get(id)?.series[name] ?? [], stages: events.filter(isStage), alarms: events.filter((e) => isAlarm(e) && alarmMetric(e) === name) };
           }),
+        smoothing.weight,
       );
     }
     byTurn.update(chosen.filter((id) => data.has(id)).map((id) => ({ run: id, series: data.get(id)?.series ?? {} })));
@@ -103,7 +116,7 @@ export function renderCurves(root: HTMLElement): () => void {
   addMetric.addEventListener('change', () => {
     if (!addMetric.value) return;
     extra.add(addMetric.value);
-    setHashParams('curves', { runs: chosen.join(','), extra: [...extra].join(',') });
+    save();
     redraw();
   });
 
@@ -136,7 +149,7 @@ export function renderCurves(root: HTMLElement): () => void {
       if (chosen.length === 0) chosen = train.slice(0, 4).map((r) => r.id);
       const toggle = (id: string, on: boolean) => {
         chosen = on ? [...chosen, id] : chosen.filter((c) => c !== id);
-        setHashParams('curves', { runs: chosen.join(','), extra: [...extra].join(',') });
+        save();
         const run = runs.find((r) => r.id === id);
         if (on && run && !data.has(id)) void load(run);
         else redraw();

@@ -4,12 +4,28 @@
  * process-reward hook's), policy version, staleness, token count and the loss mask over the action
  * tokens (trained tokens highlighted; the token the turn's reward is credited on is outlined; each
  * token's tooltip gives its log-prob and the entropy of the distribution it was drawn from).
+ * Episodes are listed in natural id order (task 2 before task 10); the outcome filter offers the
+ * outcomes the step's episodes ended with and says why a chosen one has none. Test and eval
+ * episodes are never trained on: their loss mask shows what training would have used.
  */
 import { api, type Episode, type RunSummary, type TurnView } from '../api';
+import { naturalCompare } from '../../../format/natural-sort.js';
+import { emptyOutcomeReason, type OutcomeCounts, outcomeOptions } from '../../../format/outcome-filter.js';
 import { fmt, h, hashParams, outcomeBadge, setHashParams } from '../dom';
 
 const SPLITS = ['train', 'test', 'eval'];
-const OUTCOMES = ['', 'success', 'failure', 'truncated', 'length', 'error'];
+
+/** Only train-split episodes feed an update; test and eval episodes are held out. */
+const isTrained = (split: string) => split === 'train';
+
+/** The caption over a turn's action tokens. */
+function maskCaption(turn: TurnView, split: string): string {
+  if (!isTrained(split)) {
+    return `action tokens (${split} episode: never trained on; highlighted: loss mask 1, the tokens an update would train on)`;
+  }
+  const credit = turn.creditToken === null ? ' — none here: every token was forced, so it moves to the previous turn' : '';
+  return `action tokens (highlighted: loss mask 1, trained on; outlined: the turn's reward is credited there${credit})`;
+}
 
 function select(testid: string, options: [string, string][], value: string, onChange: (v: string) => void): HTMLSelectElement {
   const el = h('select', { 'data-testid': testid }, ...options.map(([v, label]) => h('option', { value: v, selected: v === value }, label)));
@@ -17,16 +33,17 @@ function select(testid: string, options: [string, string][], value: string, onCh
   return el;
 }
 
-function lossMask(turn: TurnView): HTMLElement {
+function lossMask(turn: TurnView, split: string): HTMLElement {
+  const trained = isTrained(split);
   return h(
     'div',
-    { class: 'tokens', 'data-testid': 'loss-mask' },
+    { class: `tokens${trained ? '' : ' held-out'}`, 'data-testid': 'loss-mask' },
     ...turn.actionTokens.map((id, i) =>
       h(
         'span',
         {
-          class: `${turn.lossMask[i] ? 'tok trained' : 'tok masked'}${turn.creditToken === i ? ' credit' : ''}`,
-          'data-credit': turn.creditToken === i ? 'true' : null,
+          class: `${turn.lossMask[i] ? 'tok trained' : 'tok masked'}${trained && turn.creditToken === i ? ' credit' : ''}`,
+          'data-credit': trained && turn.creditToken === i ? 'true' : null,
           title: `token ${id} · logprob ${fmt(turn.logprobs[i] ?? null)} · entropy ${fmt(turn.entropies?.[i] ?? null)} nats · loss mask ${turn.lossMask[i]}${turn.creditToken === i ? ' · the turn reward is credited here' : ''}`,
         },
         turn.actionPieces ? JSON.stringify(turn.actionPieces[i]).slice(1, -1) || '∅' : String(id),
@@ -35,7 +52,7 @@ function lossMask(turn: TurnView): HTMLElement {
   );
 }
 
-function turnCard(turn: TurnView): HTMLElement {
+function turnCard(turn: TurnView, split: string): HTMLElement {
   return h(
     'section',
     { class: 'turn', 'data-testid': 'turn', 'data-turn': turn.index, 'data-policy-version': turn.policyVersion },
@@ -54,8 +71,8 @@ function turnCard(turn: TurnView): HTMLElement {
     h('pre', { class: 'obs' }, turn.observation),
     h('div', { class: 'label' }, 'action'),
     h('pre', { class: 'act' }, turn.action),
-    h('div', { class: 'label' }, `action tokens (highlighted: loss mask 1, trained on; outlined: the turn's reward is credited there${turn.creditToken === null ? ' — none here: every token was forced, so it moves to the previous turn' : ''})`),
-    lossMask(turn),
+    h('div', { class: 'label', 'data-testid': 'mask-caption' }, maskCaption(turn, split)),
+    lossMask(turn, split),
   );
 }
 
@@ -86,7 +103,7 @@ export function renderTrajectories(root: HTMLElement): () => void {
         h('p', { class: 'muted' }, `task ${episode.taskId} · step ${episode.step} · ${episode.split} · outcome reward ${fmt(episode.reward)} · Σ turn rewards ${fmt(turnRewardSum)}${shaped === null ? '' : ` · Σ shaped ${fmt(shaped)}`} · ${episode.turns} turns of horizon ${episode.horizon} · policy versions ${episode.policyVersionMin ?? '—'}–${episode.policyVersionMax ?? '—'}`),
         episode.error ? h('pre', { class: 'error' }, episode.error) : null,
       ),
-      ...turns.map(turnCard),
+      ...turns.map((t) => turnCard(t, episode.split)),
       h('div', { class: 'label' }, 'final observation'),
       h('pre', { class: 'obs' }, episode.finalObservation),
     );
@@ -96,7 +113,11 @@ export function renderTrajectories(root: HTMLElement): () => void {
     if (!state.run) return;
     const { steps } = await api.episodeSteps(state.run, state.split);
     if (!steps.some((s) => String(s.step) === state.step)) state.step = steps.length ? String(steps[steps.length - 1]?.step) : '';
-    renderControls(steps.map((s) => [String(s.step), `step ${s.step} (${s.total}: ${s.success ?? 0} success)`]));
+    const counts: OutcomeCounts = steps.find((s) => String(s.step) === state.step) ?? { total: 0 };
+    renderControls(
+      steps.map((s) => [String(s.step), `step ${s.step} (${s.total}: ${s.success ?? 0} success)`]),
+      outcomeOptions(counts, state.outcome).map((o) => [o.value, o.label]),
+    );
     save();
     if (state.step === '') {
       list.replaceChildren(h('p', { class: 'muted' }, `no ${state.split} episodes in this run`));
@@ -104,7 +125,14 @@ export function renderTrajectories(root: HTMLElement): () => void {
       return;
     }
     const { episodes } = await api.episodes(state.run, { step: Number(state.step), split: state.split, outcome: state.outcome || undefined });
+    episodes.sort((a, b) => naturalCompare(a.id, b.id));
     status.textContent = `${episodes.length} episode${episodes.length === 1 ? '' : 's'}`;
+    const empty = emptyOutcomeReason(state.outcome, counts, state.split, state.step);
+    if (empty !== null) {
+      list.replaceChildren(h('p', { class: 'empty-note', 'data-testid': 'empty-outcome' }, empty));
+      detail.replaceChildren();
+      return;
+    }
     list.replaceChildren(
       h(
         'table',
@@ -117,7 +145,7 @@ export function renderTrajectories(root: HTMLElement): () => void {
             h(
               'tr',
               { 'data-testid': 'episode-row', 'data-episode': e.id, class: 'clickable', onclick: () => void showEpisode(e) },
-              h('td', {}, e.id),
+              h('td', { class: 'episode-id' }, e.id),
               h('td', {}, e.taskId),
               h('td', {}, outcomeBadge(e.outcome)),
               h('td', { class: 'num' }, fmt(e.reward)),
@@ -133,12 +161,12 @@ export function renderTrajectories(root: HTMLElement): () => void {
     else detail.replaceChildren();
   };
 
-  const renderControls = (steps: [string, string][]) => {
+  const renderControls = (steps: [string, string][], outcomes: [string, string][]) => {
     controls.replaceChildren(
       h('label', {}, 'run ', select('pick-run', runs.map((r) => [r.id, r.id]), state.run, (v) => { state.run = v; state.episode = ''; void loadEpisodes(); })),
       h('label', {}, 'split ', select('pick-split', SPLITS.map((s) => [s, s]), state.split, (v) => { state.split = v; state.episode = ''; void loadEpisodes(); })),
       h('label', {}, 'step ', select('pick-step', steps, state.step, (v) => { state.step = v; state.episode = ''; void loadEpisodes(); })),
-      h('label', {}, 'outcome ', select('pick-outcome', OUTCOMES.map((o) => [o, o || 'any']), state.outcome, (v) => { state.outcome = v; state.episode = ''; void loadEpisodes(); })),
+      h('label', {}, 'outcome ', select('pick-outcome', outcomes, state.outcome, (v) => { state.outcome = v; state.episode = ''; void loadEpisodes(); })),
     );
   };
 
@@ -147,7 +175,7 @@ export function renderTrajectories(root: HTMLElement): () => void {
       runs = (await api.runs()).runs.sort((a, b) => b.createdAt - a.createdAt);
       if (!state.run) state.run = runs[0]?.id ?? '';
       if (!p.get('split') && runs.find((r) => r.id === state.run)?.kind === 'eval') state.split = 'eval';
-      renderControls([]);
+      renderControls([], [['', 'any']]);
       await loadEpisodes();
     } catch (error) {
       status.textContent = `cannot load trajectories: ${(error as Error).message}`;
