@@ -11,7 +11,8 @@
  */
 // Registers every built-in environment, so callers need not import them themselves.
 import '../envs/index.js';
-import { describeBackend } from '../models/backend/select.js';
+import { describeBackend, selectBackend } from '../models/backend/select.js';
+import { checkRunMemory, memoryLimitsOf } from './run-memory.js';
 import { startTrainingActors } from './train/actors.js';
 import { driveTraining } from './train/drive.js';
 import { type ClaimedRunFolder, claimRunFolder } from './run-folder.js';
@@ -29,6 +30,9 @@ export type { DistributedRollout, EvalPoint, TrainRunOptions, TrainRunResult } f
  */
 export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult> {
   checkTrainRunOptions(options);
+  // A config too large for this machine is refused with its estimate before the folder is claimed or anything allocated.
+  const backend = await selectBackend(options.config.model.backend, { matmul: options.config.model.matmul });
+  checkRunMemory(options.config, memoryLimitsOf(backend.name));
   // 0. The run folder, held by this process alone (one writer: ./run-lock.ts) until the run ends.
   const folder = await claimRunFolder(options, options.config.run);
   try {
