@@ -11,6 +11,7 @@
  */
 // Registers every built-in environment, so callers need not import them themselves.
 import '../envs/index.js';
+import { getEnvironmentSpec } from '../envs/registry.js';
 import { describeBackend, selectBackend } from '../models/backend/select.js';
 import { checkRunMemory, memoryLimitsOf } from './run-memory.js';
 import { startTrainingActors } from './train/actors.js';
@@ -30,11 +31,14 @@ export type { DistributedRollout, EvalPoint, TrainRunOptions, TrainRunResult } f
  */
 export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult> {
   checkTrainRunOptions(options);
-  // A config too large for this machine is refused with its estimate before the folder is claimed or anything allocated.
-  const backend = await selectBackend(options.config.model.backend, { matmul: options.config.model.matmul });
-  checkRunMemory(options.config, memoryLimitsOf(backend.name));
+  // Refused before the folder is claimed: an unknown environment or settings key, and a config too
+  // large for this machine (with its estimate, before anything is allocated).
+  const { config } = options;
+  getEnvironmentSpec(config.env.name).catalog({ settings: config.env.settings as Record<string, unknown> });
+  const backend = await selectBackend(config.model.backend, { matmul: config.model.matmul });
+  checkRunMemory(config, memoryLimitsOf(backend.name));
   // 0. The run folder, held by this process alone (one writer: ./run-lock.ts) until the run ends.
-  const folder = await claimRunFolder(options, options.config.run);
+  const folder = await claimRunFolder(options, config.run);
   try {
     return await trainInFolder(options, folder);
   } finally {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, parseConfig, resolveConfig } from '../../src/core/config.js';
-import { InvalidConfigError } from '../../src/core/errors.js';
+import { InvalidArgumentError, InvalidConfigError } from '../../src/core/errors.js';
 import '../../src/envs/index.js';
 import { getEnvironmentSpec } from '../../src/envs/registry.js';
 import { selectBackend } from '../../src/models/backend/select.js';
@@ -33,15 +33,16 @@ function write(name: string, text: string): string {
   return path;
 }
 
-/** The error `run` throws, which must be an InvalidConfigError. */
-async function refusal(run: () => unknown): Promise<InvalidConfigError> {
+/** The field and detail of the error `run` throws, which must name its field (InvalidConfigError, or InvalidArgumentError for a registry lookup). */
+async function refusal(run: () => unknown): Promise<{ path: string; detail: string }> {
   try {
     await run();
   } catch (error) {
-    if (error instanceof InvalidConfigError) return error;
+    if (error instanceof InvalidConfigError) return { path: error.path, detail: error.detail };
+    if (error instanceof InvalidArgumentError) return { path: error.property, detail: error.detail };
     throw error;
   }
-  throw new Error('expected an InvalidConfigError');
+  throw new Error('expected a refusal naming its field');
 }
 
 function expectGoodStillLoads(): void {
@@ -71,6 +72,8 @@ const CASES: Case[] = [
   { name: 'an absolute run.name', yaml: 'run: { name: /etc/x }\n', path: 'run.name', message: /expected a file name/ },
   { name: 'a hidden run.name', yaml: 'run: { name: .x }\n', path: 'run.name', message: /starting with a letter or digit/ },
   { name: 'a run.name over 128 characters', yaml: `run: { name: ${'a'.repeat(129)} }\n`, path: 'run.name', message: /at most 128|<=128/ },
+  { name: 'a misspelt env.settings key', yaml: 'env: { name: babyai, settings: { level: [GoToRedBall] } }\n', path: 'env.settings', message: /Unrecognized key: "level"/, atStart: true },
+  { name: 'an unknown environment', yaml: 'env: { name: babyia }\n', path: 'env.name', message: /unknown environment "babyia"; valid: .*babyai/, atStart: true },
   { name: 'runtime.bus nats without a server', yaml: 'runtime: { bus: nats }\n', path: 'runtime.bus', message: /'nats' needs a NATS server: start the run with --nats <url>/, atStart: true },
   { name: 'a model width of 2^20', yaml: 'model: { dModel: 1048576 }\n', path: 'model.dModel', message: /the model needs about [\d.]+ GiB of tensor memory \(weights .*; from model\.dModel 1048576/, atStart: true },
   { name: 'a context of 1e8 tokens', yaml: 'model: { maxContext: 100000000 }\n', path: 'model.maxContext', message: /activations [\d.]+ GiB.*model\.maxContext 100000000/, atStart: true },
