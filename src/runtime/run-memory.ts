@@ -14,9 +14,10 @@
  *   {@link ROLLOUT_BYTES_PER_TOKEN} bytes per token between the trajectories and the training batch
  *   (twice that when the next step's rollout overlaps training: modes one-step-off and async).
  *
- * The models must fit the tensor backend (the wasm heap is 4 GiB), and everything the machine's memory.
+ * Each further inference or gradient worker adds a copy of the weights. The models must fit the
+ * tensor backend (the wasm heap is 4 GiB; each worker has its own), and everything the machine's memory.
  */
-import { totalmem } from 'node:os';
+import { availableParallelism, totalmem } from 'node:os';
 import type { ResolvedConfig } from '../core/config.js';
 import { InvalidConfigError } from '../core/errors.js';
 import { describeEstimate, estimateMemory, formatBytes, type MemoryEstimate, parameterCount, WASM_HEAP_BYTES } from '../models/memory-estimate.js';
@@ -32,6 +33,8 @@ export interface RunMemoryEstimate {
   readonly models: MemoryEstimate | null;
   /** A separate critic's weights and optimizer state (ppo with `critic.trunk: separate`), else 0. */
   readonly critic: number;
+  /** Weight copies beyond the estimate's one sampler copy: one per further inference worker and per further gradient worker. */
+  readonly replicas: number;
   /** One step's episodes (two with an overlapping rollout). */
   readonly rollout: number;
   readonly total: number;
@@ -78,9 +81,13 @@ export function estimateRunMemory(config: ResolvedConfig): RunMemoryEstimate {
   const criticConfig = criticConfigOf(config.algorithm);
   // Weights, two Adam moments, gradients and their clipped copy.
   const critic = criticConfig?.trunk === 'separate' ? 5 * 4 * parameterCount({ ...shape, ...criticConfig, tieEmbeddings: false }) : 0;
+  // Inference workers (`runtime.inferenceWorkers`, auto: one per core, less one when training overlaps) and gradient workers each hold a copy.
+  const asked = config.runtime.inferenceWorkers;
+  const inferenceWorkers = asked === 'auto' ? Math.max(1, availableParallelism() - (config.mode === 'sync' ? 0 : 1)) : asked;
+  const replicas = models === null ? 0 : (Math.max(0, inferenceWorkers - 1) + (config.train.dataParallel - 1)) * models.weights;
   const overlapping = config.mode === 'sync' ? 1 : 2;
   const rollout = overlapping * config.derived.episodesPerStep * config.derived.maxHorizon * config.model.maxContext * ROLLOUT_BYTES_PER_TOKEN;
-  return { models, critic, rollout, total: (models?.total ?? 0) + critic + rollout };
+  return { models, critic, replicas, rollout, total: (models?.total ?? 0) + critic + replicas + rollout };
 }
 
 /**
@@ -96,7 +103,8 @@ export function checkRunMemory(config: ResolvedConfig, limits: MemoryLimits): st
   const modelFields = `model.dModel ${model.dModel}, model.nLayers ${model.nLayers}, model.ffnHidden ${model.ffnHidden}, model.maxContext ${model.maxContext}, tokenizer.vocabSize ${config.tokenizer.vocabSize}, algorithm.maxTokensPerMicroBatch ${algorithm.maxTokensPerMicroBatch}, runtime.kvCacheMiB ${config.runtime.kvCacheMiB}`;
   const modelLine = models === null ? null : `models ${describeEstimate(models)}`;
   const criticLine = estimate.critic > 0 ? `critic ${formatBytes(estimate.critic)}` : null;
-  const line = `memory needed: about ${formatBytes(estimate.total)} (${[modelLine, criticLine, rolloutLine].filter((s) => s !== null).join('; ')})`;
+  const replicaLine = estimate.replicas > 0 ? `worker copies ${formatBytes(estimate.replicas)} (runtime.inferenceWorkers, train.dataParallel)` : null;
+  const line = `memory needed: about ${formatBytes(estimate.total)} (${[modelLine, criticLine, replicaLine, rolloutLine].filter((s) => s !== null).join('; ')})`;
   if (models !== null && limits.tensorBytes !== null && models.total > limits.tensorBytes) {
     throw new InvalidConfigError(
       blameModel(config, models),

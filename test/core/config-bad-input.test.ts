@@ -124,6 +124,14 @@ describe('config loader: bad input', () => {
     expect(estimateRunMemory(overlapping).rollout).toBe(2 * 4 * 2 * 3 * 128 * ROLLOUT_BYTES_PER_TOKEN);
   });
 
+  it('counts a weight copy per further inference and gradient worker', () => {
+    const one = estimateRunMemory(resolveConfig(parseConfig({ runtime: { inferenceWorkers: 1 } })));
+    const many = estimateRunMemory(resolveConfig(parseConfig({ runtime: { inferenceWorkers: 3 }, train: { dataParallel: 2 } })));
+    expect(one.replicas).toBe(0);
+    expect(many.replicas).toBe(3 * (many.models?.weights ?? Number.NaN));
+    expect(many.total - one.total).toBe(many.replicas);
+  });
+
   it('refuses against the wasm heap what the machine would hold, and against the machine what no backend would', () => {
     const wide = resolveConfig(parseConfig({ model: { dModel: 8192, nHeads: 4, ffnHidden: 8192, nLayers: 4 } }));
     const model = estimateRunMemory(wide).models?.total ?? 0;
