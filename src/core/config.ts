@@ -24,8 +24,11 @@ export { configSchema, type HorizonConfig, type TurnwiseConfig, type TurnwiseCon
  * parseConfig({ algorithm: { foo: 1 } }); // InvalidConfigError: invalid config at 'algorithm.foo': unknown key 'foo'; valid keys: name, groupSize, ...
  */
 export function parseConfig(input: unknown, source?: string, options: { readonly resolved?: boolean } = {}): TurnwiseConfig {
-  // An empty YAML file parses to null: treat it as "all defaults".
-  const raw = withEnvSettingsDefault(input === null || input === undefined ? {} : input);
+  // An empty YAML file parses to null: refused, since a file emptied by mistake would otherwise train the whole default config.
+  if (input === null || input === undefined) {
+    throw new InvalidConfigError('<root>', `the config${source ? ` ${source}` : ''} is empty; write the sections to set (e.g. env: { name: babyai }), or {} to train every default`);
+  }
+  const raw = withEnvSettingsDefault(input);
   // A registered estimator's section is parsed by its own schema; the rest by the config schema.
   const customName = customAlgorithmName(raw);
   const custom = customName === null ? null : parseCustomAlgorithm(customName, raw, source);

@@ -10,7 +10,23 @@
 /** Result of parsing: an action, or the observation text to answer with. */
 export type ParsedAction =
   | { readonly ok: true; readonly action: string; readonly thought: string | null }
-  | { readonly ok: false; readonly reason: 'multiple-actions' | 'empty' | 'missing-action'; readonly message: string };
+  | { readonly ok: false; readonly reason: 'multiple-actions' | 'empty' | 'missing-action' | 'too-long'; readonly message: string };
+
+/**
+ * Longest action accepted, in characters after normalisation. Every listed action of the built-in
+ * environments is far shorter; the cap keeps an environment from echoing a huge invalid action back
+ * into its observation (a 1 MB reply would otherwise give a 1 MB observation, and a 1 MB context).
+ */
+export const MAX_ACTION_CHARS = 1000;
+
+/**
+ * The answer to an action over {@link MAX_ACTION_CHARS}, or null when it is short enough.
+ * @example tooLongAction('x'.repeat(2000)) // { ok: false, reason: 'too-long', message: 'Your action is 2000 characters long; ...' }
+ */
+export function tooLongAction(action: string): Extract<ParsedAction, { ok: false }> | null {
+  if (action.length <= MAX_ACTION_CHARS) return null;
+  return { ok: false, reason: 'too-long', message: `Your action is ${action.length} characters long; the limit is ${MAX_ACTION_CHARS}. Reply with "Action:" followed by one short action.` };
+}
 
 /** AgentGym's observation for a response with more than one `Action:`. */
 export const MULTIPLE_ACTIONS_MESSAGE = "Error: Only one 'Action' is allowed per response. Please adjust your response.";
@@ -50,6 +66,8 @@ export function parseAction(text: string, options: { lowerCase?: boolean } = {})
     return { ok: false, reason: 'missing-action', message: 'Your response has a Thought but no Action. End it with "Action:" followed by one action.' };
   } else raw = cleaned;
   const action = normaliseAction(raw, lowerCase);
+  const tooLong = tooLongAction(action);
+  if (tooLong !== null) return tooLong;
   if (action.length === 0) return { ok: false, reason: 'empty', message: 'No action found in your response. Reply with "Action:" followed by one action.' };
   return { ok: true, action, thought };
 }

@@ -35,6 +35,7 @@ import { InferencePool } from '../models/inference/inference-pool.js';
 import { localServingPolicy, type ServingPolicy } from '../models/inference/serving-policy.js';
 import { criticConfigOf, trainerSettingsOf } from './algorithm-setup.js';
 import { openPretrainedModels } from './pretrained-stack.js';
+import { checkRunMemory, memoryLimitsOf } from './run-memory.js';
 import type { RunModels } from './run-models.js';
 
 export type { RunModels } from './run-models.js';
@@ -184,6 +185,8 @@ export async function buildPolicyStack(
   spec: EnvironmentSpec,
   checkpoint: CheckpointContent | null,
 ): Promise<PolicyStack> {
+  // Refused before the tokenizer is trained or a tensor allocated (eval, export and serve come here too).
+  checkRunMemory(config, memoryLimitsOf(tf.getBackend()));
   const root = Rng.fromSeed(config.seed);
   const models = config.model.from === null ? openOwnModels(config, spec, checkpoint, root) : await openPretrainedModels(config, checkpoint, root);
   const { text, shape, learner: learnerModel, sampler: samplerModel, reference } = models;

@@ -11,7 +11,9 @@
  */
 // Registers every built-in environment, so callers need not import them themselves.
 import '../envs/index.js';
-import { describeBackend } from '../models/backend/select.js';
+import { getEnvironmentSpec } from '../envs/registry.js';
+import { describeBackend, selectBackend } from '../models/backend/select.js';
+import { checkRunMemory, memoryLimitsOf } from './run-memory.js';
 import { startTrainingActors } from './train/actors.js';
 import { driveTraining } from './train/drive.js';
 import { type ClaimedRunFolder, claimRunFolder } from './run-folder.js';
@@ -29,8 +31,14 @@ export type { DistributedRollout, EvalPoint, TrainRunOptions, TrainRunResult } f
  */
 export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult> {
   checkTrainRunOptions(options);
+  // Refused before the folder is claimed: an unknown environment or settings key, and a config too
+  // large for this machine (with its estimate, before anything is allocated).
+  const { config } = options;
+  getEnvironmentSpec(config.env.name).catalog({ settings: config.env.settings as Record<string, unknown> });
+  const backend = await selectBackend(config.model.backend, { matmul: config.model.matmul });
+  checkRunMemory(config, memoryLimitsOf(backend.name));
   // 0. The run folder, held by this process alone (one writer: ./run-lock.ts) until the run ends.
-  const folder = await claimRunFolder(options, options.config.run);
+  const folder = await claimRunFolder(options, config.run);
   try {
     return await trainInFolder(options, folder);
   } finally {

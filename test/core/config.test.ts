@@ -78,7 +78,7 @@ describe('parseConfig', () => {
         klBlowUp: { enabled: true, approxKlAbove: 0.1, klRefAbove: 0.5, action: 'warn' },
       },
     });
-    expect(parseConfig(null)).toEqual(config);
+    expect(() => parseConfig(null)).toThrow("invalid config at '<root>': the config is empty");
   });
 
   it('keeps given values and defaults the rest of the section', () => {
@@ -181,9 +181,11 @@ describe('loadConfig', () => {
     expect(config.horizon).toEqual({ schedule: 'stepwise', horizons: [3, 6], every: 15 });
   });
 
-  it('treats an empty file as all defaults', () => {
+  it('refuses an empty file, and takes {} as every default', () => {
     const file = join(dir, 'empty.yaml');
-    writeFileSync(file, '');
+    writeFileSync(file, '# nothing but a comment\n');
+    expect(() => loadConfig(file)).toThrow(`invalid config at '<root>': the config ${file} is empty`);
+    writeFileSync(file, '{}\n');
     expect(loadConfig(file)).toEqual(parseConfig({}));
   });
 

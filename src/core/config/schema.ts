@@ -14,7 +14,13 @@ const nonNegInt = () => z.number().int().min(0);
 const runSchema = z
   .object({
     dir: z.string().min(1).default('runs').describe('Folder that holds run folders.'),
-    name: z.string().min(1).default('babyai-grpo').describe('Run name; the run folder is <dir>/<name>.'),
+    name: z
+      .string()
+      .max(128)
+      // One path segment: no separator or `..` can put the run folder outside run.dir.
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, { error: 'expected a file name of letters, digits, ".", "_" and "-" (starting with a letter or digit; no "/" or "..")' })
+      .default('babyai-grpo')
+      .describe('Run name; the run folder is <dir>/<name>. A file name: letters, digits, ".", "_" and "-", starting with a letter or digit, at most 128 characters.'),
   })
   .strict();
 
@@ -228,7 +234,7 @@ const trainSchema = z
 
 const runtimeSchema = z
   .object({
-    bus: z.enum(['memory', 'nats']).default('memory').describe('Message bus: in-process, or a NATS server.'),
+    bus: z.enum(['memory', 'nats']).default('memory').describe('Message bus: in-process, or a NATS server (nats needs the run started with --nats <url>, which picks it by itself too).'),
     samplerMaxBatch: posInt().default(128).describe('Most act() requests the sampler batches into one forward pass.'),
     samplerMaxWaitMs: z.number().min(0).default(2).describe('How long the sampler waits to fill a batch, in milliseconds.'),
     requestTimeoutMs: posInt().default(60000).describe('Timeout of bus requests between actors, in milliseconds.'),

@@ -12,7 +12,7 @@
 import { EnvironmentError } from '../../core/errors.js';
 import type { Observation, StepResult } from '../../core/types.js';
 import type { Environment, EnvironmentOptions } from '../environment.js';
-import { parseAction } from '../parse-action.js';
+import { parseAction, tooLongAction } from '../parse-action.js';
 import { AgentGymEpisode, actionListLine } from './agentgym/episode.js';
 import { babyaiTaskOf } from './catalog.js';
 import { applyPlan } from './apply.js';
@@ -168,8 +168,9 @@ export class BabyAIEnvironment implements Environment {
     if (this.done) return this.over();
     if (typeof actionText !== 'string') throw new EnvironmentError(NAME, `step: actionText must be a string, got ${typeof actionText}`);
     let action = actionText;
-    if (/Action:|Thought:/.test(actionText)) {
-      const parsed = parseAction(actionText);
+    // A bare action is passed on untouched, but never one so long that its echo would flood the observation.
+    const parsed = /Action:|Thought:/.test(actionText) ? parseAction(actionText) : tooLongAction(actionText);
+    if (parsed !== null) {
       if (!parsed.ok) {
         const text = parsed.message + actionListLine(episode.actions);
         return { observation: { text, availableActions: episode.actions }, reward: episode.reward, done: false, success: false, info: { invalid: true, error: parsed.reason, action: null } };

@@ -8,7 +8,7 @@
  * with SELECT or WITH (after comments), must be a single statement (better-sqlite3's `prepare`
  * refuses trailing statements), and SQLite must report it read-only (`sqlite3_stmt_readonly`) and
  * returning rows. Extension loading stays disabled (better-sqlite3 never enables the SQL
- * `load_extension()` function). Rows are capped at `maxRows` and `maxChars` of text.
+ * `load_extension()` function). Rows are capped at `maxRows` and `maxChars` of text, a single cell included (cut, with `truncated` set).
  */
 export const SANDBOX_CHILD_SOURCE = String.raw`
 'use strict';
@@ -45,10 +45,18 @@ process.on('message', (m) => {
     let truncated = false;
     let chars = 0;
     for (const row of stmt.raw(true).iterate()) {
-      if (rows.length >= m.maxRows || chars > m.maxChars) { truncated = true; break; }
+      if (rows.length >= m.maxRows || chars >= m.maxChars) { truncated = true; break; }
       const out = row.map(cell);
-      for (const v of out) chars += typeof v === 'string' ? v.length : 8;
+      // A text cell is cut to what is left of the budget, so one huge cell cannot pass it either.
+      for (let i = 0; i < out.length; i++) {
+        const v = out[i];
+        if (typeof v !== 'string') { chars += 8; continue; }
+        const room = Math.max(0, m.maxChars - chars);
+        if (v.length > room) { out[i] = v.slice(0, room); truncated = true; }
+        chars += out[i].length;
+      }
       rows.push(out);
+      if (truncated) break;
     }
     reply = { id: m.id, ok: true, columns, rows, truncated };
   } catch (e) {

@@ -26,7 +26,7 @@ export interface QueryLimits {
   readonly timeoutMs: number;
   /** Rows kept; more sets `truncated`. */
   readonly maxRows: number;
-  /** Characters of text kept across the rows; more sets `truncated`. */
+  /** Characters of text kept across the rows, a single cell included; more sets `truncated`. Default {@link DEFAULT_MAX_CHARS}. */
   readonly maxChars?: number;
 }
 
@@ -47,6 +47,9 @@ interface ChildReply {
   readonly truncated?: boolean;
   readonly error?: string;
 }
+
+/** Text a result may carry by default: about 2 MB in this process, however large the cells SQLite builds. */
+export const DEFAULT_MAX_CHARS = 1_000_000;
 
 const require = createRequire(import.meta.url);
 const live = new Set<ChildProcess>();
@@ -105,7 +108,7 @@ export class SqlSandbox {
         const timer = setTimeout(() => this.timeout(request), request.limits.timeoutMs);
         this.current = { request, timer };
         child.channel?.ref();
-        child.send({ id: request.id, db: request.db, sql: request.sql, maxRows: request.limits.maxRows, maxChars: request.limits.maxChars ?? 1_000_000 });
+        child.send({ id: request.id, db: request.db, sql: request.sql, maxRows: request.limits.maxRows, maxChars: request.limits.maxChars ?? DEFAULT_MAX_CHARS });
       },
       (err: unknown) => this.finish(request, { ok: false, kind: 'crashed', message: `could not start the SQL sandbox: ${(err as Error).message}` }),
     );

@@ -8,7 +8,7 @@
 import { EnvironmentError } from '../../core/errors.js';
 import type { Observation, StepResult } from '../../core/types.js';
 import type { Environment, EnvironmentOptions } from '../environment.js';
-import { parseAction } from '../parse-action.js';
+import { MAX_ACTION_CHARS, parseAction } from '../parse-action.js';
 import { craftActions } from './actions.js';
 import { textcraftSettings } from './catalog.js';
 import { applyCommand, inventoryText, parseCommand } from './commands.js';
@@ -95,7 +95,7 @@ export class TextCraftEnvironment implements Environment {
     this.turns++;
     let action: string;
     // Fast path: a bare action already in normal form (what constrained decoding emits) needs no parsing.
-    if (NORMAL_FORM.test(actionText)) action = actionText;
+    if (actionText.length <= MAX_ACTION_CHARS && NORMAL_FORM.test(actionText)) action = actionText;
     else {
       const parsed = parseAction(actionText);
       if (!parsed.ok) {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { type Clock, systemClock } from '../../core/clock.js';
 import type { ResolvedConfig } from '../../core/config.js';
 import { writeFileAtomic } from '../../core/atomic-file.js';
-import { CheckpointError, InvalidArgumentError } from '../../core/errors.js';
+import { CheckpointError, InvalidArgumentError, InvalidConfigError } from '../../core/errors.js';
 import type { EnvironmentSpec, TaskCatalog } from '../../envs/environment.js';
 import { getEnvironmentSpec } from '../../envs/registry.js';
 import { type BackendInfo, selectBackend } from '../../models/backend/select.js';
@@ -60,6 +60,10 @@ export interface OpenedRun {
 /** Refuses option combinations no assembly supports, before anything is loaded. */
 export function checkTrainRunOptions(options: TrainRunOptions): void {
   const { config } = options;
+  // The bus is chosen by how the run is started; a config asking for NATS without a server would silently run in-process.
+  if (config.runtime.bus === 'nats' && !options.distributed) {
+    throw new InvalidConfigError('runtime.bus', "'nats' needs a NATS server: start the run with --nats <url> (e.g. turnwise train config.yaml --nats nats://127.0.0.1:4222), or set runtime.bus: memory");
+  }
   if (config.mode !== 'sync' && options.distributed) {
     throw InvalidArgumentError.format('mode', `'${config.mode}' runs on the in-process bus only for now (issue 9); use mode 'sync' with a distributed rollout`);
   }

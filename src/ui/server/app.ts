@@ -17,7 +17,8 @@
  *
  * Why Hono: a small, typed router on web-standard Request/Response with a maintained Node adapter
  * and SSE helper (already used by `turnwise serve`). Every store is opened read-only; errors are
- * JSON `{ error: { type, message } }` with 400 (bad input, path traversal) or 404 (unknown id).
+ * JSON `{ error: { type, message } }` with 400 (bad input, path traversal) or 404 (unknown id), the
+ * message naming the parameter; one that leaves a request body unread carries `Connection: close`.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -63,10 +64,14 @@ const OUTCOMES: readonly Outcome[] = ['success', 'failure', 'truncated', 'length
 /** An unknown episode id (HTTP 404). */
 class UnknownEpisodeError extends InvalidArgumentError {}
 
+/** Most metric names one request may ask for (each is a query on the store). */
+const MAX_METRIC_NAMES = 256;
+
 function intParam(c: Context, name: string, min: number, max: number): number | undefined {
   const raw = c.req.query(name);
   if (raw === undefined || raw === '') return undefined;
-  const n = Number(raw);
+  // Decimal digits only: Number() would also take '0x10', '1e3' and ' 7 '.
+  const n = /^-?\d{1,16}$/.test(raw) ? Number(raw) : Number.NaN;
   if (!Number.isInteger(n) || n < min || n > max) throw InvalidArgumentError.format(name, `expected an integer in [${min}, ${max}], got ${JSON.stringify(raw)}`);
   return n;
 }
@@ -80,7 +85,16 @@ function enumParam<T extends string>(c: Context, name: string, allowed: readonly
 
 function namesParam(c: Context): string[] | undefined {
   const raw = c.req.query('names');
-  return raw === undefined || raw === '' ? undefined : raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  if (raw === undefined || raw === '') return undefined;
+  const names = [...new Set(raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0))];
+  if (names.length > MAX_METRIC_NAMES) throw InvalidArgumentError.format('names', `expected at most ${MAX_METRIC_NAMES} metric names, got ${names.length}`);
+  return names;
+}
+
+/** Whether the request came with a body (a declared length or chunked). */
+function hasBody(request: Request): boolean {
+  const length = request.headers.get('content-length');
+  return (length !== null && length !== '0') || request.headers.has('transfer-encoding');
 }
 
 /**
@@ -102,6 +116,13 @@ export function createUiApp(options: UiAppOptions): UiApp {
     const status = err instanceof PathTraversalError ? 400 : err instanceof UnknownRunError || err instanceof UnknownEpisodeError ? 404 : err instanceof TurnwiseError ? 400 : 500;
     const type = err instanceof PathTraversalError ? 'path_traversal' : status === 404 ? 'not_found' : status === 400 ? 'invalid_request' : 'internal_error';
     return c.json({ error: { type, message: err.message } }, status);
+  });
+
+  // No route reads a body: an error answered to a request that sent one closes the connection,
+  // so the unread rest is not parsed as the next request on a kept-alive socket.
+  app.use('*', async (c, next) => {
+    await next();
+    if (c.res.status >= 400 && hasBody(c.req.raw)) c.res.headers.set('Connection', 'close');
   });
 
   // Refuse traversal anywhere in the path before routing (encoded `..` would survive URL parsing).

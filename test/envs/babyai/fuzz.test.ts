@@ -35,7 +35,7 @@ describe('BabyAI parser fuzz', () => {
       if (r.info?.invalid === true) {
         invalid++;
         // Unusable input names what went wrong and how to recover.
-        expect(r.observation.text).toMatch(/not recognized|cannot|Only one|no action|empty|There is|episode is over|barrier/i);
+        expect(r.observation.text).toMatch(/not recognized|cannot|Only one|no action|empty|There is|episode is over|barrier|characters long; the limit is/i);
         expect(r.reward).toBe(0);
       }
       obs = r.observation;

@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ensureSqlDatabases } from '../../../src/envs/sql/build.js';
-import { SqlSandbox } from '../../../src/envs/sql/sandbox.js';
+import { DEFAULT_MAX_CHARS, SqlSandbox } from '../../../src/envs/sql/sandbox.js';
 
 const paths = ensureSqlDatabases();
 const cars = paths.cars as string;
@@ -82,6 +82,20 @@ describe('SQL sandbox', () => {
     expect(big.ok && big.truncated).toBe(true);
     expect(big.ok && big.result.rows.length).toBe(10);
   });
+
+  it('cuts a single huge cell to the text budget, so this process grows by a bounded amount', async () => {
+    await box.run(cars, 'SELECT 1', limits); // the child is up
+    const before = process.memoryUsage().rss;
+    // hex(zeroblob(n)) is a 2n-character text: one 100M-character cell.
+    const out = await box.run(cars, 'SELECT hex(zeroblob(50000000)) AS big', { timeoutMs: 20_000, maxRows: 10 });
+    const grown = process.memoryUsage().rss - before;
+    expect(out.ok && out.truncated).toBe(true);
+    expect(out.ok && String(out.result.rows[0]?.[0]).length).toBe(DEFAULT_MAX_CHARS);
+    expect(grown).toBeLessThan(32 * 2 ** 20); // it was about 280 MiB before the cut
+    const two = await box.run(cars, 'SELECT hex(zeroblob(300)) AS a, hex(zeroblob(300)) AS b', { ...limits, maxChars: 1000 });
+    expect(two.ok && two.truncated).toBe(true);
+    expect(two.ok && two.result.rows[0]?.map((v) => String(v).length)).toEqual([600, 400]);
+  }, 30_000);
 
   it('answers queued queries in order and resolves pending ones with an error on close', async () => {
     const local = new SqlSandbox([cars]);

@@ -6,7 +6,9 @@
  * reading them) and `cors` (for AgentGym's browser visualization UI) — and `@hono/node-server` to
  * run it on Node's http server without an adapter of our own. Every protocol route delegates to
  * {@link AgentGymProtocol} (`./protocol.ts`), which the lean `node:http` path
- * (`./fast-listener.ts`) calls too; this app is the reference both are tested against.
+ * (`./fast-listener.ts`) calls too; this app is the reference both are tested against. An error
+ * answered without reading the request's body (413, a 404 for a POST) carries `Connection: close`:
+ * the unread rest would otherwise be parsed as the next request on a kept-alive connection.
  */
 import { Hono } from 'hono';
 import type { Context } from 'hono';
@@ -49,6 +51,18 @@ export interface AgentGymApp {
 
 const answer = (c: Context, a: ProtocolAnswer) => c.json(a.body as never, a.status as 200);
 
+/** Whether the request came with a body (a declared length or chunked). */
+function hasBody(request: Request): boolean {
+  const length = request.headers.get('content-length');
+  return (length !== null && length !== '0') || request.headers.has('transfer-encoding');
+}
+
+async function readBody(c: Context, read: WeakSet<Request>): Promise<string> {
+  const text = await c.req.text();
+  read.add(c.req.raw);
+  return text;
+}
+
 /**
  * Builds the app for one native environment.
  * @example
@@ -64,7 +78,13 @@ export function createAgentGymApp(options: AgentGymAppOptions): AgentGymApp {
     clock: options.clock,
   });
   const app = new Hono();
+  // Requests whose body a route read; an error answered without reading it closes the connection.
+  const bodyRead = new WeakSet<Request>();
   if (options.cors) app.use('*', cors({ origin: (origin) => origin || '*', credentials: true }));
+  app.use('*', async (c, next) => {
+    await next();
+    if (c.res.status >= 400 && !bodyRead.has(c.req.raw) && hasBody(c.req.raw)) c.res.headers.set('Connection', 'close');
+  });
   app.use('*', bodyLimit({ maxSize: options.maxBodyBytes, onError: (c) => answer(c, tooLargeAnswer(options.maxBodyBytes)) }));
 
   app.get('/', (c) => c.json(protocol.greeting()));
@@ -74,7 +94,7 @@ export function createAgentGymApp(options: AgentGymAppOptions): AgentGymApp {
         c,
         await protocol.handle(route, {
           // A GET reads no body (and `/create` of a profile without create fields ignores it).
-          body: method === 'POST' ? await c.req.text() : '',
+          body: method === 'POST' ? await readBody(c, bodyRead) : '',
           contentType: c.req.header('content-type'),
           query: method === 'GET' ? new URL(c.req.url).searchParams : null,
           extension: c.req.header(EXTENSION_HEADER) === '1',

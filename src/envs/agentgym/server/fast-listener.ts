@@ -44,18 +44,25 @@ const MAX_DRAIN_BYTES = 64 * 1024 * 1024;
 export function createFastListener(options: FastListenerOptions): RequestListener {
   const { protocol, maxBodyBytes, cors, fallback } = options;
 
-  const send = (req: IncomingMessage, res: ServerResponse, answer: ProtocolAnswer): void => {
+  /** `close`: the body was left unread, so the connection ends with this answer (`Connection: close`, as the app's middleware adds). */
+  const send = (req: IncomingMessage, res: ServerResponse, answer: ProtocolAnswer, close = false): void => {
     const text = JSON.stringify(answer.body);
     res.statusCode = answer.status;
+    const connection = close ? ['connection', 'close'] : [];
     if (cors) {
       // As @hono/node-server writes a Headers object: its (sorted, lower-case) names, then content-length.
       res.writeHead(answer.status, [
         'access-control-allow-credentials', 'true',
         'access-control-allow-origin', req.headers.origin || '*',
+        ...connection,
         'content-type', 'application/json',
         'vary', 'Origin',
         'content-length', String(Buffer.byteLength(text)),
       ]);
+    } else if (close) {
+      // A Headers object of two entries, sorted; Node adds Date and the length it counts at end().
+      res.setHeader('connection', 'close');
+      res.setHeader('content-type', 'application/json');
     } else {
       // As it writes Hono's plain `{"Content-Type"}`: Node adds Date, Connection, Keep-Alive, then the length it counts at end().
       res.setHeader('Content-Type', 'application/json');
@@ -63,12 +70,19 @@ export function createFastListener(options: FastListenerOptions): RequestListene
     res.end(text);
   };
 
+  // The rest of the body is drained (bounded) so the client can finish writing and read the 413, then the connection ends.
   const refuse = (req: IncomingMessage, res: ServerResponse): void => {
-    send(req, res, tooLargeAnswer(maxBodyBytes));
+    closing.add(req.socket);
+    send(req, res, tooLargeAnswer(maxBodyBytes), true);
     drain(req);
   };
 
   return (req, res) => {
+    // A request pipelined behind a refused body: the connection is ending, so it is not run (nobody would get its answer).
+    if (closing.has(req.socket)) {
+      req.socket.destroy();
+      return;
+    }
     const url = req.url ?? '';
     const mark = url.indexOf('?');
     const path = mark < 0 ? url : url.slice(0, mark);
@@ -117,6 +131,8 @@ export function createFastListener(options: FastListenerOptions): RequestListene
 }
 
 const corked = new WeakSet<Socket>();
+/** Sockets whose last answer said `Connection: close`. */
+const closing = new WeakSet<Socket>();
 
 /**
  * Holds a socket's writes until the event loop has run everything the current read started, then
@@ -144,7 +160,7 @@ function contentTypeOf(raw: readonly string[]): string | undefined {
   return value;
 }
 
-/** Reads and drops the rest of a refused body, within bounds, so the keep-alive socket stays usable. */
+/** Reads and drops the rest of a refused body, within bounds, so the client is not reset while it still writes. */
 function drain(req: IncomingMessage): void {
   if (req.readableEnded || req.destroyed) return;
   let bytes = 0;

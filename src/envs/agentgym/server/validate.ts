@@ -2,11 +2,13 @@
  * Request validation with FastAPI's 422 answers, so AgentGym's clients (and people reading them)
  * see what AgentGym's own servers send: `{"detail": [{"type", "loc", "msg", "input"[, "ctx"]}]}`
  * with pydantic v2's error types (`missing`, `int_parsing`, `int_from_float`, `int_type`,
- * `string_type`, `json_invalid`, `model_attributes_type`).
+ * `string_type`, `json_invalid`, `model_attributes_type`, `less_than_equal`, `greater_than_equal`).
  *
  * Why not zod here: the bodies are two or three scalar fields, and what matters is pydantic's
- * exact lax-mode rules (an integer may arrive as `3`, `3.0`, `"3"` or `true`) and error names,
- * which a field table states more plainly than a mapping from zod's issue codes.
+ * exact lax-mode rules (an integer may arrive as `3`, `3.0` or `"3"`) and error names, which a field
+ * table states more plainly than a mapping from zod's issue codes. Two departures, both refusing what
+ * no client means: a boolean is not an integer (`int_type`), and an integer must be exact in a
+ * double (|n| <= 2^53 - 1; `less_than_equal` / `greater_than_equal`).
  */
 
 /** Field types the AgentGym bodies use. */
@@ -46,15 +48,26 @@ function checkField(spec: FieldSpec, present: boolean, value: unknown, where: 'b
     return { issue: { type: 'string_type', loc, msg: 'Input should be a valid string', input: value } };
   }
   if (typeof value === 'number') {
-    if (Number.isInteger(value)) return { value };
+    if (Number.isInteger(value)) return safeInt(value, loc, value);
     if (Number.isFinite(value)) return { issue: { type: 'int_from_float', loc, msg: 'Input should be a valid integer, got a number with a fractional part', input: value } };
   }
-  if (typeof value === 'boolean') return { value: value ? 1 : 0 };
+  // pydantic's lax mode takes true as 1; no AgentGym client sends one, and an id of `true` is a bug to report, not to run.
+  if (typeof value === 'boolean') return { issue: { type: 'int_type', loc, msg: 'Input should be a valid integer, got a boolean', input: value } };
   if (typeof value === 'string') {
-    if (INT_RE.test(value)) return { value: Number(value) };
+    if (INT_RE.test(value)) return safeInt(Number(value), loc, value);
     return { issue: { type: 'int_parsing', loc, msg: 'Input should be a valid integer, unable to parse string as an integer', input: value } };
   }
   return { issue: { type: 'int_type', loc, msg: 'Input should be a valid integer', input: value } };
+}
+
+/**
+ * An integer beyond ±(2^53 - 1) has lost its exact value (`1e308` parses as an integer): refused in
+ * pydantic's words for a bound (`less_than_equal` / `greater_than_equal`).
+ */
+function safeInt(value: number, loc: (string | number)[], input: unknown): { value?: number; issue?: ValidationIssue } {
+  if (value > Number.MAX_SAFE_INTEGER) return { issue: { type: 'less_than_equal', loc, msg: `Input should be less than or equal to ${Number.MAX_SAFE_INTEGER}`, input, ctx: { le: Number.MAX_SAFE_INTEGER } } };
+  if (value < -Number.MAX_SAFE_INTEGER) return { issue: { type: 'greater_than_equal', loc, msg: `Input should be greater than or equal to ${-Number.MAX_SAFE_INTEGER}`, input, ctx: { ge: -Number.MAX_SAFE_INTEGER } } };
+  return { value };
 }
 
 function checkFields(fields: readonly FieldSpec[], source: Record<string, unknown>, where: 'body' | 'query', whole: unknown): Validated {
