@@ -9,7 +9,7 @@
  *     npm run turnwise -- train configs/babyai-llm-lora.yaml --set model.from=models/standin-babyai ...
  *
  * Options: --out (required), --config (default configs/babyai-llm-lora.yaml), --set key=value
- * (repeatable, applied to the config), --episodes (400), --epochs (3), --seed (the config's).
+ * (repeatable, applied to the config), --episodes (400), --epochs (4), --seed (the config's).
  */
 import { parseArgs } from 'node:util';
 import { loadConfig, resolveConfig } from '../src/core/config.js';
@@ -24,7 +24,7 @@ const { values } = parseArgs({
     config: { type: 'string', default: 'configs/babyai-llm-lora.yaml' },
     set: { type: 'string', multiple: true, default: [] },
     episodes: { type: 'string', default: '400' },
-    epochs: { type: 'string', default: '3' },
+    epochs: { type: 'string', default: '4' },
     seed: { type: 'string' },
   },
 });

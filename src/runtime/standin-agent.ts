@@ -27,7 +27,7 @@ import { type TransformerConfig, TransformerModel } from '../models/transformer.
 /** The model's shape apart from the vocabulary (which the tokenizer sets). */
 export type StandinShape = Omit<TransformerConfig, 'vocabSize'>;
 
-/** A small Llama with grouped-query attention: about 0.3M parameters, trains in seconds per epoch on 2 cores. */
+/** A small Llama with grouped-query attention: about 0.26M parameters; an epoch over 400 BabyAI episodes takes about 12 s on 2 cores. */
 export const DEFAULT_STANDIN_SHAPE: StandinShape = {
   architecture: 'llama',
   dModel: 96,
@@ -108,7 +108,7 @@ export async function buildStandinAgent(options: StandinOptions): Promise<Standi
     const epochLosses = trainNextToken(
       model,
       sequences,
-      { epochs: options.epochs ?? 3, batchTokens: options.batchTokens ?? 8192, lr: options.lr ?? 3e-3, ...(options.onStep ? { onStep: options.onStep } : {}) },
+      { epochs: options.epochs ?? 4, batchTokens: options.batchTokens ?? 2048, lr: options.lr ?? 3e-3, ...(options.onStep ? { onStep: options.onStep } : {}) },
       root.fork('sft'),
     );
     mkdirSync(options.folder, { recursive: true });
