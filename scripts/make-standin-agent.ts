@@ -52,6 +52,6 @@ const report = await buildStandinAgent({
   },
 });
 console.log(
-  `wrote ${report.folder}: ${report.parameters.toLocaleString('en-US')} parameters, vocab ${report.vocabSize}, ${report.sequences} random episodes (success ${report.randomSuccessRate.toFixed(2)}), ` +
+  `wrote ${report.folder}: ${report.parameters.toLocaleString('en-US')} parameters, vocab ${report.vocabSize}, ${report.episodes} random episodes (success ${report.randomSuccessRate.toFixed(2)}) in ${report.sequences} sequences, ` +
     `epoch losses ${report.epochLosses.map((l) => l.toFixed(3)).join(' ')}, ${((Date.now() - started) / 1000).toFixed(0)}s`,
 );

@@ -20,7 +20,7 @@ import { type ChatTextOptions, chatText } from '../models/policy-text.js';
 import { writeSafetensors } from '../models/safetensors.js';
 import { CHATML_IDS, CHATML_ROLE_WORDS, chatmlFiles } from '../models/standin/chatml-files.js';
 import { trainNextToken } from '../models/standin/next-token.js';
-import { randomTranscripts, transcriptSequence } from '../models/standin/transcripts.js';
+import { randomTranscripts, transcriptSequences } from '../models/standin/transcripts.js';
 import { trainBpe } from '../models/tokenizer/train.js';
 import { type TransformerConfig, TransformerModel } from '../models/transformer.js';
 
@@ -67,8 +67,11 @@ export interface StandinReport {
   readonly folder: string;
   readonly parameters: number;
   readonly vocabSize: number;
+  /** Random episodes played. */
+  readonly episodes: number;
   /** Share of the random episodes that succeeded (what random play scores). */
   readonly randomSuccessRate: number;
+  /** Training sequences they made (one per episode with the full history, one per turn without). */
   readonly sequences: number;
   readonly trainedTokens: number;
   /** Mean next-token loss of each epoch (nats per reply token). */
@@ -102,7 +105,7 @@ export async function buildStandinAgent(options: StandinOptions): Promise<Standi
   const text = chatText({ tokenizerJson: files.tokenizerJson, tokenizerConfig: files.tokenizerConfig, generationConfig: files.generationConfig }, options.chat, options.folder);
 
   // Next-token training on the replies of the random conversations.
-  const sequences = transcripts.map((t) => transcriptSequence(text, t, Math.min(shape.maxContext, options.chat.maxContext)));
+  const sequences = transcripts.flatMap((t) => transcriptSequences(text, t, Math.min(shape.maxContext, options.chat.maxContext)));
   const model = new TransformerModel(shape, root.fork('init'));
   try {
     const epochLosses = trainNextToken(
@@ -128,6 +131,7 @@ export async function buildStandinAgent(options: StandinOptions): Promise<Standi
       folder: options.folder,
       parameters,
       vocabSize: bpe.vocabSize,
+      episodes: transcripts.length,
       randomSuccessRate: transcripts.filter((t) => t.success).length / Math.max(1, transcripts.length),
       sequences: sequences.length,
       trainedTokens: sequences.reduce((n, s) => n + s.targets.length, 0),

@@ -70,7 +70,7 @@ export function randomTranscripts(env: Environment, tasks: readonly number[], op
   return out;
 }
 
-/** One transcript as the model reads it. */
+/** One stretch of a transcript as the model reads it. */
 export interface TranscriptSequence {
   /** [tokens] the whole conversation, the last reply included. */
   readonly ids: Int32Array;
@@ -80,28 +80,40 @@ export interface TranscriptSequence {
 
 /**
  * The conversation of a transcript as token ids, built turn by turn with the runtime's own context
- * (so a model trained on it reads at run time exactly what it was trained on); the turns that do
- * not fit in `maxTokens` are dropped from the end (at least the first is kept).
- * @throws Error when the text's contexts do not chain (a template that is not append-only).
- * @example const { ids, targets } = transcriptSequence(text, transcript, 1024);
+ * (so a model trained on it reads at run time exactly what it was trained on). While each turn's
+ * context extends the previous one (`context.history: full`) the turns chain into one sequence; a
+ * context that does not (a history window that dropped a turn) starts a new one. Turns that would
+ * pass `maxTokens` are dropped from the end of a chain (its first turn is always kept).
+ * @example const sequences = transcriptSequences(text, transcript, 1024);
  */
-export function transcriptSequence(text: PolicyText, transcript: Transcript, maxTokens: number): TranscriptSequence {
+export function transcriptSequences(text: PolicyText, transcript: Transcript, maxTokens: number): TranscriptSequence[] {
+  const out: TranscriptSequence[] = [];
   const past: PastTurn[] = [];
   let ids = new Int32Array(0);
-  const targets: number[] = [];
+  let targets: number[] = [];
+  let full = false; // the current chain stopped growing at maxTokens
+  const flush = () => {
+    if (targets.length > 0) out.push({ ids, targets: Int32Array.from(targets) });
+    ids = new Int32Array(0);
+    targets = [];
+    full = false;
+  };
   for (const turn of transcript.turns) {
     const context = text.context({ instruction: transcript.instruction, pastTurns: past, observationText: turn.observationText });
     const reply = text.actionChoices([turn.reply])[0] as Int32Array;
-    if (past.length > 0 && context.length + reply.length > maxTokens) break;
-    for (let i = 0; i < ids.length; i++) {
-      if (context[i] !== ids[i]) throw new Error(`transcriptSequence: the context of turn ${past.length} does not extend the previous one at token ${i}`);
+    past.push({ observationText: turn.observationText, actionTokens: reply });
+    const chains = ids.length > 0 && ids.length <= context.length && ids.every((id, i) => context[i] === id);
+    if (!chains) flush();
+    else if (full || context.length + reply.length > maxTokens) {
+      full = true;
+      continue;
     }
     const next = new Int32Array(context.length + reply.length);
     next.set(context);
     next.set(reply, context.length);
     for (let k = 0; k < reply.length; k++) targets.push(context.length + k - 1);
     ids = next;
-    past.push({ observationText: turn.observationText, actionTokens: reply });
   }
-  return { ids, targets: Int32Array.from(targets) };
+  flush();
+  return out;
 }

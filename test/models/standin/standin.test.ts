@@ -7,7 +7,7 @@ import { selectBackend } from '../../../src/models/backend/select.js';
 import { chatText } from '../../../src/models/policy-text.js';
 import { CHATML_IDS, chatmlFiles } from '../../../src/models/standin/chatml-files.js';
 import { nextTokenBatch, trainNextToken } from '../../../src/models/standin/next-token.js';
-import { randomTranscripts, transcriptSequence } from '../../../src/models/standin/transcripts.js';
+import { randomTranscripts, transcriptSequences } from '../../../src/models/standin/transcripts.js';
 import { trainBpe } from '../../../src/models/tokenizer/train.js';
 import { TransformerModel } from '../../../src/models/transformer.js';
 
@@ -61,7 +61,9 @@ describe('transcript sequences', () => {
   it('chain the turns and target exactly the reply tokens, the end-of-turn tokens included', () => {
     const t = transcripts.find((x) => x.turns.length >= 3);
     if (t === undefined) throw new Error('no long transcript');
-    const { ids, targets } = transcriptSequence(text, t, 4096);
+    const sequences = transcriptSequences(text, t, 4096);
+    expect(sequences).toHaveLength(1);
+    const { ids, targets } = sequences[0] as (typeof sequences)[number];
     const replyIds = t.turns.flatMap((turn) => [...(text.actionChoices([turn.reply])[0] as Int32Array)]);
     expect([...targets].map((p) => ids[p + 1])).toEqual(replyIds);
     // The last context the runtime would build for this episode is a prefix of the sequence.
@@ -69,8 +71,25 @@ describe('transcript sequences', () => {
     const last = text.context({ instruction: t.instruction, pastTurns: past, observationText: t.turns.at(-1)?.observationText ?? '' });
     expect([...ids.subarray(0, last.length)]).toEqual([...last]);
     // A budget drops whole turns from the end, never the first.
-    const first = transcriptSequence(text, t, 1);
-    expect(first.targets.length).toBe(text.actionChoices([t.turns[0]?.reply ?? ''])[0]?.length);
+    const first = transcriptSequences(text, t, 1);
+    expect(first).toHaveLength(1);
+    expect(first[0]?.targets.length).toBe(text.actionChoices([t.turns[0]?.reply ?? ''])[0]?.length);
+  });
+
+  it('start a new sequence at every turn when the context keeps no past turns (context.history: 0)', () => {
+    const t = transcripts.find((x) => x.turns.length >= 3);
+    if (t === undefined) throw new Error('no long transcript');
+    const memoryless = chatText({ tokenizerJson: files.tokenizerJson, tokenizerConfig: files.tokenizerConfig, generationConfig: files.generationConfig }, { ...chat, history: 0 });
+    const sequences = transcriptSequences(memoryless, t, 4096);
+    expect(sequences).toHaveLength(t.turns.length);
+    sequences.forEach((s, k) => {
+      const turn = t.turns[k];
+      if (turn === undefined) throw new Error('missing turn');
+      const context = memoryless.context({ instruction: t.instruction, pastTurns: [], observationText: turn.observationText });
+      const reply = memoryless.actionChoices([turn.reply])[0] as Int32Array;
+      expect([...s.ids]).toEqual([...context, ...reply]);
+      expect([...s.targets].map((p) => s.ids[p + 1])).toEqual([...reply]);
+    });
   });
 });
 
@@ -88,7 +107,7 @@ describe('next-token training', () => {
   });
 
   it('lowers the loss of the reply tokens, the same way for the same seed', () => {
-    const seqs = transcripts.slice(0, 6).map((t) => transcriptSequence(text, t, 1024));
+    const seqs = transcripts.slice(0, 6).flatMap((t) => transcriptSequences(text, t, 1024));
     const shape = { architecture: 'llama' as const, vocabSize: text.vocabSize, dModel: 32, nLayers: 1, nHeads: 2, ffnHidden: 64, maxContext: 1024, ropeTheta: 10000, rmsNormEps: 1e-5, tieEmbeddings: true };
     const run = () => {
       const model = new TransformerModel(shape, Rng.fromSeed(3));
