@@ -1,11 +1,12 @@
 /**
  * Transcripts of random play for the stand-in "pretrained" agent: episodes of an environment where
- * every reply is in the format AgentGym's instruction asks for (`Thought:\n<short text>\n\nAction:\n<a listed action>`) but the
- * action is drawn uniformly among the listed ones and the thought is a generic phrase — an agent
- * that knows the format and the action vocabulary but not the task. Each episode becomes one chat
- * token sequence laid out exactly as the runtime lays out a conversation (the same
- * {@link PolicyText}), with the positions whose next token is a reply token (the loss positions
- * of next-token training: replies only, as instruct fine-tuning trains).
+ * every reply is in the format AgentGym's instruction asks for
+ * (`Thought:\n<short text>\n\nAction:\n<a listed action>`) but the action is drawn uniformly among
+ * the listed ones and the thought is a generic phrase — an agent that knows the format and the
+ * action vocabulary but not the task. Each episode becomes chat token sequences laid out exactly as
+ * the runtime lays out a conversation (the same {@link PolicyText}), with the positions whose next
+ * token is a reply token (the loss positions of next-token training: replies only, as instruct
+ * fine-tuning trains).
  */
 import type { Rng } from '../../core/rng.js';
 import type { Environment } from '../../envs/environment.js';
