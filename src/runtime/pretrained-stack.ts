@@ -15,7 +15,7 @@ import { describeHfModel, type HfModelInfo, inspectHfModel } from '../models/hf/
 import { readHfWeights } from '../models/hf/hf-weights.js';
 import { type LoraSpec, loraModules } from '../models/lora/lora.js';
 import { describeEstimate, estimateMemory, formatBytes, type MemoryPlan, WASM_HEAP_BYTES } from '../models/memory-estimate.js';
-import { chatText } from '../models/policy-text.js';
+import { type ChatTextOptions, chatText } from '../models/policy-text.js';
 import type { TrainableModel } from '../models/train-contract.js';
 import { type TransformerConfig, TransformerModel } from '../models/transformer.js';
 import type { RunModels } from './run-models.js';
@@ -27,6 +27,20 @@ import type { RunModels } from './run-models.js';
 export function loraSpecOf(config: ResolvedConfig): LoraSpec | null {
   const l = config.model.lora;
   return l === null ? null : { rank: l.rank, alpha: l.alpha, dropout: l.dropout, targets: [...l.targetModules], rsLora: l.rsLora };
+}
+
+/**
+ * The chat layout and limits of a run (`context.chat`, `context.history`, the context cap).
+ * @example chatText(contents, chatTextOptionsOf(config, 2048), folder)
+ */
+export function chatTextOptionsOf(config: ResolvedConfig, maxContext: number): ChatTextOptions {
+  return {
+    system: config.context.chat.system,
+    acknowledge: config.context.chat.acknowledge,
+    history: config.context.history === 'auto' ? 'full' : config.context.history,
+    maxContext,
+    maxResponseTokens: config.context.chat.maxResponseTokens,
+  };
 }
 
 /** The model shape a run uses: the folder's, with the context capped at `model.maxContext`. */
@@ -83,17 +97,7 @@ export async function openPretrainedModels(config: ResolvedConfig, checkpoint: C
   if (shape.maxContext < info.config.maxContext) notes.push(`context capped at ${shape.maxContext} tokens (model.maxContext)`);
   notes.push(checkMemory(info, config, shape, lora));
   const contents = await readChatModelFileContents(folder);
-  const text = chatText(
-    contents,
-    {
-      system: config.context.chat.system,
-      acknowledge: config.context.chat.acknowledge,
-      history: config.context.history === 'auto' ? 'full' : config.context.history,
-      maxContext: shape.maxContext,
-      maxResponseTokens: config.context.chat.maxResponseTokens,
-    },
-    folder,
-  );
+  const text = chatText(contents, chatTextOptionsOf(config, shape.maxContext), folder);
   if (text.vocabSize > shape.vocabSize) {
     throw new InvalidConfigError('model.from', `${folder}: the tokenizer has ${text.vocabSize} ids but the model only ${shape.vocabSize} embedding rows`);
   }

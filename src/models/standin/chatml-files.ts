@@ -1,0 +1,74 @@
+/**
+ * The tokenizer side of the stand-in "pretrained" agent: turnwise's byte-level BPE (trained on the
+ * transcripts) dressed as a ChatML instruct model, as Qwen2.5 and SmolLM2 lay theirs out —
+ * `<|endoftext|>` (pad), `<|im_start|>`, `<|im_end|>` (end of turn) as special added tokens, a
+ * `tokenizer_config.json` with a plain ChatML chat template and a `generation_config.json` that
+ * stops at `<|im_end|>`. Pure: the writer serialises what these return.
+ */
+import { generationConfigJson, tokenizerConfigJson } from '../chat/export.js';
+import type { BpeTokenizer } from '../tokenizer/bpe.js';
+import { HfTokenizer } from '../tokenizer/hf-tokenizer.js';
+import { SPECIAL_TOKEN_LIST } from '../tokenizer/tables.js';
+
+/**
+ * ChatML without a default system message (the layout transformers documents for ChatML models):
+ * `<|im_start|>{role}\n{content}<|im_end|>\n` per message, `<|im_start|>assistant\n` as the
+ * generation prompt.
+ */
+export const CHATML_TEMPLATE = [
+  '{%- for message in messages %}',
+  "{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>' + '\\n' }}",
+  '{%- endfor %}',
+  "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}",
+].join('\n');
+
+/**
+ * The special-token strings at ids 0..5 of the stand-in's tokenizer (turnwise's BPE keeps six
+ * special ids first; the three ChatML does not use are reserved).
+ */
+export const CHATML_SPECIALS = ['<|endoftext|>', '<|im_start|>', '<|im_end|>', '<|reserved_0|>', '<|reserved_1|>', '<|reserved_2|>'] as const;
+
+/** Ids of the ChatML tokens in {@link CHATML_SPECIALS}. */
+export const CHATML_IDS = { pad: 0, imStart: 1, imEnd: 2 } as const;
+
+/** Words every ChatML conversation holds outside the messages (for the BPE corpus). */
+export const CHATML_ROLE_WORDS = ['system\n', 'user\n', 'assistant\n'] as const;
+
+/**
+ * `tokenizer.json` of `bpe` with turnwise's six special tokens renamed to {@link CHATML_SPECIALS}
+ * (same ids; merges only name byte tokens, so they are unchanged).
+ * @example const json = chatmlTokenizerJson(trainBpe(corpus, { vocabSize: 768 }));
+ */
+export function chatmlTokenizerJson(bpe: BpeTokenizer): Record<string, unknown> {
+  const json = structuredClone(bpe.toJSON()) as { added_tokens: { id: number; content: string }[]; model: { vocab: Record<string, number> } };
+  const vocab: Record<string, number> = {};
+  const renamed = new Map<string, string>(SPECIAL_TOKEN_LIST.map((name, id) => [name, CHATML_SPECIALS[id] as string]));
+  for (const [name, id] of Object.entries(json.model.vocab)) vocab[renamed.get(name) ?? name] = id;
+  json.model.vocab = vocab;
+  for (const token of json.added_tokens) token.content = CHATML_SPECIALS[token.id] ?? token.content;
+  return json as unknown as Record<string, unknown>;
+}
+
+/** The three tokenizer-side files of a ChatML model folder, as JSON objects. */
+export interface ChatmlFiles {
+  readonly tokenizerJson: Record<string, unknown>;
+  readonly tokenizerConfig: Record<string, unknown>;
+  readonly generationConfig: Record<string, unknown>;
+}
+
+/**
+ * The tokenizer-side files of the stand-in model folder.
+ * @example const files = chatmlFiles(bpe, { modelMaxLength: 1024, maxNewTokens: 48 });
+ */
+export function chatmlFiles(bpe: BpeTokenizer, options: { readonly modelMaxLength: number; readonly maxNewTokens: number }): ChatmlFiles {
+  const tokenizerJson = chatmlTokenizerJson(bpe);
+  const tokenizer = HfTokenizer.fromJSON(tokenizerJson);
+  const tokenizerConfig = tokenizerConfigJson({
+    tokenizer,
+    chatTemplate: CHATML_TEMPLATE,
+    specialTokens: { eos_token: '<|im_end|>', pad_token: '<|endoftext|>' },
+    modelMaxLength: options.modelMaxLength,
+  });
+  const generationConfig = generationConfigJson({ eosTokenIds: [CHATML_IDS.imEnd, CHATML_IDS.pad], padTokenId: CHATML_IDS.pad, maxNewTokens: options.maxNewTokens });
+  return { tokenizerJson, tokenizerConfig, generationConfig };
+}

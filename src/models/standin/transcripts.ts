@@ -1,0 +1,120 @@
+/**
+ * Transcripts of random play for the stand-in "pretrained" agent: episodes of an environment where
+ * every reply is in the format AgentGym's instruction asks for
+ * (`Thought:\n<short text>\n\nAction:\n<a listed action>`) but the action is drawn uniformly among
+ * the listed ones and the thought is a generic phrase — an agent that knows the format and the
+ * action vocabulary but not the task. Each episode becomes chat token sequences laid out exactly as
+ * the runtime lays out a conversation (the same {@link PolicyText}), with the positions whose next
+ * token is a reply token (the loss positions of next-token training: replies only, as instruct
+ * fine-tuning trains).
+ */
+import type { Rng } from '../../core/rng.js';
+import type { Environment } from '../../envs/environment.js';
+import type { PastTurn } from '../context.js';
+import type { PolicyText } from '../policy-text.js';
+
+/** Generic thoughts: they say nothing about the task, so they carry no skill. */
+export const RANDOM_THOUGHTS = ['Let me try this.', 'I will explore.', 'I should look around.', 'Maybe this helps.', 'I will take a step.', 'Let me see what happens.'] as const;
+
+/** One turn of a random episode. */
+export interface TranscriptTurn {
+  readonly observationText: string;
+  /** The reply text the agent gave (`Thought:\n…\n\nAction:\n…`). */
+  readonly reply: string;
+}
+
+/** A random episode: the instruction and its turns. */
+export interface Transcript {
+  readonly instruction: string;
+  readonly turns: readonly TranscriptTurn[];
+  readonly success: boolean;
+}
+
+/**
+ * A random reply in AgentGym's format.
+ * @example randomReply(rng, ['turn left', 'move forward']) // 'Thought:\nI will explore.\n\nAction:\nmove forward'
+ */
+export function randomReply(rng: Rng, actions: readonly string[]): string {
+  return `Thought:\n${rng.pick(RANDOM_THOUGHTS)}\n\nAction:\n${rng.pick(actions)}`;
+}
+
+/**
+ * Random episodes of a synchronous environment (all built-in ones are), at most `turns` turns each;
+ * task `e` is `tasks[e % tasks.length]`. Deterministic in `rng`.
+ * @example const transcripts = randomTranscripts(env, trainIndices.slice(0, 500), { episodes: 500, turns: 5 }, Rng.fromSeed(1));
+ */
+export function randomTranscripts(env: Environment, tasks: readonly number[], options: { readonly episodes: number; readonly turns: number }, rng: Rng): Transcript[] {
+  const sync = <T>(value: T | Promise<T>, what: string): T => {
+    if (value instanceof Promise) throw new TypeError(`randomTranscripts: ${env.name}.${what} must be synchronous`);
+    return value;
+  };
+  const out: Transcript[] = [];
+  const instruction = env.instruction();
+  for (let e = 0; e < options.episodes && tasks.length > 0; e++) {
+    let observation = sync(env.reset(tasks[e % tasks.length] as number), 'reset');
+    const turns: TranscriptTurn[] = [];
+    let success = false;
+    for (let t = 0; t < options.turns; t++) {
+      const actions = observation.availableActions ?? [];
+      if (actions.length === 0) break;
+      const reply = randomReply(rng, actions);
+      turns.push({ observationText: observation.text, reply });
+      const result = sync(env.step(reply), 'step');
+      observation = result.observation;
+      if (result.done) {
+        success = result.success === true;
+        break;
+      }
+    }
+    if (turns.length > 0) out.push({ instruction, turns, success });
+  }
+  return out;
+}
+
+/** One stretch of a transcript as the model reads it. */
+export interface TranscriptSequence {
+  /** [tokens] the whole conversation, the last reply included. */
+  readonly ids: Int32Array;
+  /** Positions p whose next token `ids[p + 1]` is a reply token (the end-of-turn token included). */
+  readonly targets: Int32Array;
+}
+
+/**
+ * The conversation of a transcript as token ids, built turn by turn with the runtime's own context
+ * (so a model trained on it reads at run time exactly what it was trained on). While each turn's
+ * context extends the previous one (`context.history: full`) the turns chain into one sequence; a
+ * context that does not (a history window that dropped a turn) starts a new one. Turns that would
+ * pass `maxTokens` are dropped from the end of a chain (its first turn is always kept).
+ * @example const sequences = transcriptSequences(text, transcript, 1024);
+ */
+export function transcriptSequences(text: PolicyText, transcript: Transcript, maxTokens: number): TranscriptSequence[] {
+  const out: TranscriptSequence[] = [];
+  const past: PastTurn[] = [];
+  let ids = new Int32Array(0);
+  let targets: number[] = [];
+  let full = false; // the current chain stopped growing at maxTokens
+  const flush = () => {
+    if (targets.length > 0) out.push({ ids, targets: Int32Array.from(targets) });
+    ids = new Int32Array(0);
+    targets = [];
+    full = false;
+  };
+  for (const turn of transcript.turns) {
+    const context = text.context({ instruction: transcript.instruction, pastTurns: past, observationText: turn.observationText });
+    const reply = text.actionChoices([turn.reply])[0] as Int32Array;
+    past.push({ observationText: turn.observationText, actionTokens: reply });
+    const chains = ids.length > 0 && ids.length <= context.length && ids.every((id, i) => context[i] === id);
+    if (!chains) flush();
+    else if (full || context.length + reply.length > maxTokens) {
+      full = true;
+      continue;
+    }
+    const next = new Int32Array(context.length + reply.length);
+    next.set(context);
+    next.set(reply, context.length);
+    for (let k = 0; k < reply.length; k++) targets.push(context.length + k - 1);
+    ids = next;
+  }
+  flush();
+  return out;
+}
