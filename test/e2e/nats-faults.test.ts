@@ -60,8 +60,8 @@ afterEach(async () => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function worker(name: string, env: Record<string, string> = {}): CliProcess {
-  return spawnCli(procs, ['worker', '--nats', server.url, '--run', name, '--role', 'sampler,episodes'], env);
+function worker(name: string, env: Record<string, string> = {}, extra: readonly string[] = []): CliProcess {
+  return spawnCli(procs, ['worker', '--nats', server.url, '--run', name, '--role', 'sampler,episodes', ...extra], env);
 }
 
 /** The run folder holds what the fault-free run holds, and no step has an `error` episode. */
@@ -135,7 +135,9 @@ describe('kill -9 in a run over NATS', () => {
     const name = 'only-worker';
     const runDir = join(dir, name);
     const logs: string[] = [];
-    worker(name, { TURNWISE_FAULT: 'trajectory-published@20' });
+    // One plan at a time: with a step's 16 episodes in flight, the other publications of step 1 can
+    // reach the server before the kill lands on the 20th, and step 1 would complete without it.
+    worker(name, { TURNWISE_FAULT: 'trajectory-published@20' }, ['--pool', '1']);
     const failed = await natsTrainRun({
       config: config(name),
       runDir,
