@@ -2,21 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { registerRewardShaper, rewardShaperRegistry, rewardShapingOf, shapeTrajectory } from '../../src/algorithms/reward-shapers.js';
 import { InvalidConfigError } from '../../src/core/errors.js';
-import type { Trajectory, Turn } from '../../src/core/types.js';
+import type { Trajectory } from '../../src/core/types.js';
+import { plainTurn } from '../helpers/turns.js';
 
-const turn = (index: number, actionText: string, invalidAction = false): Turn => ({
-  index,
-  observationText: '',
-  promptTokens: Int32Array.of(1),
-  actionText,
-  actionTokens: Int32Array.of(2),
-  actionLogprobs: Float32Array.of(-1),
-  actionLossMask: Uint8Array.of(1),
-  constraint: null,
-  policyVersion: 0,
-  reward: 0,
-  invalidAction,
-});
+const turn = plainTurn;
 const episode: Trajectory = {
   trajectoryId: 't1',
   taskId: 'babyai_3',

@@ -7,10 +7,11 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/core/config.js';
 import type { AlarmsConfig } from '../../src/core/config/alarm-schema.js';
-import type { Outcome, Trajectory, Turn } from '../../src/core/types.js';
+import type { Outcome, Trajectory } from '../../src/core/types.js';
 import { type AlarmState, initialAlarmState, observeStep, restoreAlarmState } from '../../src/runtime/alarms/monitor.js';
 import { RunAlarms, restorePersistedAlarms } from '../../src/runtime/alarms/run-alarms.js';
 import { rolloutMetrics } from '../../src/runtime/rollout-metrics.js';
+import { plainTurn } from '../helpers/turns.js';
 
 const defaults = (): AlarmsConfig => parseConfig({}).alarms;
 /** Only `name` enabled, with overrides; cooldown 0 so every step can fire. */
@@ -38,19 +39,7 @@ function firings(config: AlarmsConfig, steps: Record<string, number>[]): { steps
   return { steps: fired, messages, state };
 }
 
-const turn = (index: number, actionText: string): Turn => ({
-  index,
-  observationText: '',
-  promptTokens: Int32Array.of(1),
-  actionText,
-  actionTokens: Int32Array.of(2),
-  actionLogprobs: Float32Array.of(-1),
-  actionLossMask: Uint8Array.of(1),
-  constraint: null,
-  policyVersion: 0,
-  reward: 0,
-  invalidAction: false,
-});
+const turn = plainTurn;
 const episode = (group: string, i: number, actions: string[], outcome: Outcome): Trajectory => ({
   trajectoryId: `${group}/${i}`,
   taskId: 'babyai_1',
