@@ -28,6 +28,28 @@ describe('env worker batch codec', () => {
     expect(decodeReplies(encodeReplies(replies))).toEqual(replies);
   });
 
+  it('round-trips actions repeated within and across replies, in order, ASCII or not', () => {
+    const replies = [
+      reply({ text: 'first', actions: ['turn left', 'turn right', 'turn left', 'go to ünïcødé 1'] }),
+      reply({ text: 'second', actions: ['go to ünïcødé 1', 'turn left'] }),
+      reply({ text: 'third', actions: [] }),
+      reply({ text: 'fourth', actions: ['move forward', 'turn right', 'turn right'] }),
+    ];
+    const decoded = decodeReplies(encodeReplies(replies));
+    expect(decoded).toEqual(replies);
+    // Duplicates inside one reply stay where they were (each distinct action travels once).
+    const shared = decoded.map((r) => r.actions?.indexOf('turn right'));
+    expect(shared).toEqual([1, -1, -1, 1]);
+  });
+
+  it('an ASCII batch and a non-ASCII batch decode the same text their senders wrote', () => {
+    const ascii = [reply({ text: 'You see a wall 2 steps forward', actions: ['turn left'] })];
+    const wide = [reply({ text: 'ünïcødé → 🟥 a lone surrogate \ud800 after', actions: ['☃'] })];
+    expect(decodeReplies(encodeReplies(ascii))).toEqual(ascii);
+    // A lone surrogate is not UTF-8: it arrives as U+FFFD, as TextEncoder writes it.
+    expect(decodeReplies(encodeReplies(wide))[0]?.text).toBe('ünïcødé → 🟥 a lone surrogate \ufffd after');
+  });
+
   it('an empty batch round-trips', () => {
     expect(decodeOps(encodeOps([]))).toEqual([]);
     expect(decodeReplies(encodeReplies([]))).toEqual([]);
