@@ -121,6 +121,7 @@ export const episodeFlowMachine = setup({
   },
   guards: {
     endsIn: ({ context, event }, params: { outcome: Outcome }) => outcomeOfTurn(context, event) === params.outcome,
+    playsOn: ({ context, event }) => outcomeOfTurn(context, event) === null,
   },
   // Every action writes the context in place instead of through `assign`: `assign` clones the
   // snapshot and doubles the cost of an event (measured: 8 µs → 16 µs per event at 10,000 live
@@ -189,11 +190,12 @@ export const episodeFlowMachine = setup({
       entry: 'requestTurn',
       on: {
         TURN_RESULT: [
+          // The common case first: one guard per turn that plays on, instead of three that fail.
+          // Targetless: no exit/entry, just record the turn and ask for the next one.
+          { guard: 'playsOn', actions: ['record', 'requestTurn'] },
           { guard: { type: 'endsIn', params: { outcome: 'success' } }, target: 'success', actions: 'record' },
           { guard: { type: 'endsIn', params: { outcome: 'failure' } }, target: 'failure', actions: 'record' },
-          { guard: { type: 'endsIn', params: { outcome: 'truncated' } }, target: 'truncated', actions: 'record' },
-          // Targetless: no exit/entry, just record the turn and ask for the next one.
-          { actions: ['record', 'requestTurn'] },
+          { target: 'truncated', actions: 'record' },
         ],
       },
     },

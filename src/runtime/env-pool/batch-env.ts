@@ -33,16 +33,35 @@ function asError(error: unknown): Error {
 }
 
 /**
+ * How long an in-process batch may hold the event loop before it yields (a turn for timers, I/O,
+ * NATS and the model's replies). Why: a batch of 1,024 BabyAI steps is 40–60 ms of synchronous
+ * work, which was the whole p99 event-loop lag of 10,000 model-driven agents.
+ */
+export const IN_PROCESS_SLICE_MS = 4;
+/** Ops between two clock reads (a BabyAI op is 20–60 µs). */
+const OPS_PER_CLOCK_READ = 16;
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
  * Environments in this thread, one shard: the same slot table as a worker's {@link EnvShard}, but
- * answers are the environments' own results (no encoding, no copies).
+ * answers are the environments' own results (no encoding, no copies). A batch runs in slices of
+ * {@link IN_PROCESS_SLICE_MS}; batches run one after another in the order they were given, so a
+ * slot's ops keep their order as if each batch ran at once.
  * @example const env = new InProcessBatchEnv(spec, settings); const [answer] = await env.run(0, [{ kind: OP.reset, slot: 0, taskIndex: 1, text: '' }]);
  */
 export class InProcessBatchEnv implements BatchEnv {
   readonly description = 'in-process';
   readonly shards = 1;
   private readonly shard: EnvShard;
+  /** The batch running now (the next one waits for it). */
+  private tail: Promise<unknown> = Promise.resolve();
 
-  constructor(spec: EnvironmentSpec, settings: Readonly<Record<string, unknown>>) {
+  constructor(
+    spec: EnvironmentSpec,
+    settings: Readonly<Record<string, unknown>>,
+    private readonly sliceMs: number = IN_PROCESS_SLICE_MS,
+  ) {
     this.shard = new EnvShard(spec, settings);
   }
 
@@ -50,9 +69,20 @@ export class InProcessBatchEnv implements BatchEnv {
     return 0;
   }
 
-  async run(_shard: number, ops: readonly EnvOp[]): Promise<readonly EnvAnswer[]> {
+  run(_shard: number, ops: readonly EnvOp[]): Promise<readonly EnvAnswer[]> {
+    const batch = this.tail.then(() => this.apply(ops));
+    this.tail = batch.catch(() => undefined);
+    return batch;
+  }
+
+  private async apply(ops: readonly EnvOp[]): Promise<readonly EnvAnswer[]> {
     const answers: EnvAnswer[] = new Array(ops.length);
+    let sliceStart = performance.now();
     for (let i = 0; i < ops.length; i++) {
+      if (i % OPS_PER_CLOCK_READ === 0 && i > 0 && performance.now() - sliceStart >= this.sliceMs) {
+        await nextTurn();
+        sliceStart = performance.now();
+      }
       try {
         const answer = this.shard.answer(ops[i] as EnvOp);
         // Synchronous environments (BabyAI) answer directly: no microtask per op.
@@ -65,7 +95,8 @@ export class InProcessBatchEnv implements BatchEnv {
   }
 
   close(): Promise<void> {
-    return this.shard.closeAll();
+    // After the batch in progress: closing under it would fail its remaining ops.
+    return this.tail.then(() => this.shard.closeAll());
   }
 }
 
