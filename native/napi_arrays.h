@@ -28,4 +28,8 @@ static inline int i32(napi_env env, napi_value value, int32_t **data, size_t *le
   return typed_array(env, value, napi_int32_array, (void **)data, length);
 }
 
+static inline int u8(napi_env env, napi_value value, uint8_t **data, size_t *length) {
+  return typed_array(env, value, napi_uint8_array, (void **)data, length);
+}
+
 #endif

@@ -23,6 +23,8 @@ const units = [
   ['log_softmax.c', 'fast'],
   ['adam.c', 'exact'],
   ['layers.c', 'fast'],
+  ['greedy.c', 'fast'],
+  ['decode_attention.c', 'fast'],
 ];
 const sources = units.map(([f]) => join(root, 'native', f));
 const out = join(root, 'native', 'build', 'turnwise_blas.node');

@@ -21,6 +21,7 @@ import { KvCache } from './kv-cache.js';
 import type { ActRequest, ActResult, Policy, SamplingOptions } from '../core/policy.js';
 import { prefillBuckets } from './prefill-buckets.js';
 import type { TransformerModel } from './transformer.js';
+import { greedyPrefix } from './transformer/greedy-prefix.js';
 import { greedyToken, sampleToken, type TokenChoice } from './transformer/sampling.js';
 
 /** Construction options of {@link TransformerPolicy}. */
@@ -162,7 +163,11 @@ export class TransformerPolicy implements Policy {
   }
 
   async greedyActions(requests: readonly ActRequest[], maxNewTokens: number): Promise<ActResult[]> {
-    return this.decode(requests, maxNewTokens, (logits, candidates, i) => greedyToken(logits, candidates, requests[i]?.topLogprobs ?? 0));
+    return this.decode(requests, maxNewTokens, (logits, candidates, i) => {
+      const topK = requests[i]?.topLogprobs ?? 0;
+      // Free generation over the whole output vocabulary: one pass, no candidate list (greedy-prefix.ts).
+      return candidates === this.vocab && topK === 0 ? greedyPrefix(logits, candidates.length) : greedyToken(logits, candidates, topK);
+    });
   }
 
   private async decode(requests: readonly ActRequest[], maxNewTokens: number, pick: Picker): Promise<ActResult[]> {

@@ -40,6 +40,24 @@ export interface NativeBlasAddon {
   maskedSoftmax(scores: Float32Array, mask: Float32Array, p: Float32Array, b: number, h: number, mh: number, tq: number, tk: number): void;
   /** ds = p * (dp - sum(dp * p)) per row of tk. */
   softmaxBackward(dp: Float32Array, p: Float32Array, ds: Float32Array, rows: number, tk: number): void;
+  /** Per row of z [n, v], over its first `count` columns: the argmax ids [n] (ties: lower id) and stats [2, n] (its log-prob, the entropy) (`native/greedy.c`). */
+  greedyRows(z: Float32Array, n: number, v: number, count: number, ids: Int32Array, stats: Float32Array): void;
+  /** `cpuAttention` natively: q [rows, heads, queries, headDim] over keys/values [rows, kvHeads, capacity, headDim] into out (`native/decode_attention.c`). */
+  decodeAttention(
+    q: Float32Array,
+    keys: Float32Array,
+    values: Float32Array,
+    pastMask: Uint8Array,
+    newMask: Uint8Array,
+    out: Float32Array,
+    rows: number,
+    heads: number,
+    kvHeads: number,
+    queries: number,
+    headDim: number,
+    past: number,
+    capacity: number,
+  ): void;
   /** The gradient of {@link NativeBlasAddon.logSoftmaxStats} with respect to z, given dy [2, n]. */
   logSoftmaxStatsGrad(dy: Float32Array, z: Float32Array, targets: Int32Array, stats: Float32Array, lse: Float32Array, probs: Float32Array, dz: Float32Array, n: number, v: number): void;
 }

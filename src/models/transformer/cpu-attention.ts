@@ -1,5 +1,6 @@
 /**
- * Masked multi-head attention of a few new queries over a CPU-held KV cache, in plain JS.
+ * Masked multi-head attention of a few new queries over a CPU-held KV cache: natively with the
+ * addon on wasm (native/decode_attention.c, at any batch size), else in plain JS (small steps only).
  *
  * Why: a decode step feeds 1–3 tokens per row. On the wasm backend, attention through tfjs then
  * means uploading every layer's whole key and value cache (`[rows, heads, capacity, headDim]`, a
@@ -13,6 +14,10 @@
  */
 
 import { InvalidArgumentError } from '../../core/errors.js';
+import type { NativeBlas } from '../backend/native-blas.js';
+import { nativeKernelsEnabled } from '../backend/native-kernels.js';
+import { tf } from '../backend/tf.js';
+import { activeNativeBlas } from '../backend/wasm-batch-matmul.js';
 
 let maxQueries = 4;
 
@@ -50,7 +55,13 @@ const MAX_CPU_MACS = 262_144;
  * @example useCpuAttention(1, 4, 1, 241, 16) // true: one row, one new token
  */
 export function useCpuAttention(rows: number, heads: number, queries: number, keySlots: number, headDim: number): boolean {
-  return queries <= maxQueries && rows * heads * queries * keySlots * headDim <= MAX_CPU_MACS;
+  // Natively, any decode-sized chunk: no upload of the cache, one call per layer (native/decode_attention.c).
+  return queries <= maxQueries && (nativeAttention() !== null || rows * heads * queries * keySlots * headDim <= MAX_CPU_MACS);
+}
+
+/** The addon when attention runs natively (wasm backend, native kernels on), else null. */
+function nativeAttention(): NativeBlas | null {
+  return nativeKernelsEnabled() && tf.getBackend() === 'wasm' ? activeNativeBlas() : null;
 }
 
 /** Shapes of one {@link cpuAttention} call. */
@@ -85,8 +96,32 @@ export function cpuAttention(
 ): Float32Array {
   const { rows, heads, queries: t, headDim: hd, past, capacity: cap } = shape;
   const kvHeadCount = shape.kvHeads ?? heads;
-  const group = heads / kvHeadCount;
   const out = new Float32Array(rows * heads * t * hd);
+  const blas = nativeAttention();
+  if (blas !== null) {
+    blas.decodeAttention(q, keys, values, pastMask, newMask, out, rows, heads, kvHeadCount, t, hd, past, cap);
+    return out;
+  }
+  return cpuAttentionJs(q, keys, values, pastMask, newMask, shape, out);
+}
+
+/**
+ * {@link cpuAttention} in plain JS (float64 sums) into `out`: the path without the addon, and the
+ * reference the native kernel is tested against.
+ * @example cpuAttentionJs(q, keys, values, cache.keyMask, newMask, shape, new Float32Array(q.length))
+ */
+export function cpuAttentionJs(
+  q: Float32Array,
+  keys: Float32Array,
+  values: Float32Array,
+  pastMask: Uint8Array,
+  newMask: Uint8Array,
+  shape: CpuAttentionShape,
+  out: Float32Array,
+): Float32Array {
+  const { rows, heads, queries: t, headDim: hd, past, capacity: cap } = shape;
+  const kvHeadCount = shape.kvHeads ?? heads;
+  const group = heads / kvHeadCount;
   const scale = 1 / Math.sqrt(hd);
   const scores = new Float32Array(past + t);
   const visible = new Int32Array(past + t); // key offsets (in floats, within a head block) this query sees
