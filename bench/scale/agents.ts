@@ -20,17 +20,8 @@ import type { ScaleOptions, ScaleSection } from './section.js';
 const MiB = 1024 * 1024;
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
-/**
- * Young-generation semi-spaces of the main thread for the tuned run: small ones make each scavenge
- * short (it copies what survived since the last one; thousands of waiting requests all survive).
- * Measured at 10,000 agents: scavenge pauses p50 / p90 34 / 59 ms with V8's default (up to 16 MiB)
- * and 6 / 14 ms with 2 MiB, for more scavenges in all.
- */
-const SMALL_SEMI_SPACE = '--max-semi-space-size=2';
-
-function cli(args: string[], nodeOptions?: string): string {
-  const env = nodeOptions === undefined ? process.env : { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${nodeOptions}`.trim() };
-  const child = spawnSync(process.execPath, ['dist/src/cli/main.js', ...args], { encoding: 'utf8', maxBuffer: 64 * MiB, env });
+function cli(args: string[]): string {
+  const child = spawnSync(process.execPath, ['dist/src/cli/main.js', ...args], { encoding: 'utf8', maxBuffer: 64 * MiB });
   if (child.status !== 0) throw new Error(`turnwise ${args[0]} failed (run \`npm run build\` first?): ${child.stderr.slice(-2000)}`);
   return child.stdout;
 }
@@ -58,10 +49,10 @@ function trainCheckpoint(dir: string, steps: number): string {
   return join(dir, 'policy');
 }
 
-function simulate(configPath: string, run: string, agents: number, seconds: number, inferenceWorkers: number | null, nodeOptions?: string): SimulateReport {
+function simulate(configPath: string, run: string, agents: number, seconds: number, inferenceWorkers: number | null): SimulateReport {
   const args = ['simulate', configPath, '--agents', String(agents), '--policy', `checkpoint:${run}`, '--seconds', String(seconds), '--env-workers', '0', '--json'];
   if (inferenceWorkers !== null) args.push('--inference-workers', String(inferenceWorkers));
-  return JSON.parse(cli(args, nodeOptions)) as SimulateReport;
+  return JSON.parse(cli(args)) as SimulateReport;
 }
 
 /**
@@ -85,15 +76,13 @@ export async function measure(options: ScaleOptions): Promise<ScaleSection> {
     runs.push([`${fmt(small)} agents, model in ${cores} inference workers`, simulate(configPath, run, small, seconds, null)]);
     runs.push([`${fmt(large)} agents, model in ${cores} inference workers`, simulate(configPath, run, large, seconds, null)]);
     runs.push([`${fmt(small)} agents, model on the main thread`, simulate(configPath, run, small, seconds, 0)]);
-    runs.push([`${fmt(large)} agents, model in ${cores} inference workers, NODE_OPTIONS=${SMALL_SEMI_SPACE}`, simulate(configPath, run, large, seconds, null, SMALL_SEMI_SPACE)]);
     const rows: ScaleSection['rows'] = [];
     for (const [name, r] of runs) {
       rows.push([`${name}: turns/s`, `${fmt(r.turnsPerSecond)} (${fmt(r.turns)} turns, ${fmt(r.episodes)} episodes in ${r.seconds.toFixed(1)} s)`]);
       rows.push([`${name}: event-loop lag p50 / p99 / max`, `${r.eventLoopLagMs.p50.toFixed(0)} / ${r.eventLoopLagMs.p99.toFixed(0)} / ${r.eventLoopLagMs.max.toFixed(0)} ms${name.includes('workers') ? ' (goal: p99 < 50)' : ''}`]);
       rows.push([`${name}: main thread per turn, memory peak`, `${r.cpuMicrosPerTurn.mainThread === null ? 'n/a' : `${r.cpuMicrosPerTurn.mainThread.toFixed(0)} µs`}; ${(r.memory.peakBytes / MiB).toFixed(0)} MiB`]);
     }
-    const [workersSmall, workersLarge, mainSmall, tunedLarge] = runs.map(([, r]) => r) as [SimulateReport, SimulateReport, SimulateReport, SimulateReport];
-    rows.push([`${fmt(large)} agents: p99 lag, V8's default young generation / ${SMALL_SEMI_SPACE}`, `${workersLarge.eventLoopLagMs.p99.toFixed(0)} / ${tunedLarge.eventLoopLagMs.p99.toFixed(0)} ms; turns/s ${(tunedLarge.turnsPerSecond / workersLarge.turnsPerSecond).toFixed(2)}x`]);
+    const [workersSmall, , mainSmall] = runs.map(([, r]) => r) as [SimulateReport, SimulateReport, SimulateReport];
     rows.push([`${fmt(small)} agents: workers / main thread, turns/s`, `${(workersSmall.turnsPerSecond / mainSmall.turnsPerSecond).toFixed(2)}x`]);
     rows.push([`${fmt(small)} agents: main thread / workers, p99 lag`, `${(mainSmall.eventLoopLagMs.p99 / Math.max(workersSmall.eventLoopLagMs.p99, 0.001)).toFixed(1)}x`]);
     return {
