@@ -280,7 +280,9 @@ export class FlowDriver implements FlowHost {
       observationText: answer.observation.text,
       reward: answer.reward,
       done: answer.done,
-      ...(answer.success !== undefined ? { success: answer.success } : {}),
+      // Undefined when the environment did not say (the rules then read the reward); a plain
+      // property, not a conditional spread, so every event has one shape.
+      success: answer.success,
       // `info` is parsed only when turns are recorded (a worker answer parses it on read).
       invalidAction: this.options.recordTurns === true && answer.info?.invalid === true,
     });
