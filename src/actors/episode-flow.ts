@@ -195,6 +195,7 @@ export const episodeFlowMachine = setup({
           { guard: 'playsOn', actions: ['record', 'requestTurn'] },
           { guard: { type: 'endsIn', params: { outcome: 'success' } }, target: 'success', actions: 'record' },
           { guard: { type: 'endsIn', params: { outcome: 'failure' } }, target: 'failure', actions: 'record' },
+          // The rules' only other verdict (outcomeAfter: success, failure, truncated or null).
           { target: 'truncated', actions: 'record' },
         ],
       },

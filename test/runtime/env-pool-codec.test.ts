@@ -40,6 +40,11 @@ describe('env worker batch codec', () => {
     // Duplicates inside one reply stay where they were (each distinct action travels once).
     const shared = decoded.map((r) => r.actions?.indexOf('turn right'));
     expect(shared).toEqual([1, -1, -1, 1]);
+    // The header's third u32 counts text bytes: the texts plus each distinct action once.
+    const textBytes = new Uint32Array(encodeReplies(replies), 0, 3)[2];
+    const distinct = ['turn left', 'turn right', 'go to ünïcødé 1', 'move forward'];
+    const utf8 = (s: string) => new TextEncoder().encode(s).length;
+    expect(textBytes).toBe([...replies.map((r) => r.text), ...distinct].reduce((n, s) => n + utf8(s), 0));
   });
 
   it('an ASCII batch and a non-ASCII batch decode the same text their senders wrote', () => {

@@ -34,9 +34,11 @@ describe('InProcessBatchEnv', () => {
     const env = new InProcessBatchEnv(spec, settings, 0);
     const direct = spec.create({ settings });
     // Not awaited in between: the second batch is handed over while the first is still yielding.
-    const [first, second] = await Promise.all([env.run(0, resets), env.run(0, steps)]);
+    // It steps the slots last to first, so run side by side it would step slots not yet reset.
+    const backwards = [...steps].reverse();
+    const [first, second] = await Promise.all([env.run(0, resets), env.run(0, backwards)]);
     expect(texts(first as readonly unknown[])[5]).toBe((direct.reset(indices[5] as number) as { text: string }).text);
-    expect(texts(second as readonly unknown[])[5]).toBe((direct.step('move forward') as StepResult).observation.text);
+    expect(texts(second as readonly unknown[])[SLOTS - 1 - 5]).toBe((direct.step('move forward') as StepResult).observation.text);
     expect(texts(second as readonly unknown[]).some((t) => t.startsWith('error'))).toBe(false);
     await env.close();
   });
