@@ -67,7 +67,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  if (trainer && trainer.exitCode === null) trainer.kill();
+  if (trainer && trainer.exitCode === null) trainer.kill('SIGKILL'); // also ends a trainer still held by SIGSTOP
   await browser?.close();
   await ui?.close();
   rmSync(dir, { recursive: true, force: true });
@@ -134,22 +134,30 @@ describe('turnwise ui in headless Chromium', () => {
     let output = '';
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     // Its first log line comes right after it created the run in its store.
+    // It is held there (SIGSTOP, once) until the page follows the run's stream.
+    let held = false;
     await new Promise<void>((resolve, reject) => {
       const onData = (chunk: Buffer) => {
         output += chunk.toString();
-        if (output.includes('run folder')) resolve();
+        if (!held && output.includes('run folder')) {
+          held = child.kill('SIGSTOP');
+          resolve();
+        }
       };
       child.stdout.on('data', onData);
       child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
       void exited.then((code) => reject(new Error(`turnwise train exited (${code}) before creating its run:\n${output}`)));
     });
+    // Without the hold a tiny run can finish all its steps before the page has loaded, and then
+    // nothing would be seen to grow.
     await page.goto(`${ui.url}#/curves?runs=live`);
+    await page.locator('[data-testid=curves-status]', { hasText: 'live: running (live)' }).waitFor();
     // Page-side expression (a string: this file is type-checked without DOM types).
     const livePoints = `(JSON.parse(document.querySelector('[data-testid=chart][data-metric="rollout/successRate"]')?.getAttribute('data-points') ?? '{}').live ?? 0)`;
     const count = async () => Number(await page.evaluate(livePoints));
-    await page.waitForFunction(`${livePoints} >= 1`, undefined, { timeout: 60_000 });
     const first = await count();
     expect(first).toBeLessThan(LIVE_STEPS);
+    child.kill('SIGCONT');
     await page.waitForFunction(`${livePoints} > ${first}`, undefined, { timeout: 60_000 });
     expect(await count()).toBeGreaterThan(first);
     await shot('live');
