@@ -7,11 +7,13 @@
  * - HfTokenizer with its text cache when each observation repeats 8 times (a GRPO group);
  * - turnwise's own BpeTokenizer (caches off) vs @huggingface/tokenizers on the same tokenizer.json;
  * - ChatContextBuilder.observationDelta per turn (template render + encode of the synthetic prefix
- *   and the new user message) on the Qwen2.5 fixture.
+ *   and the new user message) on the Qwen2.5 fixture;
+ * - trainBpe to a 1024 vocabulary on ~2 MB of BabyAI random-play text (seconds, MB/s).
  */
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { Tokenizer as JsTokenizer } from '@huggingface/tokenizers';
+import { babyaiCorpus } from '../src/envs/babyai/corpus.js';
 import { ChatContextBuilder } from '../src/models/chat/context-builder.js';
 import { loadChatModelFiles } from '../src/models/chat/model-files.js';
 import { BpeTokenizer } from '../src/models/tokenizer/bpe.js';
@@ -75,4 +77,12 @@ export async function main(): Promise<void> {
   const start = performance.now();
   while (performance.now() - start < 1500) chat.observationDelta(distinct[n++ % distinct.length]);
   console.log(`ChatContextBuilder.observationDelta (qwen2.5, render + encode, no cache): ${((performance.now() - start) / n).toFixed(3)} ms per turn`);
+
+  // Training a run's own tokenizer happens once per run, before step 1 (the default: vocab 512).
+  const corpus = babyaiCorpus(undefined, 400, 1);
+  const megabytes = corpus.reduce((sum, t) => sum + Buffer.byteLength(t), 0) / 1e6;
+  const trainStart = performance.now();
+  const trained = trainBpe(corpus, { vocabSize: 1024 });
+  const trainSeconds = (performance.now() - trainStart) / 1000;
+  console.log(`trainBpe to vocab ${trained.vocabSize} on ${megabytes.toFixed(2)} MB: ${trainSeconds.toFixed(2)} s (${(megabytes / trainSeconds).toFixed(2)} MB/s; a run's tokenizer costs this once)`);
 }

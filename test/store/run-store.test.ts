@@ -212,13 +212,18 @@ describe('RunStore', () => {
     }
   });
 
-  it('inserts a batch of 64 trajectories x 5 turns in one transaction, fast', () => {
+  it('stores a batch of 64 trajectories x 5 turns in one transaction: a failure on its last row keeps none of it', () => {
     const batch = Array.from({ length: 64 }, (_, i) => makeTrajectory(`b${i}`, 1));
-    const started = performance.now();
-    store.recordTrajectories('r1', 'train', batch);
-    const elapsedMs = performance.now() - started;
-    expect(store.episodes({ limit: 100 })).toHaveLength(64);
-    // Measured ~5 ms on a 2-core box; the bound only catches a lost transaction (one fsync per row).
-    expect(elapsedMs).toBeLessThan(1000);
+    store.recordTrajectories('r1', 'train', [makeTrajectory('before', 0)]);
+    // A fault injected from a second connection: SQLite refuses the very last turn of the batch.
+    const other = new Database(join(dir, 'run-a', 'run.db'));
+    other.exec(`CREATE TRIGGER refuse_last BEFORE INSERT ON turns WHEN NEW.episode_id = 'b63' AND NEW.idx = 4 BEGIN SELECT RAISE(ABORT, 'injected fault'); END`);
+    expect(() => store.recordTrajectories('r1', 'train', batch)).toThrow(/injected fault/);
+    expect(store.episodes({ limit: 100 }).map((e) => e.id)).toEqual(['before']);
+    other.exec('DROP TRIGGER refuse_last');
+    other.close();
+    expect(store.recordTrajectories('r1', 'train', batch)).toEqual({ inserted: 64, duplicates: 0 });
+    expect(store.episodes({ limit: 100 })).toHaveLength(65);
+    expect(store.episodeTurns('b63').map((t) => t.index)).toEqual([0, 1, 2, 3, 4]);
   });
 });

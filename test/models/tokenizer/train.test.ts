@@ -44,15 +44,14 @@ describe('trainBpe', () => {
     expect(trainBpe(corpus, { vocabSize: 400 }).toJSON()).toEqual(trainBpe(corpus, { vocabSize: 400 }).toJSON());
   });
 
-  it('trains a 1024 vocabulary on about 2 MB of text within a few seconds', () => {
+  // Its speed is a figure of `npm run bench -- tokenizer`, not a bound here.
+  it('fills a 1024 vocabulary from about 2 MB of text', () => {
     const corpus = [...babyAiCorpus(8, 3000), ...wordSoup(9, 12000)];
     const bytes = corpus.reduce((sum, t) => sum + Buffer.byteLength(t), 0);
     expect(bytes).toBeGreaterThan(2_000_000);
-    const start = performance.now();
     const tok = trainBpe(corpus, { vocabSize: 1024 });
-    const seconds = (performance.now() - start) / 1000;
     expect(tok.vocabSize).toBe(1024);
-    expect(seconds).toBeLessThan(5);
+    expect(tok.encode(' steps in front of you').length).toBeLessThan(4);
   });
 
   it('rejects a vocabulary smaller than specials plus bytes', () => {
