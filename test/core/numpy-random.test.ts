@@ -40,6 +40,15 @@ describe('NumPy random port (SeedSequence -> PCG64 -> Generator)', () => {
         expect({ state: state.toString(), inc: inc.toString() }).toEqual(v.pcg);
       });
 
+      // A seed given as a plain number takes the path without bigints (every episode reset does).
+      if (seed <= BigInt(Number.MAX_SAFE_INTEGER)) {
+        it('gives the same pool and PCG64 state for the seed as a number', () => {
+          expect(seedSequencePool(Number(seed))).toEqual(v.pool);
+          const { state, inc } = Pcg64.fromSeed(Number(seed)).getState();
+          expect({ state: state.toString(), inc: inc.toString() }).toEqual(v.pcg);
+        });
+      }
+
       it('gives the same raw 64-bit outputs', () => {
         const bits = Pcg64.fromSeed(seed);
         expect(v.raw.map(() => bits.nextUint64().toString())).toEqual(v.raw);

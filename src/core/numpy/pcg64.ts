@@ -19,11 +19,9 @@ const M5 = 0x1fc6;
 const M6 = 0xed05;
 const M7 = 0x2360;
 
-/** [8] limbs of a bigint below 2^128. */
-function toLimbs(value: bigint): number[] {
-  const limbs = new Array<number>(8);
-  for (let k = 0; k < 8; k++) limbs[k] = Number((value >> BigInt(16 * k)) & 0xffffn);
-  return limbs;
+/** [8] 16-bit limbs of a 128-bit value given as four uint32 words, least significant first. */
+function limbsOfWords(w0: number, w1: number, w2: number, w3: number): number[] {
+  return [w0 & 0xffff, w0 >>> 16, w1 & 0xffff, w1 >>> 16, w2 & 0xffff, w2 >>> 16, w3 & 0xffff, w3 >>> 16];
 }
 
 function fromLimbs(limbs: ArrayLike<number>): bigint {
@@ -63,23 +61,25 @@ export class Pcg64 {
   /** High 32 bits of the last 64-bit output ({@link nextUint64} returns the low half). */
   hi = 0;
 
-  private constructor(state: bigint, inc: bigint) {
-    const i = toLimbs(inc);
-    [this.i0, this.i1, this.i2, this.i3, this.i4, this.i5, this.i6, this.i7] = i as [number, number, number, number, number, number, number, number];
-    this.setState(state);
+  private constructor(inc: readonly number[]) {
+    [this.i0, this.i1, this.i2, this.i3, this.i4, this.i5, this.i6, this.i7] = inc as [number, number, number, number, number, number, number, number];
   }
 
-  /** `PCG64(SeedSequence(seed))`. */
+  /**
+   * `PCG64(SeedSequence(seed))`. On 32-bit words and 16-bit limbs, not bigints: every episode
+   * reset seeds a generator, and the bigint form allocated a few dozen numbers each time.
+   */
   static fromSeed(seed: bigint | number): Pcg64 {
-    const w = generateState(seed, 8);
-    const u64 = (k: number) => (BigInt(w[2 * k + 1] as number) << 32n) | BigInt(w[2 * k] as number);
-    const initState = (u64(0) << 64n) | u64(1);
-    const initSeq = (u64(2) << 64n) | u64(3);
-    const mask = (1n << 128n) - 1n;
-    // pcg_setseq_128_srandom_r: state = 0, inc = 2 * initseq + 1, step, add the seed, step.
-    const g = new Pcg64(0n, ((initSeq << 1n) | 1n) & mask);
+    const w = generateState(seed, 8) as [number, number, number, number, number, number, number, number];
+    // uint64 value k is words (2k, 2k + 1), low first; initstate = value0 << 64 | value1 and
+    // initseq = value2 << 64 | value3, so their uint32 words, least significant first, are:
+    const state = limbsOfWords(w[2], w[3], w[0], w[1]);
+    const seq = [w[6], w[7], w[4], w[5]] as const;
+    // pcg_setseq_128_srandom_r: inc = 2 * initseq + 1 (mod 2^128), state = 0, step, add initstate, step.
+    const inc = limbsOfWords(((seq[0] << 1) | 1) >>> 0, ((seq[1] << 1) | (seq[0] >>> 31)) >>> 0, ((seq[2] << 1) | (seq[1] >>> 31)) >>> 0, ((seq[3] << 1) | (seq[2] >>> 31)) >>> 0);
+    const g = new Pcg64(inc);
     g.step();
-    g.setState((g.getState().state + initState) & mask);
+    g.addToState(state);
     g.step();
     return g;
   }
@@ -91,8 +91,16 @@ export class Pcg64 {
     return { state: fromLimbs(state), inc: fromLimbs(inc) };
   }
 
-  private setState(value: bigint): void {
-    [this.s0, this.s1, this.s2, this.s3, this.s4, this.s5, this.s6, this.s7] = toLimbs(value) as [number, number, number, number, number, number, number, number];
+  /** state += value (mod 2^128), `value` as 16-bit limbs. */
+  private addToState(value: readonly number[]): void {
+    const sum = [this.s0, this.s1, this.s2, this.s3, this.s4, this.s5, this.s6, this.s7];
+    let carry = 0;
+    for (let k = 0; k < 8; k++) {
+      const t = (sum[k] as number) + (value[k] as number) + carry;
+      sum[k] = t & 0xffff;
+      carry = t >>> 16;
+    }
+    [this.s0, this.s1, this.s2, this.s3, this.s4, this.s5, this.s6, this.s7] = sum as [number, number, number, number, number, number, number, number];
   }
 
   /**

@@ -20,6 +20,11 @@ const XSHIFT = 16;
  * @example seedWords(2n ** 32n + 5n) // [5, 1]
  */
 export function seedWords(seed: bigint | number): number[] {
+  // A safe integer splits into two words without a bigint (the usual case: a task's seed).
+  if (typeof seed === 'number' && Number.isSafeInteger(seed) && seed >= 0) {
+    const high = Math.floor(seed / 4294967296);
+    return high === 0 ? [seed >>> 0] : [seed >>> 0, high];
+  }
   let value = typeof seed === 'bigint' ? seed : BigInt(seed);
   if (value < 0n) throw new RangeError(`SeedSequence: seed must be non-negative, got ${value}`);
   const words: number[] = [];
