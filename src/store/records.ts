@@ -193,10 +193,21 @@ export function checkTrajectory(t: Trajectory, path: string): void {
   if (typeof t?.trajectoryId !== 'string' || t.trajectoryId.length === 0) throw fail('trajectoryId', 'expected a non-empty string');
   if (!OUTCOMES.includes(t.outcome)) throw fail('outcome', `expected one of ${OUTCOMES.join(', ')}, got ${JSON.stringify(t.outcome)}`);
   if (!Number.isInteger(t.step) || t.step < 0) throw fail('step', `expected a non-negative integer, got ${t.step}`);
-  if (typeof t.reward !== 'number') throw fail('reward', `expected a number, got ${typeof t.reward}`);
+  // NaN would be stored as NULL (SQLite has no NaN), so it is refused with the other non-numbers.
+  if (typeof t.reward !== 'number' || Number.isNaN(t.reward)) throw fail('reward', `expected a number, got ${t.reward}`);
+  if (!Number.isInteger(t.horizon) || t.horizon < 0) throw fail('horizon', `expected a non-negative integer, got ${t.horizon}`);
+  for (const field of ['taskId', 'groupId', 'finalObservationText'] as const) {
+    if (typeof t[field] !== 'string') throw fail(field, `expected a string, got ${typeof t[field]}`);
+  }
   if (!Array.isArray(t.turns)) throw fail('turns', 'expected an array');
   t.turns.forEach((turn, j) => {
     const at = `turns[${j}]`;
+    if (typeof turn !== 'object' || turn === null) throw fail(at, `expected a turn object, got ${turn === null ? 'null' : typeof turn}`);
+    if (!Number.isInteger(turn.index) || turn.index < 0) throw fail(`${at}.index`, `expected a non-negative integer, got ${turn.index}`);
+    if (!Number.isInteger(turn.policyVersion)) throw fail(`${at}.policyVersion`, `expected an integer, got ${turn.policyVersion}`);
+    if (typeof turn.observationText !== 'string') throw fail(`${at}.observationText`, `expected a string, got ${typeof turn.observationText}`);
+    if (typeof turn.actionText !== 'string') throw fail(`${at}.actionText`, `expected a string, got ${typeof turn.actionText}`);
+    if (typeof turn.reward !== 'number' || Number.isNaN(turn.reward)) throw fail(`${at}.reward`, `expected a number, got ${turn.reward}`);
     if (!(turn.promptTokens instanceof Int32Array)) throw fail(`${at}.promptTokens`, 'expected an Int32Array');
     if (!(turn.actionTokens instanceof Int32Array)) throw fail(`${at}.actionTokens`, 'expected an Int32Array');
     if (!(turn.actionLogprobs instanceof Float32Array)) throw fail(`${at}.actionLogprobs`, 'expected a Float32Array');

@@ -129,9 +129,18 @@ describe('RunStore', () => {
     (badTurn.turns[3] as { actionLogprobs: unknown }).actionLogprobs = [0.1];
     expect(() => store.recordTrajectories('r1', 'train', [makeTrajectory('e1', 1), badTurn])).toThrow(/trajectories\[1\]\.turns\[3\]\.actionLogprobs/);
     expect(store.episodes()).toEqual([]);
-    // A NOT NULL violation the checks miss still fails the batch (no silent OR IGNORE drop).
+    // Fields SQLite would refuse deep in the batch are named first.
     const noTask = { ...makeTrajectory('e4', 1), taskId: null } as unknown as Trajectory;
-    expect(() => store.recordTrajectories('r1', 'train', [makeTrajectory('e1', 1), noTask])).toThrow(/NOT NULL/);
+    expect(() => store.recordTrajectories('r1', 'train', [makeTrajectory('e1', 1), noTask])).toThrow("invalid 'trajectories[1].taskId'");
+    const nanReward = makeTrajectory('e4', 1);
+    (nanReward.turns[1] as { reward: number }).reward = Number.NaN;
+    expect(() => store.recordTrajectories('r1', 'train', [nanReward])).toThrow("invalid 'trajectories[0].turns[1].reward'");
+    expect(() => store.recordTrajectories('r1', 'train', [{ ...makeTrajectory('e4', 1), horizon: 2.5 }])).toThrow("invalid 'trajectories[0].horizon'");
+    expect(store.episodes()).toEqual([]);
+    // A violation the checks miss (two turns with one index) still fails the batch (no silent OR IGNORE drop).
+    const twice = makeTrajectory('e5', 1);
+    (twice.turns[4] as { index: number }).index = 3;
+    expect(() => store.recordTrajectories('r1', 'train', [makeTrajectory('e1', 1), twice])).toThrow(/UNIQUE/);
     expect(store.episodes()).toEqual([]);
     expect(() => store.recordTrajectories('r1', 'dev' as never, [])).toThrow(/'split'/);
     expect(() => store.recordTrajectories('nope', 'train', [makeTrajectory('e3', 1)])).toThrow(/FOREIGN KEY/);

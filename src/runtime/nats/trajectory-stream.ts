@@ -16,6 +16,7 @@ import { nanos } from '@nats-io/transport-node';
 import { InvalidMessageError } from '../../core/errors.js';
 import { faultPoint } from '../../core/fault-point.js';
 import type { Trajectory } from '../../core/types.js';
+import { checkTrajectory as checkRecord } from '../../store/records.js';
 import type { RunStore } from '../../store/run-store.js';
 import { decode, encode } from '../codec.js';
 import type { RunInfra } from './run-infra.js';
@@ -34,6 +35,13 @@ function checkTrajectory(subject: string, value: unknown, step: number): Traject
   const t = value as Record<string, unknown> | null;
   if (typeof t !== 'object' || t === null || typeof t.trajectoryId !== 'string' || t.step !== step || !Array.isArray(t.turns) || typeof t.outcome !== 'string') {
     throw new InvalidMessageError(subject, `expected a Trajectory of step ${step} { trajectoryId, step, turns, outcome, … }`);
+  }
+  // The store's own checks, here: a message it would refuse is refused (and terminated) as a
+  // message, instead of failing the store call and with it the whole collection.
+  try {
+    checkRecord(value as Trajectory, 'trajectory');
+  } catch (error) {
+    throw new InvalidMessageError(subject, (error as Error).message);
   }
   return value as Trajectory;
 }
