@@ -31,19 +31,20 @@ export async function publishTrajectoryDurably(infra: RunInfra, trajectory: Traj
   return { duplicate: ack.duplicate };
 }
 
+/**
+ * The store's own checks on a decoded message, plus its step: a message the store would refuse is
+ * refused (and terminated) as a message, instead of failing the store call and with it the whole
+ * collection. (The store checks again when it records: a few field tests per turn.)
+ */
 function checkTrajectory(subject: string, value: unknown, step: number): Trajectory {
-  const t = value as Record<string, unknown> | null;
-  if (typeof t !== 'object' || t === null || typeof t.trajectoryId !== 'string' || t.step !== step || !Array.isArray(t.turns) || typeof t.outcome !== 'string') {
-    throw new InvalidMessageError(subject, `expected a Trajectory of step ${step} { trajectoryId, step, turns, outcome, … }`);
-  }
-  // The store's own checks, here: a message it would refuse is refused (and terminated) as a
-  // message, instead of failing the store call and with it the whole collection.
   try {
     checkRecord(value as Trajectory, 'trajectory');
   } catch (error) {
     throw new InvalidMessageError(subject, (error as Error).message);
   }
-  return value as Trajectory;
+  const t = value as Trajectory;
+  if (t.step !== step) throw new InvalidMessageError(subject, `expected a trajectory of step ${step}, got step ${t.step}`);
+  return t;
 }
 
 /** What a step's collection saw. */
