@@ -104,11 +104,36 @@ export function writerAlive(writer: RunWriter): boolean | null {
   return ticks === null || ticks === writer.startTicks;
 }
 
+/** How long a refused writer waits for the lock's holder to write `writer.json`. */
+const HOLDER_WAIT_MS = 5000;
+const HOLDER_POLL_MS = 20;
+
+export interface AcquireRunLockOptions {
+  /** How long a refused writer waits for the holder's `writer.json` before naming no one (default 5 s). */
+  readonly holderWaitMs?: number;
+}
+
+/**
+ * The writer that holds a busy lock. A holder that has just taken over a dead writer's folder
+ * writes its `writer.json` a moment after it got the lock; until then the file still names the dead
+ * writer, and naming that pid would send the user after a process that is gone. So wait (briefly)
+ * for a file naming a live writer, and name no one if none comes.
+ */
+async function liveHolder(runDir: string, waitMs: number): Promise<RunWriter | null> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const writer = readRunWriter(runDir);
+    if (writer !== null && writerAlive(writer) !== false) return writer;
+    if (Date.now() >= deadline) return null;
+    await new Promise((resolve) => setTimeout(resolve, HOLDER_POLL_MS));
+  }
+}
+
 /**
  * Takes the run folder for writing (creating the folder), or throws {@link RunFolderLockedError}.
  * @example const lock = await acquireRunLock('runs/babyai-grpo', 'train'); try { … } finally { lock.release(); }
  */
-export async function acquireRunLock(runDir: string, command: string): Promise<RunLock> {
+export async function acquireRunLock(runDir: string, command: string, options: AcquireRunLockOptions = {}): Promise<RunLock> {
   await mkdir(runDir, { recursive: true });
   const db = new Database(join(runDir, LOCK_FILE), { timeout: 0 });
   try {
@@ -118,7 +143,7 @@ export async function acquireRunLock(runDir: string, command: string): Promise<R
     db.exec('BEGIN EXCLUSIVE; CREATE TABLE IF NOT EXISTS writer (pid INTEGER); DELETE FROM writer; COMMIT');
   } catch (error) {
     db.close();
-    if ((error as { code?: string }).code === 'SQLITE_BUSY') throw new RunFolderLockedError(runDir, readRunWriter(runDir));
+    if ((error as { code?: string }).code === 'SQLITE_BUSY') throw new RunFolderLockedError(runDir, await liveHolder(runDir, options.holderWaitMs ?? HOLDER_WAIT_MS));
     throw error;
   }
   const previous = readRunWriter(runDir);

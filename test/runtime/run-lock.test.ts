@@ -2,12 +2,14 @@
  * The single-writer lock of a run folder, with real processes: a second writer (another process or
  * the same one) is refused with the holder's pid; a holder killed with SIGKILL leaves a lock that
  * the next writer takes over, reporting whom it replaced; two processes taking over at once cannot
- * both win; readers see a run marked `running` whose writer is gone as `stale`.
+ * both win, and the loser names the winner (never the dead writer whose writer.json the winner has
+ * not replaced yet); readers see a run marked `running` whose writer is gone as `stale`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { acquireRunLock, readRunWriter, RunFolderLockedError, runLiveness } from '../../src/runtime/run-lock.js';
 
@@ -87,6 +89,35 @@ describe('one writer per run folder', () => {
     expect(lines.filter((l) => l.startsWith('held '))).toHaveLength(1);
     const winner = lines.find((l) => l.startsWith('held '))?.slice(5);
     expect(lines.find((l) => l.startsWith('refused '))).toContain(`is being written by pid ${winner}`);
+  });
+
+  it("never names the dead writer whose writer.json a new holder has not replaced yet: it waits for the holder's own, else names no one", async () => {
+    const dir = join(root, 'not-yet-written');
+    mkdirSync(dir, { recursive: true });
+    const gone = spawn(process.execPath, ['-e', '']);
+    const deadPid = gone.pid as number;
+    await new Promise((resolve) => gone.once('exit', resolve));
+    const deadWriter = { pid: deadPid, host: hostname(), since: '2026-01-01T00:00:00.000Z', startTicks: null, command: 'train' };
+    writeFileSync(join(dir, 'writer.json'), JSON.stringify(deadWriter));
+    // A holder that has the lock but has not written writer.json yet (the moment after a take-over).
+    const holderDb = new Database(join(dir, 'writer.lock'));
+    holderDb.pragma('locking_mode = EXCLUSIVE');
+    holderDb.exec('BEGIN EXCLUSIVE; CREATE TABLE IF NOT EXISTS writer (pid INTEGER); COMMIT');
+    try {
+      const anonymous = await acquireRunLock(dir, 'train', { holderWaitMs: 150 }).catch((e: unknown) => e);
+      expect(anonymous).toBeInstanceOf(RunFolderLockedError);
+      expect((anonymous as RunFolderLockedError).holder).toBeNull();
+      expect((anonymous as Error).message).toContain('has not written writer.json yet');
+      expect((anonymous as Error).message).not.toContain(`pid ${deadPid}`);
+
+      const refused = acquireRunLock(dir, 'train', { holderWaitMs: 5000 }).catch((e: unknown) => e);
+      setTimeout(() => writeFileSync(join(dir, 'writer.json'), JSON.stringify({ ...deadWriter, pid: process.pid, command: 'holder' })), 60);
+      const error = await refused;
+      expect((error as RunFolderLockedError).holder).toMatchObject({ pid: process.pid, command: 'holder' });
+      expect((error as Error).message).toContain(`is being written by pid ${process.pid}`);
+    } finally {
+      holderDb.close();
+    }
   });
 
   it('shows a run as stale when writer.json names a reused pid (same number, another start time) or no writer at all', async () => {
