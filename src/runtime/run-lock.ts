@@ -18,6 +18,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { writeFileAtomic } from '../core/atomic-file.js';
 import { TurnwiseError } from '../core/errors.js';
@@ -108,6 +109,7 @@ export function writerAlive(writer: RunWriter): boolean | null {
 const HOLDER_WAIT_MS = 5000;
 const HOLDER_POLL_MS = 20;
 
+/** How {@link acquireRunLock} behaves when the folder is taken. */
 export interface AcquireRunLockOptions {
   /** How long a refused writer waits for the holder's `writer.json` before naming no one (default 5 s). */
   readonly holderWaitMs?: number;
@@ -125,7 +127,7 @@ async function liveHolder(runDir: string, waitMs: number): Promise<RunWriter | n
     const writer = readRunWriter(runDir);
     if (writer !== null && writerAlive(writer) !== false) return writer;
     if (Date.now() >= deadline) return null;
-    await new Promise((resolve) => setTimeout(resolve, HOLDER_POLL_MS));
+    await sleep(HOLDER_POLL_MS);
   }
 }
 
