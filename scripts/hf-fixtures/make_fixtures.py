@@ -243,6 +243,12 @@ def families():
     qwen3_tok = json.loads(json.dumps(qwen_tok))
     n = len(qwen3_tok["model"]["vocab"]) + len(qwen_specials)
     qwen3_tok["added_tokens"] += [added(n, "<think>", False), added(n + 1, "</think>", False)]
+    # Tool markup as the families' own vocabularies have it: non-special added tokens (decoded even
+    # with skip_special_tokens). Appended last so that every earlier id stays where it was.
+    n = len(qwen_tok["model"]["vocab"]) + len(qwen_tok["added_tokens"])
+    qwen_tok["added_tokens"] += [added(n, "<tool_call>", False), added(n + 1, "</tool_call>", False)]
+    n = len(qwen3_tok["model"]["vocab"]) + len(qwen3_tok["added_tokens"])
+    qwen3_tok["added_tokens"] += [added(n + i, t, False) for i, t in enumerate(["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"])]
     llama3_specials = [(t, True) for t in ["<|begin_of_text|>", "<|end_of_text|>", "<|reserved_special_token_0|>", "<|reserved_special_token_1|>", "<|finetune_right_pad_id|>", "<|reserved_special_token_2|>", "<|start_header_id|>", "<|end_header_id|>", "<|eom_id|>", "<|eot_id|>", "<|python_tag|>"]]
     llama3_tok = byte_level_family(
         None,
@@ -385,6 +391,79 @@ def conversations(family):
     return out
 
 
+# Tool conversations: the same AgentGym head, then replies that call tools and the results as tool
+# messages (OpenAI's message shapes, as transformers takes them). Arguments and results exercise what
+# tojson must write exactly: unicode, quotes, backslashes, newlines, integers, booleans, nested objects.
+TOOLS = [
+    {"type": "function", "function": {"name": "go_to", "description": "Walk to an object you can see, e.g. \"red ball 1\".", "parameters": {"type": "object", "properties": {"object": {"type": "string", "description": "The object's name and number."}}, "required": ["object"]}}},
+    {"type": "function", "function": {"name": "turn", "description": "Turn on the spot.", "parameters": {"type": "object", "properties": {"direction": {"type": "string", "enum": ["left", "right"]}, "times": {"type": "integer", "description": "Quarter turns."}}, "required": ["direction"]}}},
+    {"type": "function", "function": {"name": "search", "description": "Search the wiki; returns the top passages.", "parameters": {"type": "object", "properties": {"query": {"type": "string"}, "top_k": {"type": "integer"}, "exact": {"type": "boolean"}, "filters": {"type": "object", "properties": {"year": {"type": "integer"}, "lang": {"type": "string"}}}}, "required": ["query"]}}},
+]
+
+TOOL_CALLS = [
+    {"name": "go_to", "arguments": {"object": "red ball 1"}},
+    {"name": "turn", "arguments": {"direction": "left", "times": 2}},
+    {"name": "search", "arguments": {"query": "Ünïcödé café “quoted” \\ \"path\"", "top_k": 3, "exact": False, "filters": {"year": 1999, "lang": "fr"}}},
+    {"name": "go_to", "arguments": {"object": "日本語 box 2"}},
+    {"name": "search", "arguments": {"query": "line one\nline two\ttab", "exact": True}},
+]
+
+
+# The families whose templates take tools (the others ignore `tools`).
+TOOL_FAMILIES = ("qwen2.5", "qwen3", "llama3", "mistral")
+
+
+def tool_result(i):
+    return ["You walk to the red ball 1.", "You turn left twice.\nYou see a wall.", 'Doc 1: "Café" is a word.\nDoc 2: a \\ path', "There is no 日本語 box 2 here.", ""][i] or "(no passages)"
+
+
+def tool_reply_content(family, t):
+    """Text of a tool-calling reply before its call: Qwen writes free text (or reasoning) there."""
+    if family == "qwen3":
+        return f"<think>\nStep {t}: call {TOOL_CALLS[t]['name']}.\n</think>\n\n" + ("I will look first." if t == 1 else "")
+    if family == "qwen2.5" and t == 1:
+        return "I will look first."
+    return ""
+
+
+def tool_conversations(family):
+    system = "You are a careful agent. Call one tool per turn."
+    out = []
+    for with_system, with_ack, malformed in ((False, True, False), (True, False, False), (False, True, True)):
+        msgs = [{"role": "system", "content": system}] if with_system else []
+        if with_ack:
+            msgs += [{"role": "user", "content": INSTRUCTION}, {"role": "assistant", "content": ACK}, {"role": "user", "content": observation(0)}]
+        else:
+            msgs += [{"role": "user", "content": INSTRUCTION + "\n\n" + observation(0)}]
+        for t in range(len(TOOL_CALLS)):
+            if malformed and t == 2:
+                # A reply the parser cannot read: plain text, answered by a user message naming the error.
+                msgs.append({"role": "assistant", "content": reply(t, family == "qwen3")})
+                msgs.append({"role": "user", "content": "Error: no tool call found. Call one of the tools: go_to, turn, search."})
+            call_id = f"c{t:08d}"
+            msgs.append({"role": "assistant", "content": tool_reply_content(family, t), "tool_calls": [{"id": call_id, "type": "function", "function": TOOL_CALLS[t]}]})
+            msgs.append({"role": "tool", "tool_call_id": call_id, "name": TOOL_CALLS[t]["name"], "content": tool_result(t)})
+        name = f"tools system={with_system} ack={with_ack}" + (" malformed" if malformed else "")
+        out.append({"name": name, "system": system if with_system else None, "ack": ACK if with_ack else None, "tools": TOOLS, "messages": msgs})
+    return out
+
+
+def tool_chat_reference(hf, family, kwargs):
+    cases = []
+    for conv in tool_conversations(family):
+        msgs = conv["messages"]
+        renders = []
+        for end in range(1, len(msgs) + 1):
+            if msgs[end - 1]["role"] not in ("user", "tool"):
+                continue
+            text = hf.apply_chat_template(msgs[:end], tools=TOOLS, tokenize=False, add_generation_prompt=True, **kwargs)
+            renders.append({"messages": end, "add_generation_prompt": True, "text": text, "ids": hf(text, add_special_tokens=False)["input_ids"]})
+        text = hf.apply_chat_template(msgs, tools=TOOLS, tokenize=False, add_generation_prompt=False, **kwargs)
+        renders.append({"messages": len(msgs), "add_generation_prompt": False, "text": text, "ids": hf(text, add_special_tokens=False)["input_ids"]})
+        cases.append({**conv, "renders": renders})
+    return cases
+
+
 def chat_reference(hf, family, kwargs):
     cases = []
     for conv in conversations(family):
@@ -462,6 +541,17 @@ def main():
         if "chat_template" in fam["config"] or "template_file" in fam:
             kwargs = {"date_string": "26 Jul 2024"} if name == "llama3" else {}
             reference["chats"] = chat_reference(hf, name, kwargs)
+            if name in TOOL_FAMILIES:
+                # Its own file, one render per line: the tool renders are long (the tools' JSON is in the prompt).
+                cases = tool_chat_reference(hf, name, kwargs)
+                with open(os.path.join(folder, "tool-reference.json"), "w", encoding="utf-8") as f:
+                    f.write('{"tool_chats": [\n')
+                    for i, case in enumerate(cases):
+                        head = {k: v for k, v in case.items() if k != "renders"}
+                        f.write(json.dumps(head, ensure_ascii=False)[:-1] + ', "renders": [\n')
+                        f.write(",\n".join(json.dumps(r, ensure_ascii=False) for r in case["renders"]))
+                        f.write("\n]}" + (",\n" if i + 1 < len(cases) else "\n"))
+                    f.write("]}\n")
             if name == "qwen3":
                 msgs = conversations(name)[0]["messages"][:4]
                 reference["no_thinking"] = {"messages": msgs, "text": hf.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True, enable_thinking=False)}

@@ -66,6 +66,16 @@ export function parseToolCallText(text: string): ParsedToolCall {
   } catch (error) {
     return { ok: false, message: `The tool call is not valid JSON (${(error as Error).message}).` };
   }
+  return toolCallOf(value);
+}
+
+/**
+ * Reads a call from a parsed JSON value: an object with a string `name` and an object `arguments`
+ * (or `parameters`; absent means none). A string `arguments` holding a JSON object is read too
+ * (OpenAI's wire shape).
+ * @example toolCallOf({ name: 'guess', arguments: '{"word":"crane"}' }) // { ok: true, call: { name: 'guess', arguments: { word: 'crane' } } }
+ */
+export function toolCallOf(value: unknown): ParsedToolCall {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { ok: false, message: 'The tool call must be a JSON object {"name": ..., "arguments": {...}}.' };
   }
@@ -73,7 +83,14 @@ export function parseToolCallText(text: string): ParsedToolCall {
   if (typeof record.name !== 'string' || record.name.length === 0) {
     return { ok: false, message: 'The tool call has no "name" string.' };
   }
-  const args = record.arguments ?? record.parameters ?? {};
+  let args = record.arguments ?? record.parameters ?? {};
+  if (typeof args === 'string') {
+    try {
+      args = JSON.parse(args);
+    } catch {
+      return { ok: false, message: `The tool call "${record.name}" has "arguments" that are not a JSON object.` };
+    }
+  }
   if (typeof args !== 'object' || args === null || Array.isArray(args)) {
     return { ok: false, message: `The tool call "${record.name}" has "arguments" that are not a JSON object.` };
   }

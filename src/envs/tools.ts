@@ -6,7 +6,7 @@
  * needs to read a call.
  */
 export type { JsonSchemaObject, JsonSchemaProperty, ParsedToolCall, ToolCall, ToolSpec } from '../core/tools.js';
-export { checkToolCall, parseToolCallText, toolCallText } from '../core/tools.js';
+export { checkToolCall, parseToolCallText, toolCallOf, toolCallText } from '../core/tools.js';
 
 /**
  * True when the text looks like a canonical tool call (a JSON object with a "name"), so an

@@ -28,7 +28,7 @@
 import { ChatTemplateError } from './errors.js';
 import type { ChatLayout } from './layout.js';
 import { headMessages } from './layout.js';
-import type { ChatMessage, ChatTemplate } from './template.js';
+import type { ChatMessage, ChatTemplate, TemplateTool } from './template.js';
 import { LruCache } from '../tokenizer/lru.js';
 import { type AppendOnlyReport, probeAppendOnly } from './append-only.js';
 
@@ -74,6 +74,11 @@ export interface ChatContextOptions {
   readonly templateKwargs?: Readonly<Record<string, unknown>>;
   /** Observations remembered with their delta ids. Default 4096. */
   readonly cacheSize?: number;
+  /**
+   * Tools passed to every render (transformers' `tools=`), so that the head carries the template's
+   * tool prompt; replies and observations stay plain messages here (tool turns: `ToolChatBuilder`).
+   */
+  readonly tools?: readonly TemplateTool[] | null;
 }
 
 // Placeholder texts of the synthetic prefix: plain words, so they never touch special tokens.
@@ -98,6 +103,7 @@ export class ChatContextBuilder {
   private readonly tokenizer: ChatTokenizer;
   private readonly layout: ChatLayout;
   private readonly kwargs: Readonly<Record<string, unknown>>;
+  private readonly tools: readonly TemplateTool[] | null;
   /** Synthetic prefix ending with a reply (for observation deltas) and its ids. */
   private readonly afterReply: { messages: ChatMessage[]; ids: Int32Array };
   /** Synthetic prefix ending with the generation prompt (for reply encodings) and its ids. */
@@ -111,6 +117,7 @@ export class ChatContextBuilder {
     this.tokenizer = tokenizer;
     this.layout = options.layout ?? {};
     this.kwargs = options.templateKwargs ?? {};
+    this.tools = options.tools ?? null;
     this.deltas = new LruCache(options.cacheSize ?? 4096);
     const head = headMessages(this.layout, PLACEHOLDER.instruction, PLACEHOLDER.observation);
     this.beforeReply = { messages: head, ids: this.tokens(head, true) };
@@ -129,7 +136,7 @@ export class ChatContextBuilder {
     this.endOfTurnId = part[end];
     this.turnSeparator = part.slice(end + 1);
     this.stopTokenIds = [...stops];
-    this.appendOnly = probeAppendOnly(template, this.layout, this.kwargs);
+    this.appendOnly = probeAppendOnly(template, this.layout, this.kwargs, this.tools);
   }
 
   /**
@@ -252,7 +259,7 @@ export class ChatContextBuilder {
   }
 
   private tokens(messages: readonly ChatMessage[], addGenerationPrompt: boolean): Int32Array {
-    return this.tokenizer.encode(this.template.render(messages, { addGenerationPrompt, kwargs: this.kwargs }));
+    return this.tokenizer.encode(this.template.render(messages, { addGenerationPrompt, kwargs: this.kwargs, tools: this.tools }));
   }
 
   private requirePrefix(prefix: Int32Array, full: Int32Array, what: string): void {

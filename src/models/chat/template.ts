@@ -2,8 +2,8 @@
  * `ChatTemplate`: a model's Jinja chat template rendered with `@huggingface/jinja` the way
  * transformers' `apply_chat_template` renders it.
  *
- * Variables passed, as transformers does: `messages`, `add_generation_prompt`, `tools` and
- * `documents` (none), the named special tokens as strings (`bos_token`, `eos_token`, `unk_token`,
+ * Variables passed, as transformers does: `messages`, `add_generation_prompt`, `tools` (OpenAI's
+ * `{type: 'function', function: {name, description, parameters}}` list, or none) and `documents` (none), the named special tokens as strings (`bos_token`, `eos_token`, `unk_token`,
  * `sep_token`, `pad_token`, `cls_token`, `mask_token`, those the tokenizer has), then any extra
  * keyword arguments (`enable_thinking`, `date_string`, …), which override the special tokens. Globals:
  * `raise_exception(message)` (throws {@link ChatTemplateError}) and `strftime_now(format)` (from an
@@ -11,6 +11,7 @@
  * `lstrip_blocks`: @huggingface/jinja applies both).
  */
 import { Environment, Interpreter, Template } from '@huggingface/jinja';
+import type { ToolSpec } from '../../core/tools.js';
 import { ChatTemplateError } from './errors.js';
 import { strftime } from './strftime.js';
 
@@ -35,8 +36,24 @@ export interface ChatTemplateOptions {
   readonly now?: () => Date;
 }
 
+/** A tool as transformers passes it to a template (OpenAI's function-tool shape). */
+export interface TemplateTool {
+  readonly type: 'function';
+  readonly function: ToolSpec;
+}
+
+/**
+ * Tools in the shape templates read them.
+ * @example templateTools([{ name: 'guess', description: 'Guess a word.', parameters }]) // [{ type: 'function', function: { name: 'guess', … } }]
+ */
+export function templateTools(tools: readonly ToolSpec[]): TemplateTool[] {
+  return tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } }));
+}
+
 /** One render. */
 export interface RenderOptions {
+  /** The tools the model may call (transformers' `tools=`); absent or null: none. */
+  readonly tools?: readonly TemplateTool[] | null;
   /** Append the assistant header the model generates after. Default false. */
   readonly addGenerationPrompt?: boolean;
   /** Extra template variables (transformers' `**kwargs`), e.g. `{ enable_thinking: false }`. */
@@ -95,7 +112,7 @@ export class ChatTemplate {
     const variables: Record<string, unknown> = {
       messages: messages.map((m) => ({ ...m })),
       add_generation_prompt: options.addGenerationPrompt ?? false,
-      tools: null,
+      tools: options.tools ?? null,
       documents: null,
       ...this.specialTokens,
       ...options.kwargs,

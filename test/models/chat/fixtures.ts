@@ -36,6 +36,25 @@ export interface Reference {
   readonly alternation_error?: string | null;
 }
 
+/** The families whose template takes tools (their folder has `tool-reference.json`). */
+export const TOOL_FAMILIES = ['qwen2.5', 'qwen3', 'llama3', 'mistral'] as const;
+export type ToolFamily = (typeof TOOL_FAMILIES)[number];
+
+/** A tool conversation recorded with transformers: `apply_chat_template(messages[:n], tools=tools)` at every turn. */
+export interface ToolChat {
+  readonly name: string;
+  readonly system: string | null;
+  readonly ack: string | null;
+  readonly tools: { type: 'function'; function: { name: string; description: string; parameters: Record<string, unknown> } }[];
+  readonly messages: Message[];
+  readonly renders: { messages: number; add_generation_prompt: boolean; text: string; ids: number[] }[];
+}
+
+/** The family's tool-reference.json conversations. */
+export function toolChats(family: ToolFamily): ToolChat[] {
+  return readFixtureJson<{ tool_chats: ToolChat[] }>(family, 'tool-reference.json').tool_chats;
+}
+
 /** Folder of one family. */
 export function fixtureDir(family: Family): string {
   return join(FIXTURES, family);
