@@ -131,3 +131,22 @@ export function checkToolCall(call: ToolCall, tools: readonly ToolSpec[]): strin
   }
   return null;
 }
+
+/**
+ * The id of the call made at turn `turn` when none was given: nine letters and digits, the form
+ * Mistral's templates require, accepted by every chat API (`call00003`).
+ * @example toolCallId(3) // 'call00003'
+ */
+export function toolCallId(turn: number): string {
+  return `call${String(turn % 100_000).padStart(5, '0')}`;
+}
+
+/**
+ * True when a text is a JSON object naming a call (`{"name": …`), so a reader knows to take it as a
+ * call rather than as prose.
+ * @example looksLikeCallJson('{"name":"guess","arguments":{}}') // true
+ */
+export function looksLikeCallJson(text: string): boolean {
+  const trimmed = text.trim();
+  return trimmed.startsWith('{') && trimmed.endsWith('}') && /"name"\s*:/.test(trimmed);
+}

@@ -12,7 +12,11 @@
  * care which model they drive.
  */
 import { InvalidArgumentError } from '../core/errors.js';
+import type { ToolSpec } from '../core/tools.js';
 import { type ChatLayout, ChatContextBuilder, type ChatModelFileContents, generationConfigJson, parseChatModelFiles, turnwiseChatFiles } from './chat/index.js';
+import { ChatTemplateError } from './chat/errors.js';
+import { ToolChatBuilder } from './chat/tool-chat.js';
+import type { ToolCallFormat, ToolReply } from './chat/tool-formats.js';
 import { buildContext, type ContextInput, type ContextPolicy, encodeActionChoices } from './context.js';
 import type { ConfigTokenIds } from './hf/hf-config.js';
 import { HfTokenizer } from './tokenizer/hf-tokenizer.js';
@@ -41,6 +45,25 @@ export interface ChatTextOptions {
   readonly maxResponseTokens: number;
 }
 
+/**
+ * The text side of acting through tools (a chat model whose template takes tools): contexts carry
+ * the environment's tools and answer each call with a tool message (`src/models/chat/tool-chat.ts`);
+ * replies are read in the model family's tool-call format.
+ */
+export interface ToolText {
+  readonly format: ToolCallFormat;
+  readonly tools: readonly ToolSpec[];
+  /** The ids the policy conditions on this turn. */
+  context(input: ContextInput): Int32Array;
+  /** As {@link PolicyText.replyBudget}, for these contexts. */
+  replyBudget(input: ContextInput, context: Int32Array): number;
+  /** What a reply's ids hold: text, calls, or a malformed call. */
+  reply(tokens: ArrayLike<number>): ToolReply;
+}
+
+/** Whether a policy text can act through tools, and if not, why. */
+export type ToolTextResult = { readonly ok: true; readonly text: ToolText } | { readonly ok: false; readonly reason: string };
+
 /** The text side of a policy (module comment). */
 export interface PolicyText {
   readonly kind: 'turnwise' | 'chat';
@@ -68,6 +91,8 @@ export interface PolicyText {
   files(options: { readonly modelMaxLength: number; readonly maxNewTokens: number }): TextFile[];
   /** What rebuilds this elsewhere. */
   manifest(): PolicyTextManifest;
+  /** The text side of acting through these tools, or why the model cannot (turnwise's own layout; a template that ignores tools). */
+  toolText(tools: readonly ToolSpec[]): ToolTextResult;
 }
 
 /**
@@ -99,6 +124,7 @@ export function turnwiseText(tokenizer: BpeTokenizer, context: ContextPolicy): P
       ];
     },
     manifest: () => ({ kind: 'turnwise', tokenizerJson: tokenizer.toJSON(), context }),
+    toolText: () => ({ ok: false, reason: "turnwise's own model has no chat template to pass tools to" }),
   };
 }
 
@@ -119,6 +145,36 @@ export function chatText(contents: ChatModelFileContents, options: ChatTextOptio
     if (history === 'full' || input.pastTurns.length <= history) return input;
     return { ...input, pastTurns: input.pastTurns.slice(input.pastTurns.length - history) };
   };
+  const budget = (input: ContextInput, context: Int32Array, head: (k: ContextInput) => Int32Array): number => {
+    const length = head(kept(input)).length;
+    return Math.max(0, Math.min(options.maxContext - context.length, options.maxResponseTokens - (context.length - length)));
+  };
+  const toolTexts = new Map<string, ToolTextResult>();
+  const template = files.template;
+  const toolText = (tools: readonly ToolSpec[]): ToolTextResult => {
+    const key = JSON.stringify(tools);
+    let result = toolTexts.get(key);
+    if (result === undefined) {
+      try {
+        const tool = ToolChatBuilder.create(template, files.tokenizer, { layout, stopTokenIds: files.stopTokenIds, tools });
+        result = {
+          ok: true,
+          text: {
+            format: tool.format,
+            tools,
+            context: (input) => tool.context(kept(input)),
+            replyBudget: (input, context) => budget(input, context, (k) => tool.chat.head(k.instruction, k.pastTurns[0]?.observationText ?? k.observationText)),
+            reply: (tokens) => tool.reply(tokens),
+          },
+        };
+      } catch (error) {
+        if (!(error instanceof ChatTemplateError)) throw error;
+        result = { ok: false, reason: error.message };
+      }
+      toolTexts.set(key, result);
+    }
+    return result;
+  };
   return {
     kind: 'chat',
     vocabSize: files.tokenizer.vocabSize,
@@ -126,11 +182,7 @@ export function chatText(contents: ChatModelFileContents, options: ChatTextOptio
     stopTokenIds: builder.stopTokenIds,
     tokenIds: { bos: files.bosTokenId ?? null, eos: [...files.stopTokenIds], pad: files.padTokenId ?? null },
     context: (input) => builder.context(kept(input)),
-    replyBudget: (input, context) => {
-      const k = kept(input);
-      const head = builder.head(k.instruction, k.pastTurns[0]?.observationText ?? k.observationText).length;
-      return Math.max(0, Math.min(options.maxContext - context.length, options.maxResponseTokens - (context.length - head)));
-    },
+    replyBudget: (input, context) => budget(input, context, (k) => builder.head(k.instruction, k.pastTurns[0]?.observationText ?? k.observationText)),
     actionChoices: (actions) => builder.actionChoices(actions),
     actionText: (tokens) => builder.replyText(tokens),
     decode: (ids, keepSpecial) => files.tokenizer.decode(ids, { skipSpecialTokens: keepSpecial !== true }),
@@ -146,6 +198,7 @@ export function chatText(contents: ChatModelFileContents, options: ChatTextOptio
       return out;
     },
     manifest: () => ({ kind: 'chat', files: contents, chat: options }),
+    toolText,
   };
 }
 

@@ -5,7 +5,10 @@
  * The conversation is AgentGym's: user: the environment's instruction, assistant: the
  * acknowledgement, then each observation as a user turn and each past reply as an assistant turn
  * (see {@link chatMessages}). The reply text goes to the environment as it is; the environment
- * parses `Thought: … Action: …`. Calls are limited by a semaphore, retried with exponential
+ * parses `Thought: … Action: …`. Where the episode acts through tools, they are sent as OpenAI's
+ * `tools` (with `tool_choice`), past calls are replayed as `tool_calls` answered by `tool`
+ * messages, and the reply's `tool_calls` are handed back; a server that writes a call into the
+ * content instead (no tool parser) is read too, as the call's JSON or a `<tool_call>` block. Calls are limited by a semaphore, retried with exponential
  * back-off on 408/409/429/5xx and connection errors (honouring `retry-after`), and their token
  * usage is counted per episode and in total.
  *
@@ -16,6 +19,7 @@ import OpenAI from 'openai';
 import { InvalidArgumentError, TurnwiseError } from '../core/errors.js';
 import { DEFAULT_RETRY, type RetryDecision, type RetryEnv, type RetryPolicy, realSleep, retryAfterMs, withRetries } from './retry.js';
 import { Semaphore } from './semaphore.js';
+import { looksLikeCallJson, parseToolCallText, type ToolCall, type ToolSpec, toolCallOf } from '../core/tools.js';
 import { AGENTGYM_ACKNOWLEDGEMENT, chatMessages, type TextActRequest, type TextActResult, type TextPolicy, type TokenUsage } from './text-policy.js';
 
 /** Settings of one remote chat model. */
@@ -40,6 +44,8 @@ export interface OpenAIChatConfig {
   readonly acknowledgement?: string;
   /** Per-request timeout of the HTTP client. Default 120 000. */
   readonly timeoutMs?: number;
+  /** `tool_choice` sent with tools: `auto` (the model decides) or `required` (it must call one). Default `auto`. */
+  readonly toolChoice?: 'auto' | 'required';
   readonly retry?: Partial<RetryPolicy>;
 }
 
@@ -142,6 +148,7 @@ export class OpenAIChatPolicy implements TextPolicy {
       ...(config.topP !== undefined ? { top_p: config.topP } : {}),
       ...(config.maxTokens !== undefined ? { max_tokens: config.maxTokens } : {}),
       ...(config.sendSeed !== false ? { seed: request.seed } : {}),
+      ...(request.tools !== undefined && request.tools.length > 0 ? { tools: openAITools(request.tools), tool_choice: config.toolChoice ?? 'auto' } : {}),
     };
     const now = this.deps.nowMs ?? Date.now;
     const completion = await this.gate.run(() =>
@@ -160,13 +167,15 @@ export class OpenAIChatPolicy implements TextPolicy {
         signal,
       ),
     );
-    const text = completion.choices[0]?.message?.content;
+    const message = completion.choices[0]?.message;
+    const text = message?.content ?? (request.tools !== undefined && message?.tool_calls !== undefined ? '' : undefined);
     if (typeof text !== 'string') {
       throw new TurnwiseError(`policy '${config.name}': the reply of ${config.baseURL} (model ${config.model}) has no choices[0].message.content`);
     }
     const usage: TokenUsage = { promptTokens: completion.usage?.prompt_tokens ?? 0, completionTokens: completion.usage?.completion_tokens ?? 0 };
     this.count(request.episodeId, usage);
-    return { text, usage };
+    if (request.tools === undefined) return { text, usage };
+    return { text, usage, ...readToolCalls(message?.tool_calls ?? [], text) };
   }
 
   private count(episodeId: string, usage: TokenUsage): void {
@@ -184,4 +193,36 @@ export class OpenAIChatPolicy implements TextPolicy {
   usage(): UsageReport {
     return { ...this.totals, perEpisode: Object.fromEntries([...this.perEpisode].map(([k, v]) => [k, { ...v }])) };
   }
+}
+
+/** Tools in OpenAI's request shape. */
+function openAITools(tools: readonly ToolSpec[]): OpenAI.Chat.ChatCompletionTool[] {
+  return tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters as unknown as Record<string, unknown> } }));
+}
+
+const CONTENT_CALL = /<tool_call>([\s\S]*?)(?:<\/tool_call>|$)/g;
+
+/**
+ * The calls of a reply: its `tool_calls` (arguments parsed from their JSON string), else calls the
+ * server left in the content (a call's JSON, or `<tool_call>` blocks) when it has no tool parser.
+ */
+function readToolCalls(toolCalls: readonly OpenAI.Chat.ChatCompletionMessageToolCall[], content: string): { toolCalls: ToolCall[]; toolCallError?: string } {
+  const calls: ToolCall[] = [];
+  for (const call of toolCalls) {
+    if (call.type !== 'function') continue;
+    const parsed = toolCallOf({ name: call.function.name, arguments: call.function.arguments });
+    if (!parsed.ok) return { toolCalls: calls, toolCallError: parsed.message };
+    calls.push(parsed.call);
+  }
+  if (calls.length > 0) return { toolCalls: calls };
+  if (looksLikeCallJson(content)) {
+    const parsed = parseToolCallText(content);
+    return parsed.ok ? { toolCalls: [parsed.call] } : { toolCalls: [], toolCallError: parsed.message };
+  }
+  for (const block of content.matchAll(CONTENT_CALL)) {
+    const parsed = parseToolCallText(block[1] ?? '');
+    if (!parsed.ok) return { toolCalls: calls, toolCallError: parsed.message };
+    calls.push(parsed.call);
+  }
+  return { toolCalls: calls };
 }

@@ -108,6 +108,7 @@ async function openCheckpointAgent(policy: Extract<PolicySpec, { kind: 'checkpoi
     text: stack.text,
     maxActionTokens: config.sampling.maxActionTokens,
     constrained: config.sampling.constrained,
+    actions: config.context.actions,
     envTimeoutMs: config.runtime.envTimeoutMs,
     actTimeoutMs: config.runtime.requestTimeoutMs,
     clock,

@@ -5,12 +5,17 @@
  *
  * A session that fails (env crash or timeout) ends its episode as `error` — the episode machine
  * does that — and is replaced by a fresh instance, so the run goes on.
+ *
+ * Actions take the form `context.actions` resolves to (`tool-actions.ts`): listed, text, or tool
+ * calls. With tools, a reply that is not exactly one valid call is answered with its error as the
+ * next observation, without stepping the environment.
  */
 import { createActor, toPromise } from 'xstate';
 import { withEnvSessionEffects } from '../actors/env-session.js';
 import { episodeLogic } from '../actors/episode.js';
 import { turnSeed } from '../actors/episode-rules.js';
 import type { Clock } from '../core/clock.js';
+import type { ToolSpec } from '../core/tools.js';
 import type { Trajectory } from '../core/types.js';
 import type { EnvironmentSpec } from '../envs/environment.js';
 import type { PolicyText } from '../models/policy-text.js';
@@ -25,6 +30,7 @@ import { serveEnvSession } from './wiring/env-session.js';
 import { remoteEpisodeEffects } from './wiring/episode.js';
 import type { Served } from './wiring/ports.js';
 import { releaseEpisodes } from './wiring/sampler.js';
+import { type ActionMode, type ActionsSetting, invalidToolStep, type ResolvedActions, resolveActions, type ToolReplyLike, toolActionOf } from './tool-actions.js';
 
 /** One episode to run. */
 export interface EpisodePlan {
@@ -50,8 +56,10 @@ export interface RolloutOptions {
   readonly text?: PolicyText;
   /** Most tokens of one reply (`sampling.maxActionTokens`); a context's remaining budget may lower it. */
   readonly maxActionTokens?: number;
-  /** Constrain decoding to the environment's available actions when it lists them. */
+  /** Constrain decoding to the environment's available actions when it lists them (`sampling.constrained`). */
   readonly constrained: boolean;
+  /** How actions reach the environment (`context.actions`); default `auto` (see `tool-actions.ts`). */
+  readonly actions?: ActionsSetting;
   readonly envTimeoutMs: number;
   readonly actTimeoutMs: number;
   readonly clock: Clock;
@@ -84,6 +92,7 @@ interface Session {
 export class RolloutRunner {
   private readonly free: Session[] = [];
   private readonly instruction: string;
+  private readonly actions: ResolvedActions;
   private readonly envPool: EnvPool;
   private nextSessionId = 0;
 
@@ -93,7 +102,16 @@ export class RolloutRunner {
     }
     const probe = options.spec.create({ settings: options.envSettings });
     this.instruction = probe.instruction();
+    const envTools: readonly ToolSpec[] = probe.tools?.() ?? [];
     void probe.close();
+    const text = options.text;
+    this.actions = resolveActions({
+      setting: options.actions ?? 'auto',
+      constrained: options.constrained,
+      envName: options.spec.name,
+      envTools,
+      toolText: options.textPolicy || text === undefined ? null : (tools) => text.toolText(tools),
+    });
     this.envPool = createEnvPool(options.spec, options.envSettings, options.envWorkers ?? 0);
     for (let i = 0; i < options.poolSize; i++) this.free.push(this.openSession());
   }
@@ -172,16 +190,39 @@ export class RolloutRunner {
   }
 
   private async runEpisode(session: Session, step: number, horizon: number, plan: EpisodePlan): Promise<Trajectory> {
-    const { bus, runId, text, constrained, envTimeoutMs, actTimeoutMs, clock, maxActionTokens } = this.options;
+    const { bus, runId, envTimeoutMs, actTimeoutMs, clock, maxActionTokens } = this.options;
+    const text = this.options.text as PolicyText;
+    const { actions } = this;
     const instruction = this.instruction;
+    // A tool-calling reply that is no valid call: its error, shown by the step that follows it.
+    let toolError: string | null = null;
+    const toolAction = (reply: ToolReplyLike, tools: readonly ToolSpec[]): string => {
+      const action = toolActionOf(reply, tools);
+      toolError = action.error;
+      return action.actionText;
+    };
+    const source = actions.mode === 'tools' && actions.toolText !== null ? actions.toolText : text;
     const codec = {
       toActRequest: (request: Parameters<typeof buildContextRequest>[0]) =>
-        buildContextRequest(request, text as PolicyText, instruction, constrained, plan, horizon, maxActionTokens),
-      decode: (tokens: Int32Array) => (text as PolicyText).actionText(tokens),
+        buildContextRequest(request, source, actions.mode === 'listed' ? (a) => text.actionChoices(a) : null, instruction, plan, horizon, maxActionTokens),
+      decode: (tokens: Int32Array) => (actions.mode === 'tools' && actions.toolText !== null ? toolAction(actions.toolText.reply(tokens), actions.tools) : text.actionText(tokens)),
     };
     const remote = remoteEpisodeEffects(bus, runId, session.id, codec, { envTimeoutMs, actTimeoutMs });
     const { textPolicy } = this.options;
-    const effects = textPolicy ? { ...remote, act: textAct(textPolicy, plan) } : remote;
+    const tools = actions.mode === 'tools' ? actions.tools : undefined;
+    const effects = {
+      ...remote,
+      ...(textPolicy ? { act: textAct(textPolicy, plan, tools, toolAction) } : {}),
+      ...(tools === undefined
+        ? {}
+        : {
+            step: (actionText: string, signal: AbortSignal) => {
+              const error = toolError;
+              toolError = null;
+              return error === null ? remote.step(actionText, signal) : Promise.resolve(invalidToolStep(error));
+            },
+          }),
+    };
     const actor = createActor(episodeLogic, {
       input: {
         effects,
@@ -217,14 +258,23 @@ export class RolloutRunner {
     await this.envPool.close();
   }
 
+  /** How actions reach the environment in this runner (`context.actions` resolved). */
+  get actionMode(): ActionMode {
+    return this.actions.mode;
+  }
+
   /** Where the environment instances run (`in-process` or `N worker threads`). */
   get envPlacement(): string {
     return this.envPool.description;
   }
 }
 
-/** The episode's `act` effect for a text policy: same per-turn seed as the token path, empty token fields. */
-function textAct(policy: TextPolicy, plan: EpisodePlan) {
+/**
+ * The episode's `act` effect for a text policy: same per-turn seed as the token path, empty token
+ * fields. With tools, the reply's calls become the action (`toolAction` keeps the error of a reply
+ * that is no valid call for the step).
+ */
+function textAct(policy: TextPolicy, plan: EpisodePlan, tools: readonly ToolSpec[] | undefined, toolAction: (reply: ToolReplyLike, tools: readonly ToolSpec[]) => string) {
   return async (request: EpisodeActRequest, signal: AbortSignal): Promise<EpisodeActResult> => {
     const reply = await policy.act(
       {
@@ -233,11 +283,20 @@ function textAct(policy: TextPolicy, plan: EpisodePlan) {
         turns: request.turns.map((t) => ({ observationText: t.observationText, actionText: t.actionText })),
         observation: request.observation,
         seed: turnSeed(plan.seed, request.turns.length),
+        ...(tools === undefined ? {} : { tools }),
       },
       signal,
     );
     const empty = { tokens: new Int32Array(0), logprobs: new Float32Array(0), lossMask: new Uint8Array(0), constraint: null, policyVersion: TEXT_POLICY_VERSION };
-    return { actText: reply.text, result: empty, promptTokens: new Int32Array(0) };
+    if (tools === undefined) return { actText: reply.text, result: empty, promptTokens: new Int32Array(0) };
+    const calls = reply.toolCalls ?? [];
+    const read: ToolReplyLike =
+      reply.toolCallError !== undefined
+        ? { kind: 'malformed', content: reply.text, error: reply.toolCallError }
+        : calls.length > 0
+          ? { kind: 'calls', content: reply.text, calls }
+          : { kind: 'text', content: reply.text };
+    return { actText: toolAction(read, tools), result: empty, promptTokens: new Int32Array(0) };
   };
 }
 
@@ -250,9 +309,9 @@ function buildContextRequest(
     readonly turns: readonly { readonly observationText: string; readonly actionTokens: Int32Array }[];
     readonly observation: { readonly text: string; readonly availableActions?: readonly string[] };
   },
-  text: PolicyText,
+  text: Pick<PolicyText, 'context' | 'replyBudget'>,
+  actionChoicesOf: ((actions: readonly string[]) => Int32Array[]) | null,
   instruction: string,
-  constrained: boolean,
   plan: EpisodePlan,
   horizon: number,
   maxActionTokens: number | undefined,
@@ -265,7 +324,7 @@ function buildContextRequest(
   const contextTokens = text.context(input);
   const budget = text.replyBudget(input, contextTokens);
   const actions = request.observation.availableActions;
-  const actionChoices = constrained && actions && actions.length > 0 ? text.actionChoices(actions) : null;
+  const actionChoices = actionChoicesOf !== null && actions && actions.length > 0 ? actionChoicesOf(actions) : null;
   // A listed action that cannot fit counts as no room too: its ids would be cut mid-action.
   const needed = actionChoices === null ? 1 : Math.min(...actionChoices.map((c) => c.length));
   const limit = Number.isFinite(budget) ? Math.min(budget, maxActionTokens ?? budget) : undefined;

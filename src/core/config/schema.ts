@@ -121,6 +121,12 @@ const contextSchema = z
       .default('auto')
       .describe("How a turn's context is laid out: turnwise's compact special-token layout, or the model's chat template (instruction and observations as user messages, replies as assistant messages, as AgentGym runs agents); auto = chat with model.from, else turnwise."),
     chat: chatSchema.prefault({}).describe('The chat layout (context.format chat).'),
+    actions: z
+      .enum(['auto', 'listed', 'text', 'tools'])
+      .default('auto')
+      .describe(
+        "How the agent's actions reach the environment: listed (decoding constrained to the environment's available actions), text (free text the environment parses, AgentGym's 'Thought: … Action: …'), tools (the environment's tools passed to the chat template, one call per reply in the model family's format, results as tool messages; a reply without exactly one valid call is an invalid action whose observation is the error); auto = tools when the environment declares tools and the model's template takes them, else listed or text as sampling.constrained says.",
+      ),
     history: z
       .union([nonNegInt(), z.literal('full'), z.literal('auto')], { error: "expected a non-negative integer, 'full' or 'auto'" })
       .default('auto')
@@ -312,6 +318,9 @@ export const configSchema = z
     }
     if (config.model.lora !== null && config.model.from === null) {
       ctx.addIssue({ code: 'custom', path: ['model', 'lora'], message: 'needs model.from (LoRA adapts a pretrained model; a model trained from scratch trains in full)' });
+    }
+    if (config.context.actions === 'listed' && !config.sampling.constrained) {
+      ctx.addIssue({ code: 'custom', path: ['context', 'actions'], message: "'listed' decodes over the listed actions, but sampling.constrained is false; set one of them to match" });
     }
     if (config.context.format === 'chat' && config.model.from === null) {
       ctx.addIssue({ code: 'custom', path: ['context', 'format'], message: "'chat' needs model.from (turnwise's own model has no chat template)" });

@@ -17,7 +17,7 @@
  * computed as the plain builder computes observation deltas. Whether a reply holds a call is read
  * from its sampled ids, so a context stays a pure function of the episode's ids and texts.
  */
-import type { ToolSpec } from '../../core/tools.js';
+import { type ToolSpec, toolCallId } from '../../core/tools.js';
 import type { AppendOnlyReport } from './append-only.js';
 import { appendOnlyReport } from './append-only.js';
 import { type ChatContextInput, type ChatContextOptions, ChatContextBuilder, type ChatTokenizer, startsWith } from './context-builder.js';
@@ -43,15 +43,6 @@ export interface IdentifiedToolCall extends ReplyToolCall {
 
 const PLACEHOLDER = { instruction: 'instruction', observation: 'observation' } as const;
 const PROBE_CALL: IdentifiedToolCall = { name: 'probe_tool', arguments: { probe: 'probe value' }, id: 'probe0000' };
-
-/**
- * The id of the call made at turn `turn` when the reply carried none: nine letters and digits, the
- * form Mistral's templates require (`call00003`).
- * @example toolCallId(3) // 'call00003'
- */
-export function toolCallId(turn: number): string {
-  return `call${String(turn % 100_000).padStart(5, '0')}`;
-}
 
 /** The assistant message of a reply with these calls (OpenAI's shape, as transformers takes it). */
 export function toolCallMessage(calls: readonly IdentifiedToolCall[], content = ''): ChatMessage {

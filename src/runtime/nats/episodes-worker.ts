@@ -74,6 +74,7 @@ export async function startEpisodesWorker(options: EpisodesWorkerOptions): Promi
         text,
         maxActionTokens: config.sampling.maxActionTokens,
         constrained: config.sampling.constrained,
+        actions: config.context.actions,
         envTimeoutMs: config.runtime.envTimeoutMs,
         actTimeoutMs: config.runtime.requestTimeoutMs,
         clock,

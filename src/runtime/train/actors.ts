@@ -163,6 +163,7 @@ function rolloutRunnerOf(run: OpenedRun, bus: MemoryBus): RolloutRunner {
     text: run.stack.text,
     maxActionTokens: config.sampling.maxActionTokens,
     constrained: config.sampling.constrained,
+    actions: config.context.actions,
     envTimeoutMs: config.runtime.envTimeoutMs,
     actTimeoutMs: config.runtime.requestTimeoutMs,
     clock: run.clock,
