@@ -27,6 +27,7 @@ describe('parseConfig', () => {
       context: {
         format: 'auto',
         chat: { system: null, acknowledge: "OK. I'll follow your instructions and try my best to solve the task.", maxResponseTokens: 8192 },
+        actions: 'auto',
         history: 'auto',
         includeInstruction: false,
       },
@@ -151,6 +152,8 @@ describe('parseConfig', () => {
     expect(errorOf(() => parseConfig({ model: { from: 'models/x' }, tokenizer: { vocabSize: 1024 } })).path).toBe('tokenizer');
     expect(errorOf(() => parseConfig({ model: { lora: { rank: 8 } } })).path).toBe('model.lora');
     expect(errorOf(() => parseConfig({ context: { format: 'chat' } })).path).toBe('context.format');
+    expect(errorOf(() => parseConfig({ context: { actions: 'listed' }, sampling: { constrained: false } })).path).toBe('context.actions');
+    expect(errorOf(() => parseConfig({ context: { actions: 'calls' } })).path).toBe('context.actions');
     const ok = parseConfig({ model: { from: 'models/x', lora: { rank: 8, targetModules: ['q_proj', 'v_proj'] }, maxContext: 2048 } });
     expect(ok.model.lora).toEqual({ rank: 8, alpha: 32, dropout: 0.05, targetModules: ['q_proj', 'v_proj'], rsLora: false });
   });
@@ -261,10 +264,10 @@ describe('describeConfig', () => {
     expect(byPath.get('horizon.every')?.default).toBeUndefined();
     expect(byPath.get('env.settings')?.default).toEqual({ levels: ['GoToRedBall'] });
     // Fields outside the union options: seed, run 2, env 5, tokenizer 2, model 15 (9 + from + 5 of
-    // lora), context 6 (format, history, includeInstruction, chat 3), sampling 4, algorithm 26 (name
+    // lora), context 7 (format, actions, history, includeInstruction, chat 3), sampling 4, algorithm 26 (name
     // + the fields every algorithm has), horizon.schedule, train 7, runtime 7, mode 1, async 3, offPolicy 2,
     // reward 3, alarms 2 + 5 + 5 + 5 + 4 + 4.
-    expect(fields.filter((f) => f.when === undefined)).toHaveLength(1 + 2 + 5 + 2 + 15 + 6 + 4 + 26 + 1 + 7 + 7 + 1 + 3 + 2 + 3 + 25);
+    expect(fields.filter((f) => f.when === undefined)).toHaveLength(1 + 2 + 5 + 2 + 15 + 7 + 4 + 26 + 1 + 7 + 7 + 1 + 3 + 2 + 3 + 25);
     expect(byPath.get('model.from')).toMatchObject({ default: null });
     // Optional without a default (the schedule decides), unlike fields a schedule requires.
     expect(byPath.get('horizon.evalHorizon')).toMatchObject({ optional: true });
