@@ -8,10 +8,12 @@
  *   the messages are mapped onto an episode (`toEpisodeView`) and built as its rollouts build them.
  */
 import { ChatContextBuilder, ChatTemplateError, type ChatMessage, type ChatTemplate, type HfTokenizer } from '../models/chat/index.js';
+import { templateTools } from '../models/chat/template.js';
 import type { PolicyText } from '../models/policy-text.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import { type ChatRequest, parseAvailableActions, textOf, toEpisodeView } from './chat-request.js';
 import type { ChatPrompts } from './served-model.js';
+import { type ToolCallReader, templateToolFields, toolCallReader } from './chat-tools.js';
 import { ApiError } from './openai-errors.js';
 
 /** The last user message's `Available actions: [...]` list, or null. */
@@ -36,18 +38,30 @@ export interface TemplatePromptOptions {
  * @example const prompts = templatePrompts(files.template, files.tokenizer, { constrainToListedActions: false, builder });
  */
 export function templatePrompts(template: ChatTemplate, tokenizer: HfTokenizer, options: TemplatePromptOptions): ChatPrompts {
+  let reader: ToolCallReader | string | undefined;
   return {
     kind: 'template',
-    prompt(messages, templateKwargs) {
-      const rendered: ChatMessage[] = messages.map((m) => ({ role: m.role === 'developer' ? 'system' : m.role, content: textOf(m.content), ...(m.name !== undefined ? { name: m.name } : {}) }));
+    prompt(messages, templateKwargs, tools) {
+      const rendered: ChatMessage[] = messages.map((m, i) => ({
+        role: m.role === 'developer' ? 'system' : m.role,
+        content: textOf(m.content),
+        ...(m.name !== undefined ? { name: m.name } : {}),
+        ...templateToolFields(m, i),
+      }));
       let text: string;
       try {
-        text = template.render(rendered, { addGenerationPrompt: true, ...(templateKwargs ? { kwargs: templateKwargs } : {}) });
+        text = template.render(rendered, { addGenerationPrompt: true, ...(templateKwargs ? { kwargs: templateKwargs } : {}), ...(tools && tools.length > 0 ? { tools: templateTools(tools) } : {}) });
       } catch (error) {
         if (error instanceof ChatTemplateError) throw ApiError.invalid('messages', `The model's chat template cannot render these messages: ${error.message}`, 'invalid_value');
         throw error;
       }
       return { ids: tokenizer.encode(text), actions: options.constrainToListedActions ? listedActions(messages) : null };
+    },
+    toolCalls() {
+      if (reader === undefined) {
+        reader = typeof options.builder === 'string' ? `its template cannot be extended turn by turn: ${options.builder}` : toolCallReader(template, tokenizer, options.builder.stopTokenIds);
+      }
+      return reader;
     },
     actionChoices(actions) {
       if (typeof options.builder === 'string') throw ApiError.invalid('guided_choice', `guided_choice is not available for this model: ${options.builder}`, 'invalid_value');
@@ -102,5 +116,6 @@ export function episodePrompts(text: PolicyText, envInstruction: string, constra
       return { ids, actions: constrained ? parseAvailableActions(view.observationText) : null };
     },
     actionChoices: (actions) => text.actionChoices(actions),
+    toolCalls: () => "turnwise's own model has no chat template to pass tools to",
   };
 }

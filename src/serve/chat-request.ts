@@ -19,17 +19,31 @@
  * it so). Without either, decoding is free.
  */
 import { z } from 'zod';
+import { toolCallSchema, toolChoiceSchema, toolSchema } from './chat-tools.js';
 import { ApiError } from './openai-errors.js';
 import { MAX_TOP_LOGPROBS, samplingFields } from './sampling-params.js';
 import { integer, parseBody } from './validation.js';
 
 const textPart = z.object({ type: z.literal('text'), text: z.string() });
 
-const messageSchema = z.object({
-  role: z.enum(['system', 'developer', 'user', 'assistant']),
-  content: z.union([z.string(), z.array(textPart).min(1)], { error: 'a string or an array of text parts' }),
-  name: z.string().optional(),
-});
+const messageSchema = z
+  .object({
+    role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
+    // null only for an assistant message that makes tool calls (checked below).
+    content: z.union([z.string(), z.array(textPart).min(1)], { error: 'a string or an array of text parts' }).nullable(),
+    name: z.string().optional(),
+    tool_calls: z.array(toolCallSchema).nullish(),
+    tool_call_id: z.string().min(1).nullish(),
+  })
+  .superRefine((m, ctx) => {
+    if (m.content === null && !(m.role === 'assistant' && (m.tool_calls?.length ?? 0) > 0)) {
+      ctx.addIssue({ code: 'custom', path: ['content'], message: 'null only in an assistant message with tool_calls' });
+    }
+    if (m.role === 'tool' && (m.tool_call_id === null || m.tool_call_id === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['tool_call_id'], message: "required in a 'tool' message" });
+    }
+    if ((m.tool_calls?.length ?? 0) > 0 && m.role !== 'assistant') ctx.addIssue({ code: 'custom', path: ['tool_calls'], message: "only in an 'assistant' message" });
+  });
 
 /** The request body we accept (unknown keys are rejected, as OpenAI does). */
 export const chatRequestSchema = z
@@ -49,6 +63,9 @@ export const chatRequestSchema = z
     store: z.boolean().nullish(),
     service_tier: z.string().nullish(),
     parallel_tool_calls: z.boolean().nullish(),
+    // Function tools (chat-tools.ts): passed to the chat template; calls come back as tool_calls.
+    tools: z.array(toolSchema).nullish(),
+    tool_choice: toolChoiceSchema.nullish(),
   })
   .strict();
 
@@ -84,9 +101,9 @@ export function parseChatRequest(body: unknown, guided: GuidedChoiceLimits): Cha
   return req;
 }
 
-/** A message's text (text parts joined). */
+/** A message's text (text parts joined; none for a message that only makes tool calls). */
 export const textOf = (content: ChatRequest['messages'][number]['content']): string =>
-  typeof content === 'string' ? content : content.map((p) => p.text).join('');
+  content === null ? '' : typeof content === 'string' ? content : content.map((p) => p.text).join('');
 
 /** The episode a conversation stands for. */
 export interface EpisodeView {

@@ -7,20 +7,35 @@
  * Defaults are the served model's (`temperature`, `top_p`; `max_tokens` a run's per-turn limit or
  * what the context leaves). `temperature: 0` is argmax decoding; `seed` makes a reply reproducible.
  * A prompt that does not fit the context is refused with OpenAI's `context_length_exceeded`.
+ * `tools` / `tool_choice` and `tool_calls` as OpenAI has them (`chat-tools.ts`).
  */
 import type { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { RouteContext, ServeEnv } from './route-context.js';
 import { type ChatRequest, parseChatRequest } from './chat-request.js';
+import { checkToolChoice, type RequestToolChoice, type ToolCallReader, toolSpecs } from './chat-tools.js';
+import type { ToolReply } from '../models/chat/tool-formats.js';
 import { choiceSeed, type GeneratedChoice, generateChoice } from './generation.js';
 import { chatLogprobEntries } from './logprobs-format.js';
 import { ApiError, chatContextError } from './openai-errors.js';
 import { stopStrings } from './sampling-params.js';
 
-/** A chat request's prompt and its generated choices. */
+/** A chat request's prompt and its generated choices (with what each reply held, when tools are read). */
 interface ChatOutcome {
   readonly promptTokens: number;
   readonly choices: readonly GeneratedChoice[];
+  /** Per choice: the reply read for tool calls, or null when calls are not read (no tools, `tool_choice: none`). */
+  readonly replies: readonly (ToolReply | null)[];
+}
+
+/** The reader of this request's tool calls, the text its replies start with, or null when calls are not read. */
+function toolReading(ctx: RouteContext, req: ChatRequest, choice: RequestToolChoice): { reader: ToolCallReader; opener: string } | null {
+  if (choice === 'none') return null;
+  const reader = ctx.model.chat?.toolCalls();
+  if (reader === undefined || typeof reader === 'string') throw ApiError.invalid('tools', `Invalid value for 'tools': this model cannot call tools: ${reader ?? 'it has no chat template'}.`, 'invalid_value');
+  const opener = choice === 'auto' ? '' : choice === 'required' ? reader.opener() : reader.opener(choice.function.name);
+  if (req.guided_choice) throw ApiError.invalid('guided_choice', "Invalid value for 'guided_choice': not with tools (a tool call is free text).", 'invalid_value');
+  return { reader, opener };
 }
 
 async function complete(ctx: RouteContext, req: ChatRequest, id: string): Promise<ChatOutcome> {
@@ -35,7 +50,14 @@ async function complete(ctx: RouteContext, req: ChatRequest, id: string): Promis
   }
   const n = req.n ?? 1;
   if (n > limits.maxChoices) throw ApiError.invalid('n', `Invalid value for 'n': expected at most ${limits.maxChoices}, but got ${n} instead.`, 'invalid_value');
-  const { ids, actions } = model.chat.prompt(req.messages, req.chat_template_kwargs ?? undefined);
+  const choice = checkToolChoice(req.tools, req.tool_choice);
+  const tools = req.tools && req.tools.length > 0 ? toolSpecs(req.tools) : undefined;
+  if (tools !== undefined && model.chat.kind !== 'template') throw ApiError.invalid('tools', `Invalid value for 'tools': this model cannot call tools: ${model.chat.toolCalls()}.`, 'invalid_value');
+  const reading = toolReading(ctx, req, choice);
+  const prompt = model.chat.prompt(req.messages, req.chat_template_kwargs ?? undefined, tools);
+  const opener = reading === null || reading.opener === '' ? new Int32Array(0) : model.tokens.encode(reading.opener);
+  const ids = opener.length === 0 ? prompt.ids : Int32Array.from([...prompt.ids, ...opener]);
+  const actions = reading === null ? prompt.actions : null;
   const room = model.maxContext - ids.length;
   if (room < 1) throw chatContextError(model.maxContext, ids.length, null);
   const asked = req.max_completion_tokens ?? req.max_tokens;
@@ -58,7 +80,21 @@ async function complete(ctx: RouteContext, req: ChatRequest, id: string): Promis
       ),
     ),
   );
-  return { promptTokens: ids.length, choices };
+  const stops = new Set(model.stopTokenIds);
+  const replies = choices.map((ch) => {
+    if (reading === null) return null;
+    let end = ch.tokens.length;
+    while (end > 0 && stops.has(ch.tokens[end - 1] as number)) end--;
+    return reading.reader.read(reading.opener + model.tokens.decode(ch.tokens.subarray(0, end), true));
+  });
+  return { promptTokens: ids.length, choices, replies };
+}
+
+/** The assistant message of a choice: its text, or the calls it made (OpenAI's shape, 9-character ids). */
+function messageOf(ch: GeneratedChoice, reply: ToolReply | null, callId: () => string) {
+  if (reply === null || reply.kind !== 'calls') return { message: { role: 'assistant', content: ch.text, refusal: null }, finish: ch.finishReason };
+  const toolCalls = reply.calls.map((c) => ({ id: c.id ?? callId(), type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } }));
+  return { message: { role: 'assistant', content: reply.content === '' ? null : reply.content, refusal: null, tool_calls: toolCalls }, finish: 'tool_calls' as const };
 }
 
 /**
@@ -82,19 +118,30 @@ export function registerChatRoute(app: Hono<ServeEnv>, ctx: RouteContext): void 
     const outcome = await complete(ctx, req, id);
     const created = ctx.created();
     const head = { id, created, model: model.id, system_fingerprint: ctx.fingerprint() };
+    let calls = 0;
+    const callId = () => `c${id.replace(/[^A-Za-z0-9]/g, '').slice(-5).padStart(5, '0')}${(calls++).toString(36).padStart(3, '0')}`;
+    const messages = outcome.choices.map((ch, index) => messageOf(ch, outcome.replies[index] ?? null, callId));
     if (req.stream !== true) {
       return c.json({
         ...head,
         object: 'chat.completion',
-        choices: outcome.choices.map((ch, index) => ({ index, message: { role: 'assistant', content: ch.text, refusal: null }, logprobs: logprobsOf(req, ch), finish_reason: ch.finishReason })),
+        choices: outcome.choices.map((ch, index) => ({ index, message: messages[index]?.message, logprobs: logprobsOf(req, ch), finish_reason: messages[index]?.finish })),
         usage: usageOf(outcome),
       });
     }
-    const chunk = (index: number, delta: Record<string, string>, logprobs: unknown, finish: string | null) =>
+    const chunk = (index: number, delta: Record<string, unknown>, logprobs: unknown, finish: string | null) =>
       JSON.stringify({ ...head, object: 'chat.completion.chunk', choices: [{ index, delta, logprobs, finish_reason: finish }] });
     return streamSSE(c, async (stream) => {
       for (const [index, ch] of outcome.choices.entries()) {
         await stream.writeSSE({ data: chunk(index, { role: 'assistant', content: '' }, null, null) });
+        const called = messages[index]?.message;
+        if (called !== undefined && 'tool_calls' in called && called.tool_calls !== undefined) {
+          // A reply that made calls comes as its text, then its calls whole (one delta each).
+          if (called.content !== null) await stream.writeSSE({ data: chunk(index, { content: called.content }, null, null) });
+          await stream.writeSSE({ data: chunk(index, { tool_calls: called.tool_calls.map((t, k) => ({ index: k, ...t })) }, null, null) });
+          await stream.writeSSE({ data: chunk(index, {}, null, 'tool_calls') });
+          continue;
+        }
         for (let j = 0; j < ch.tokens.length; j++) {
           const piece = ch.pieces[j] ?? '';
           if (piece === '' && req.logprobs !== true) continue;

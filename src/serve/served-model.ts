@@ -5,7 +5,9 @@
  * log-probs, and the defaults of the sampling parameters.
  */
 import type { Policy, TopLogprobs } from '../core/policy.js';
+import type { ToolSpec } from '../core/tools.js';
 import type { ChatRequest } from './chat-request.js';
+import type { ToolCallReader } from './chat-tools.js';
 import type { TokenDecoder } from './token-text.js';
 
 /** How chat messages become the ids a reply is generated after. */
@@ -16,7 +18,13 @@ export interface ChatPrompts {
    * The prompt of a conversation, and the actions decoding is constrained to when the
    * conversation lists them (else null). Throws an `ApiError` naming the message at fault.
    */
-  prompt(messages: ChatRequest['messages'], templateKwargs?: Readonly<Record<string, unknown>>): { readonly ids: Int32Array; readonly actions: readonly string[] | null };
+  prompt(
+    messages: ChatRequest['messages'],
+    templateKwargs?: Readonly<Record<string, unknown>>,
+    tools?: readonly ToolSpec[],
+  ): { readonly ids: Int32Array; readonly actions: readonly string[] | null };
+  /** Reads tool calls in replies (`chat-tools.ts`), or says why this model cannot take tools. */
+  toolCalls(): ToolCallReader | string;
   /** Each action as the ids constrained decoding chooses among (ending with the policy's end id). Throws an `ApiError` when unavailable. */
   actionChoices(actions: readonly string[]): Int32Array[];
 }

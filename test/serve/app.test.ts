@@ -97,9 +97,9 @@ describe('turnwise serve: OpenAI-compatible chat completions', () => {
     await expectError(await chat(ok({ temperature: '1' })), 400, 'temperature', 'invalid_type', /expected a number, but got a string/);
     await expectError(await chat(ok({ presence_penalty: 0.5 })), 400, 'presence_penalty', 'invalid_value', /applies no penalties/);
     await expectError(await chat(ok({ top_logprobs: 2 })), 400, 'top_logprobs', 'invalid_value', /logprobs must be true/);
-    await expectError(await chat(ok({ tools: [] })), 400, 'tools', null, /Unrecognized request argument supplied: tools/);
+    await expectError(await chat(ok({ functions: [] })), 400, 'functions', null, /Unrecognized request argument supplied: functions/);
     await expectError(await chat({ model: 'tiny' }), 400, 'messages', 'missing_required_parameter', /Missing required parameter: 'messages'/);
-    await expectError(await chat(ok({ messages: [{ role: 'tool', content: 'x' }] })), 400, 'messages[0].role', 'invalid_value', /messages\[0\]\.role/);
+    await expectError(await chat(ok({ messages: [{ role: 'function', content: 'x' }] })), 400, 'messages[0].role', 'invalid_value', /messages\[0\]\.role/);
     await expectError(await chat(ok({ messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }] })), 400, 'messages', null, /last message must be a user message/);
     await expectError(await chat(ok({ messages: [{ role: 'user', content: 'a' }, { role: 'user', content: 'b' }] })), 400, 'messages[1].role', null, /Expected a 'assistant'/);
     const bad = await app.request('/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{not json' });
