@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../../src/core/rng.js';
+import type { ToolSpec } from '../../src/core/tools.js';
 import type { ActRequest, ActResult, Policy } from '../../src/core/policy.js';
 import { loadChatModelFiles } from '../../src/models/chat/index.js';
 import { templateTools } from '../../src/models/chat/template.js';
@@ -73,7 +74,7 @@ describe('chat completions with tools (Qwen2.5 template, hermes format)', () => 
         { role: 'assistant', content: '', tool_calls: [{ id: 'abc123XYZ', type: 'function', function: { name: 'guess', arguments: { word: 'crane' } } }] },
         { role: 'tool', content: 'c r a n e: ⬜🟨⬜⬜🟩', tool_call_id: 'abc123XYZ' },
       ],
-      { addGenerationPrompt: true, tools: templateTools(TOOLS.map((t) => t.function)) },
+      { addGenerationPrompt: true, tools: templateTools(TOOLS.map((t) => t.function as unknown as ToolSpec)) },
     );
     expect([...(prompts[0] ?? [])]).toEqual([...tokenizer.encode(expected)]);
     expect(expected).toContain('<tool_call>\n{"name": "guess", "arguments": {"word": "crane"}}\n</tool_call><|im_end|>\n<|im_start|>user\n<tool_response>\nc r a n e');
