@@ -1,5 +1,5 @@
 /**
- * `turnwise simulate <config> --agents N [--policy scripted|random|checkpoint:<dir>] [--turns T | --seconds S]`:
+ * `turnwise simulate <config> --agents N [--policy scripted|random|checkpoint:<dir>|remote:<spec>] [--turns T | --seconds S]`:
  * N concurrent episodes of the config's environment (see `src/runtime/simulate/simulate.ts`),
  * printing turns/s, resident memory per live episode, event-loop lag and outcome counts.
  */
@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import { systemClock } from '../core/clock.js';
 import { loadConfig, parseOverride, resolveConfig } from '../core/config.js';
 import { InvalidArgumentError } from '../core/errors.js';
+import { parseRemoteFlag } from '../runtime/policy-spec.js';
 import type { SimBudget, SimPolicy, SimulateReport } from '../runtime/simulate/simulate.js';
 import { collect } from './values.js';
 
@@ -41,7 +42,11 @@ export function parseSimulateFlags(flags: SimulateFlags): { agents: number; poli
   let policy: SimPolicy;
   if (policyText === 'scripted' || policyText === 'random') policy = { kind: policyText };
   else if (policyText.startsWith('checkpoint:') && policyText.length > 'checkpoint:'.length) policy = { kind: 'checkpoint', location: policyText.slice('checkpoint:'.length) };
-  else throw InvalidArgumentError.format('--policy', `expected scripted, random or checkpoint:<run or checkpoint folder>, got '${policyText}'`);
+  else if (policyText.startsWith('remote:')) {
+    const spec = parseRemoteFlag(policyText.slice('remote:'.length));
+    if (spec.kind !== 'remote') throw InvalidArgumentError.format('--policy', 'expected remote:<name>=<baseURL>,model=<model>');
+    policy = { kind: 'remote', spec };
+  } else throw InvalidArgumentError.format('--policy', `expected scripted, random, checkpoint:<run or checkpoint folder> or remote:<name>=<baseURL>,model=<model>[,…], got '${policyText}'`);
   if (flags.turns !== undefined && flags.seconds !== undefined) throw InvalidArgumentError.format('--turns', 'give --turns or --seconds, not both');
   let budget: SimBudget;
   if (flags.seconds !== undefined) {
@@ -84,10 +89,10 @@ export function formatSimulateReport(r: SimulateReport): string[] {
 export function registerSimulateCommand(program: Command): void {
   program
     .command('simulate')
-    .description('run N concurrent episodes with a scripted, random or trained policy; report turns/s, memory per live episode, event-loop lag')
+    .description('run N concurrent episodes with a scripted, random, trained or remote policy; report turns/s, memory per live episode, event-loop lag')
     .argument('<config>', 'YAML config (its env section picks the environment, its horizon the episode length)')
     .option('--agents <n>', 'concurrent episodes (required)')
-    .option('--policy <policy>', 'scripted | random | checkpoint:<run or checkpoint folder>', 'scripted')
+    .option('--policy <policy>', 'scripted | random | checkpoint:<run or checkpoint folder> | remote:<name>=<baseURL>,model=<model>[,key-env=VAR,…] (an OpenAI-compatible endpoint, as eval --remote)', 'scripted')
     .option('--turns <n>', 'stop starting episodes after this many turns (default 10 x agents)')
     .option('--seconds <s>', 'stop starting episodes after this many seconds')
     .option('--env-workers <n>', 'environment worker threads (default: env.workers of the config; 0 = in-process)')

@@ -49,7 +49,7 @@ export interface AgentPlayground {
   readonly clock: Clock;
   /** Injected I/O of remote policies (tests: sleep, env vars). */
   readonly remoteDeps?: OpenAIChatDeps;
-  /** Episodes in flight for a checkpoint policy (default: the run's episodes per step, at least 16). */
+  /** Episodes in flight (default: a checkpoint's episodes per step, at least 16; twice a remote policy's concurrency). */
   readonly poolSize?: number;
   /** Worker threads for the environment instances (`env.workers`; default in-process). */
   readonly envWorkers?: number;
@@ -141,7 +141,8 @@ async function openRemoteAgent(policy: Extract<PolicySpec, { kind: 'remote' }>, 
     spec,
     envSettings,
     // Twice the request limit: environment steps overlap with requests in flight.
-    poolSize: concurrency * 2,
+    poolSize: playground.poolSize ?? concurrency * 2,
+    envWorkers: playground.envWorkers,
     constrained: false,
     envTimeoutMs: 30_000,
     // One act may include every retry and its back-off (capped at 30 s each).
@@ -151,7 +152,7 @@ async function openRemoteAgent(policy: Extract<PolicySpec, { kind: 'remote' }>, 
   });
   return {
     runner,
-    description: `${policy.config.baseURL} model ${policy.config.model}`,
+    description: `${policy.config.baseURL} model ${policy.config.model} (actions: ${runner.actionMode})`,
     usage: () => chat.usage(),
     async close() {
       await runner.close();

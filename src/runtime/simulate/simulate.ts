@@ -1,10 +1,11 @@
 /**
- * `turnwise simulate`: N concurrent episodes played by a scripted, random or trained policy, back
- * to back over the training split until a turn or time budget is spent. Scripted and random
+ * `turnwise simulate`: N concurrent episodes played by a scripted, random, trained or remote policy,
+ * back to back over the training split until a turn or time budget is spent. Scripted and random
  * policies run on the flow path (each episode an event-driven `episode-flow` machine fed by the
  * batched `FlowDriver`, one xstate event per turn); so does a checkpoint, its model in inference
  * worker threads behind the sampler's dynamic batching (`checkpoint-flow.ts`), so the main thread
- * only routes. It measures what a user scaling the runtime needs: turns per second,
+ * only routes. A remote chat model (an OpenAI-compatible endpoint) plays through the rollout
+ * runner, as in `eval`, with tools where the environment declares them. It measures what a user scaling the runtime needs: turns per second,
  * resident memory per live episode, event-loop lag, and what the episodes did (outcome counts).
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -17,13 +18,20 @@ import type { EnvironmentSpec } from '../../envs/environment.js';
 import type { FlowResult } from '../../actors/episode-flow.js';
 import { createBatchEnv } from '../env-pool/batch-env.js';
 import type { EpisodePlan } from '../rollout.js';
+import type { OpenAIChatDeps } from '../../policies/openai-chat.js';
+import { openAgent } from '../agents.js';
+import type { PolicySpec } from '../policy-spec.js';
 import { openCheckpointFlow } from './checkpoint-flow.js';
 import { FlowDriver } from './flow-driver.js';
 import { flowPolicyFor } from './flow-policies.js';
 import { mainThreadCpuSeconds } from './thread-cpu.js';
 
 /** Which policy plays. */
-export type SimPolicy = { readonly kind: 'scripted' } | { readonly kind: 'random' } | { readonly kind: 'checkpoint'; readonly location: string };
+export type SimPolicy =
+  | { readonly kind: 'scripted' }
+  | { readonly kind: 'random' }
+  | { readonly kind: 'checkpoint'; readonly location: string }
+  | { readonly kind: 'remote'; readonly spec: Extract<PolicySpec, { kind: 'remote' }> };
 
 /** When to stop starting episodes (episodes in flight then finish). */
 export type SimBudget = { readonly turns: number } | { readonly seconds: number };
@@ -43,6 +51,8 @@ export interface SimulateOptions {
   /** Inference worker threads of a checkpoint policy (default: its run's `runtime.inferenceWorkers`; 0 = the main thread). */
   readonly inferenceWorkers?: number;
   readonly clock: Clock;
+  /** Injected I/O of a remote policy (tests). */
+  readonly remoteDeps?: OpenAIChatDeps;
   /** Called about every `progressMs` with the counts so far. */
   readonly onProgress?: (progress: SimProgress) => void;
   readonly progressMs?: number;
@@ -115,6 +125,24 @@ async function openRunner(options: SimulateOptions, envWorkers: number, horizon:
       envPlacement: flow.envPlacement,
       play: (_, plan, onEpisode) => flow.driver.run(plan, (__, r: FlowResult) => onEpisode(r.turnCount, r.trajectory.outcome)),
       close: () => flow.close(),
+    };
+  }
+  if (policy.kind === 'remote') {
+    const agent = await openAgent(policy.spec, {
+      spec,
+      envSettings: settings,
+      clock,
+      poolSize: agents,
+      envWorkers,
+      field: '--policy',
+      purpose: 'the simulation',
+      ...(options.remoteDeps ? { remoteDeps: options.remoteDeps } : {}),
+    });
+    return {
+      description: agent.description,
+      envPlacement: agent.runner.envPlacement,
+      play: (h, plan, onEpisode) => agent.runner.runStream(0, h, plan, (_, t) => onEpisode(t.turns.length, t.outcome)),
+      close: () => agent.close(),
     };
   }
   const flowPolicy = flowPolicyFor(policy.kind, spec.name);
