@@ -22,7 +22,7 @@ import type { ContextPolicy } from '../models/context.js';
 import { Critic } from '../models/critic.js';
 import { GradientPool, type ReplicaSpec } from '../models/data-parallel/gradient-pool.js';
 import { fromHfConfig } from '../models/hf/hf-config.js';
-import { type PolicyText, turnwiseText } from '../models/policy-text.js';
+import { turnwiseText } from '../models/policy-text.js';
 import { BpeTokenizer, trainBpe } from '../models/tokenizer/index.js';
 import type { Tokenizer } from '../models/tokenizer.js';
 import { PolicyTrainer, type TrainerState } from '../models/trainer.js';
