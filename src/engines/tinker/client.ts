@@ -266,7 +266,9 @@ export class TinkerClient {
    * fetches that URL; the API key is sent only when the URL is on the server's own origin.
    */
   async downloadCheckpointArchive(modelId: string, checkpointId: string, signal?: AbortSignal): Promise<Uint8Array> {
-    const path = `/api/v1/training_runs/${encodeURIComponent(modelId)}/checkpoints/${encodeURIComponent(checkpointId)}/archive`;
+    // A hosted checkpoint id may hold a slash (`sampler_weights/<name>`): each segment is encoded alone.
+    const id = checkpointId.split('/').map(encodeURIComponent).join('/');
+    const path = `/api/v1/training_runs/${encodeURIComponent(modelId)}/checkpoints/${id}/archive`;
     const answer = await this.requests.send({ route: 'checkpoint_archive', method: 'GET', path, timeoutMs: this.settings.requestTimeoutMs, manualRedirect: true, signal });
     let target: string;
     if (answer.status >= 300) {
