@@ -16,6 +16,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['models/backend'],
   ['algorithms', 'envs', 'store', 'policies'],
   ['models', 'actors'],
+  ['engines'],
   ['runtime'],
   ['eval', 'serve'],
   ['ui'],
