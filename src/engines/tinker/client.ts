@@ -20,27 +20,29 @@ import type { Clock } from '../../core/clock.js';
 import { systemClock } from '../../core/clock.js';
 import { InvalidConfigError } from '../../core/errors.js';
 import { Semaphore } from '../../policies/semaphore.js';
+import type { z } from 'zod';
 import {
-  archiveUrlSchema,
-  type CheckpointList,
-  capabilitiesSchema,
-  checkpointListSchema,
-  createModelResultSchema,
-  type ForwardResult,
-  forwardResultSchema,
-  type ModelInfo,
-  modelInfoSchema,
-  optimStepResultSchema,
-  type SampleResult,
+  type adamParams,
+  type CheckpointsListResponse,
+  checkpointArchiveUrlResponse,
+  checkpointsListResponse,
+  createModelResult,
+  createSessionResponse,
+  type forwardBackwardInput,
+  type ForwardBackwardOutput,
+  forwardBackwardOutput,
+  type GetInfoResponse,
+  getInfoResponse,
+  optimStepResult,
+  type SampleResponse,
+  type SamplingParams,
   type ServerCapabilities,
-  sampleResultSchema,
-  savedPathSchema,
-  sessionSchema,
-  submittedSchema,
-  type WireForwardInput,
-  type WireSampleSource,
-  type WireSamplingParams,
-} from './client-wire.js';
+  sampleResponse,
+  saveWeightsForSamplerResult,
+  serverCapabilities,
+  TINKER_API_PREFIX,
+  untypedFuture,
+} from './wire.js';
 import { TinkerProtocolError, TinkerRequestError } from './errors.js';
 import { type RouteTraffic, TinkerHttp } from './http.js';
 import { type TinkerEvent, TinkerRequests } from './requests.js';
@@ -75,22 +77,21 @@ export interface LoraSettings {
   readonly seed?: number;
 }
 
-/** Adam settings as the wire names them. */
-export interface WireAdamParams {
-  readonly learning_rate: number;
-  readonly beta1: number;
-  readonly beta2: number;
-  readonly eps: number;
-  readonly weight_decay: number;
-  readonly grad_clip_norm?: number;
-}
+/** Adam settings as the wire names them (`grad_clip_norm` left out for a server that has no such field). */
+export type WireAdamInput = z.input<typeof adamParams>;
+
+/** A forward / forward-backward input as sent (the loss config left out when empty). */
+export type WireForwardInput = z.input<typeof forwardBackwardInput>;
+
+/** Where `asample` takes its weights from: exactly one. */
+export type WireSampleSource = { readonly model_path: string } | { readonly base_model: string };
 
 /** One `asample` request. */
 export interface WireSampleRequest {
   readonly source: WireSampleSource;
   readonly promptTokens: readonly number[];
   readonly numSamples: number;
-  readonly samplingParams: WireSamplingParams;
+  readonly samplingParams: SamplingParams;
   readonly promptLogprobs: boolean;
 }
 
@@ -152,12 +153,12 @@ export class TinkerClient {
 
   /** `GET healthz`: resolves when the server answers 2xx. */
   async healthz(signal?: AbortSignal): Promise<void> {
-    await this.get('healthz', '/api/v1/healthz', signal);
+    await this.get('healthz', `${TINKER_API_PREFIX}/healthz`, signal);
   }
 
   /** `GET get_server_capabilities`: the models the server offers. */
   async getServerCapabilities(signal?: AbortSignal): Promise<ServerCapabilities> {
-    return this.requests.parse('get_server_capabilities', capabilitiesSchema, await this.get('get_server_capabilities', '/api/v1/get_server_capabilities', signal));
+    return this.requests.parse('get_server_capabilities', serverCapabilities, await this.get('get_server_capabilities', `${TINKER_API_PREFIX}/get_server_capabilities`, signal));
   }
 
   /** Opens the session (once) and starts its heartbeat. */
@@ -166,12 +167,12 @@ export class TinkerClient {
     const answer = await this.requests.send({
       route: 'create_session',
       method: 'POST',
-      path: '/api/v1/create_session',
+      path: `${TINKER_API_PREFIX}/create_session`,
       body: { tags, user_metadata: {}, sdk_version: 'turnwise' },
       timeoutMs: this.settings.requestTimeoutMs,
       signal,
     });
-    const session = this.requests.parse('create_session', sessionSchema, answer.json);
+    const session = this.requests.parse('create_session', createSessionResponse, answer.json);
     for (const level of ['info', 'warning', 'error'] as const) {
       const message = session[`${level}_message`];
       if (message) this.requests.emit({ kind: 'server-message', call: 'create_session', level, message: this.http.redact(message) });
@@ -193,32 +194,32 @@ export class TinkerClient {
       lora_config: { rank: lora.rank, ...(lora.seed !== undefined ? { seed: lora.seed } : {}), train_attn: true, train_mlp: true, train_unembed: false },
     };
     const result = await this.submitAndWait('create_model', body, signal);
-    const { model_id } = this.requests.parse('create_model', createModelResultSchema, result);
+    const { model_id } = this.requests.parse('create_model', createModelResult, result);
     return new TinkerModel(model_id, baseModel);
   }
 
   /** `get_info` about a model. */
-  async getInfo(model: TinkerModel, signal?: AbortSignal): Promise<ModelInfo> {
-    const answer = await this.requests.send({ route: 'get_info', method: 'POST', path: '/api/v1/get_info', body: { model_id: model.id }, timeoutMs: this.settings.requestTimeoutMs, signal });
-    return this.requests.parse('get_info', modelInfoSchema, answer.json);
+  async getInfo(model: TinkerModel, signal?: AbortSignal): Promise<GetInfoResponse> {
+    const answer = await this.requests.send({ route: 'get_info', method: 'POST', path: `${TINKER_API_PREFIX}/get_info`, body: { model_id: model.id }, timeoutMs: this.settings.requestTimeoutMs, signal });
+    return this.requests.parse('get_info', getInfoResponse, answer.json);
   }
 
   /** `forward`: log-probs and per-token losses, no gradient. */
-  async forward(model: TinkerModel, input: WireForwardInput, signal?: AbortSignal): Promise<ForwardResult> {
+  async forward(model: TinkerModel, input: WireForwardInput, signal?: AbortSignal): Promise<ForwardBackwardOutput> {
     const result = await this.sequenced(model, 'forward', (seq_id) => ({ model_id: model.id, seq_id, forward_input: input }), signal);
-    return this.requests.parse('forward', forwardResultSchema, result);
+    return this.requests.parse('forward', forwardBackwardOutput, result);
   }
 
   /** `forward_backward`: as {@link forward}, and accumulates the gradient. */
-  async forwardBackward(model: TinkerModel, input: WireForwardInput, signal?: AbortSignal): Promise<ForwardResult> {
+  async forwardBackward(model: TinkerModel, input: WireForwardInput, signal?: AbortSignal): Promise<ForwardBackwardOutput> {
     const result = await this.sequenced(model, 'forward_backward', (seq_id) => ({ model_id: model.id, seq_id, forward_backward_input: input }), signal);
-    return this.requests.parse('forward_backward', forwardResultSchema, result);
+    return this.requests.parse('forward_backward', forwardBackwardOutput, result);
   }
 
   /** `optim_step`: applies the accumulated gradient; returns the server's metrics. */
-  async optimStep(model: TinkerModel, adam: WireAdamParams, signal?: AbortSignal): Promise<Record<string, number>> {
+  async optimStep(model: TinkerModel, adam: WireAdamInput, signal?: AbortSignal): Promise<Record<string, number>> {
     const result = await this.sequenced(model, 'optim_step', (seq_id) => ({ model_id: model.id, seq_id, adam_params: adam }), signal);
-    return this.requests.parse('optim_step', optimStepResultSchema, result).metrics ?? {};
+    return this.requests.parse('optim_step', optimStepResult, result).metrics ?? {};
   }
 
   /** `save_weights`: the training state (weights and optimizer) under `name`; returns its `tinker://` path. */
@@ -237,7 +238,7 @@ export class TinkerClient {
   }
 
   /** `asample`: continuations of one prompt, with log-probs (and the prompt's, when asked). */
-  async sample(request: WireSampleRequest, signal?: AbortSignal): Promise<SampleResult> {
+  async sample(request: WireSampleRequest, signal?: AbortSignal): Promise<SampleResponse> {
     const body = {
       ...request.source,
       prompt: { chunks: [{ type: 'encoded_text', tokens: request.promptTokens }] },
@@ -246,7 +247,7 @@ export class TinkerClient {
       prompt_logprobs: request.promptLogprobs,
     };
     const result = await this.submitAndWait('asample', body, signal);
-    return this.requests.parse('asample', sampleResultSchema, result);
+    return this.requests.parse('asample', sampleResponse, result);
   }
 
   /** `unload_model`: frees the adapter's slot on the server. */
@@ -255,9 +256,9 @@ export class TinkerClient {
   }
 
   /** `GET training_runs/{id}/checkpoints`. */
-  async listCheckpoints(modelId: string, signal?: AbortSignal): Promise<CheckpointList> {
-    const body = await this.get('list_checkpoints', `/api/v1/training_runs/${encodeURIComponent(modelId)}/checkpoints`, signal);
-    return this.requests.parse('list_checkpoints', checkpointListSchema, body);
+  async listCheckpoints(modelId: string, signal?: AbortSignal): Promise<CheckpointsListResponse> {
+    const body = await this.get('list_checkpoints', `${TINKER_API_PREFIX}/training_runs/${encodeURIComponent(modelId)}/checkpoints`, signal);
+    return this.requests.parse('list_checkpoints', checkpointsListResponse, body);
   }
 
   /**
@@ -268,14 +269,14 @@ export class TinkerClient {
   async downloadCheckpointArchive(modelId: string, checkpointId: string, signal?: AbortSignal): Promise<Uint8Array> {
     // A hosted checkpoint id may hold a slash (`sampler_weights/<name>`): each segment is encoded alone.
     const id = checkpointId.split('/').map(encodeURIComponent).join('/');
-    const path = `/api/v1/training_runs/${encodeURIComponent(modelId)}/checkpoints/${id}/archive`;
+    const path = `${TINKER_API_PREFIX}/training_runs/${encodeURIComponent(modelId)}/checkpoints/${id}/archive`;
     const answer = await this.requests.send({ route: 'checkpoint_archive', method: 'GET', path, timeoutMs: this.settings.requestTimeoutMs, manualRedirect: true, signal });
     let target: string;
     if (answer.status >= 300) {
       const location = answer.headers.get('location');
       if (!location) throw new TinkerProtocolError(this.requests.site('checkpoint_archive'), 'Location', `HTTP ${answer.status} without a Location header`);
       target = new URL(location, `${this.settings.url}/`).toString();
-    } else target = this.requests.parse('checkpoint_archive', archiveUrlSchema, answer.json).url;
+    } else target = this.requests.parse('checkpoint_archive', checkpointArchiveUrlResponse, answer.json).url;
     const download = await this.requests.send({ route: 'checkpoint_download', method: 'GET', path: target, timeoutMs: this.settings.requestTimeoutMs, bytes: true, signal });
     if (!download.bytes) throw new TinkerProtocolError(this.requests.site('checkpoint_download'), '(body)', 'no archive bytes');
     return download.bytes;
@@ -294,8 +295,8 @@ export class TinkerClient {
 
   /** Submits a queued call (retrying transient trouble with the same body) and returns its request id. */
   private async submit(route: string, body: unknown, signal?: AbortSignal): Promise<string> {
-    const answer = await this.requests.send({ route, method: 'POST', path: `/api/v1/${route}`, body, timeoutMs: this.settings.requestTimeoutMs, signal });
-    return this.requests.parse(route, submittedSchema, answer.json).request_id;
+    const answer = await this.requests.send({ route, method: 'POST', path: `${TINKER_API_PREFIX}/${route}`, body, timeoutMs: this.settings.requestTimeoutMs, signal });
+    return this.requests.parse(route, untypedFuture, answer.json).request_id;
   }
 
   /** Submits a call that needs no ordering and waits for its result, within the concurrency bound. */
@@ -344,7 +345,7 @@ export class TinkerClient {
       if (!listed) throw error;
       return listed.tinker_path;
     }
-    const { path } = this.requests.parse(route, savedPathSchema, result);
+    const { path } = this.requests.parse(route, saveWeightsForSamplerResult, result);
     if (!path) throw new TinkerProtocolError(this.requests.site(route), 'path', 'the server saved without returning a path');
     return path;
   }
@@ -363,7 +364,7 @@ export class TinkerClient {
       const answer = await this.http.send({
         route: 'session_heartbeat',
         method: 'POST',
-        path: '/api/v1/session_heartbeat',
+        path: `${TINKER_API_PREFIX}/session_heartbeat`,
         body: { session_id: this.sessionId },
         timeoutMs: Math.min(10_000, this.settings.requestTimeoutMs),
       });

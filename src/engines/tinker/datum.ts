@@ -1,27 +1,23 @@
 /**
- * Typed arrays ↔ the Tinker wire: an {@link EngineDatum} becomes a `Datum` (`model_input` chunks
- * plus `loss_fn_inputs` tensors named `target_tokens`, `weights`, `logprobs`, `advantages`), and a
- * `forward` result or a sample becomes typed arrays again, with every length checked: SkyRL does
- * not check that targets match the input (it pads or drops silently), so turnwise does, on both
- * sides.
+ * The client's side of the typed-array ↔ wire conversions (the converters themselves live in
+ * `wire.ts`, shared with `turnwise tinker serve`). What is added here is checking: SkyRL does not
+ * check that targets match the input (it pads or drops silently), so turnwise refuses a datum whose
+ * arrays differ in length before sending it, refuses a policy-gradient loss without its inputs,
+ * and refuses an answer whose lengths do not match what was sent.
  */
-import type { EngineDatum, EngineLossName, EngineSampleResult, EngineSequence, ForwardOutput } from '../engine.js';
 import { InvalidArgumentError } from '../../core/errors.js';
-import type { ForwardResult, SampleResult, WireDatum, WireTensor } from './client-wire.js';
+import type { EngineDatum, EngineLossName, EngineSampleResult, ForwardOutput } from '../engine.js';
+import { type Datum, datumToWire, type ForwardBackwardOutput, forwardOutputFromWire, type SampleResponse, sampleResultFromWire } from './wire.js';
 
 /** Losses that read the sampling log-probs and advantages of each token. */
 const POLICY_GRADIENT_LOSSES: ReadonlySet<EngineLossName> = new Set(['importance_sampling', 'ppo', 'cispo', 'dro']);
-
-function tensor(values: ArrayLike<number>, dtype: WireTensor['dtype']): WireTensor {
-  return { data: Array.from(values), dtype, shape: [values.length] };
-}
 
 /**
  * One datum on the wire, after checking that every array has the input's length and that a
  * policy-gradient loss has its sampling log-probs and advantages.
  * @example toWireDatum({ inputTokens, targetTokens, weights }, 'cross_entropy', 0).loss_fn_inputs.target_tokens.dtype // 'int64'
  */
-export function toWireDatum(datum: EngineDatum, loss: EngineLossName, index: number): WireDatum {
+export function toWireDatum(datum: EngineDatum, loss: EngineLossName, index: number): Datum {
   const n = datum.inputTokens.length;
   const field = (name: string) => `data[${index}].${name}`;
   if (n === 0) throw new InvalidArgumentError(field('inputTokens'), 'expected at least one token');
@@ -32,17 +28,11 @@ export function toWireDatum(datum: EngineDatum, loss: EngineLossName, index: num
   check('weights', datum.weights);
   check('samplingLogprobs', datum.samplingLogprobs);
   check('advantages', datum.advantages);
-  const inputs: Record<string, WireTensor> = {
-    target_tokens: tensor(datum.targetTokens, 'int64'),
-    weights: tensor(datum.weights, 'float32'),
-  };
   if (POLICY_GRADIENT_LOSSES.has(loss)) {
     if (!datum.samplingLogprobs) throw new InvalidArgumentError(field('samplingLogprobs'), `loss '${loss}' needs the sampling log-probs of every token`);
     if (!datum.advantages) throw new InvalidArgumentError(field('advantages'), `loss '${loss}' needs an advantage for every token`);
   }
-  if (datum.samplingLogprobs) inputs.logprobs = tensor(datum.samplingLogprobs, 'float32');
-  if (datum.advantages) inputs.advantages = tensor(datum.advantages, 'float32');
-  return { model_input: { chunks: [{ type: 'encoded_text', tokens: Array.from(datum.inputTokens) }] }, loss_fn_inputs: inputs };
+  return datumToWire(datum);
 }
 
 /** Why an answer cannot be read, with the field at fault (the caller wraps it with the call and server). */
@@ -56,61 +46,39 @@ export class WireShapeError extends Error {
   }
 }
 
-function floats(values: readonly (number | null)[], field: string, length: number): Float32Array {
-  if (values.length !== length) throw new WireShapeError(field, `expected ${length} values, got ${values.length}`);
-  // JSON has no NaN; a null stands for a value the server could not compute.
-  return Float32Array.from(values, (v) => (v === null ? Number.NaN : v));
+/** Runs a shared converter, turning its argument errors (which name the field) into {@link WireShapeError}. */
+function reading<T>(convert: () => T): T {
+  try {
+    return convert();
+  } catch (error) {
+    if (error instanceof InvalidArgumentError) throw new WireShapeError(error.property, error.detail);
+    throw error;
+  }
 }
 
 /**
- * A `forward` / `forward_backward` result as typed arrays, one entry per datum sent.
+ * A `forward` / `forward_backward` result as typed arrays, one entry per datum sent, each as long
+ * as that datum's input.
  * @example fromForwardResult(result, data).logprobs[0].length === data[0].inputTokens.length
  */
-export function fromForwardResult(result: ForwardResult, data: readonly EngineDatum[]): ForwardOutput {
+export function fromForwardResult(result: ForwardBackwardOutput, data: readonly EngineDatum[]): ForwardOutput {
   if (result.loss_fn_outputs.length !== data.length) throw new WireShapeError('loss_fn_outputs', `expected ${data.length} outputs (one per datum), got ${result.loss_fn_outputs.length}`);
-  const logprobs: Float32Array[] = [];
-  const elementwiseLoss: Float32Array[] = [];
-  result.loss_fn_outputs.forEach((output, i) => {
-    const n = data[i]?.inputTokens.length ?? 0;
-    const lp = output.logprobs;
-    const loss = output.elementwise_loss;
-    if (!lp) throw new WireShapeError(`loss_fn_outputs[${i}].logprobs`, 'missing');
-    logprobs.push(floats(lp.data, `loss_fn_outputs[${i}].logprobs`, n));
-    elementwiseLoss.push(loss ? floats(loss.data, `loss_fn_outputs[${i}].elementwise_loss`, n) : new Float32Array(n));
+  const out = reading(() => forwardOutputFromWire(result));
+  data.forEach((d, i) => {
+    const n = d.inputTokens.length;
+    if (out.logprobs[i]?.length !== n) throw new WireShapeError(`loss_fn_outputs[${i}].logprobs`, `expected ${n} values, got ${out.logprobs[i]?.length}`);
+    if (out.elementwiseLoss[i]?.length !== n) throw new WireShapeError(`loss_fn_outputs[${i}].elementwise_loss`, `expected ${n} values, got ${out.elementwiseLoss[i]?.length}`);
   });
-  return { logprobs, elementwiseLoss, metrics: { ...(result.metrics ?? {}) } };
-}
-
-/**
- * Prompt log-probs in the interface's form, one per prompt token with NaN first. Servers differ:
- * the SDK documents `len` entries with a null first; SkyRL sends `len − 1` with no leading entry.
- * @example normalisePromptLogprobs([-1.5, -2], 3) // Float32Array [NaN, -1.5, -2]
- */
-export function normalisePromptLogprobs(values: readonly (number | null)[], promptLength: number): Float32Array {
-  const out = new Float32Array(promptLength).fill(Number.NaN);
-  const offset = values.length === promptLength ? 0 : values.length === promptLength - 1 ? 1 : -1;
-  if (offset < 0) throw new WireShapeError('prompt_logprobs', `expected ${promptLength} (or ${promptLength - 1}) values for a ${promptLength}-token prompt, got ${values.length}`);
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i];
-    // Position 0 has no prefix to condition on: NaN whatever a server put there.
-    if (i + offset > 0 && v !== null && v !== undefined) out[i + offset] = v;
-  }
   return out;
 }
 
 /**
- * An `asample` result as typed arrays.
+ * An `asample` result as typed arrays; prompt log-probs `[promptLength]` with NaN first whichever
+ * layout the server used (SkyRL sends `len − 1` values, the SDK documents `len` with a null first).
  * @example fromSampleResult(result, 16, true).promptLogprobs?.length // 16
  */
-export function fromSampleResult(result: SampleResult, promptLength: number, promptLogprobsAsked: boolean): EngineSampleResult {
-  const sequences: EngineSequence[] = result.sequences.map((s, i) => {
-    if (!s.logprobs) throw new WireShapeError(`sequences[${i}].logprobs`, 'missing: turnwise trains on the sampled tokens’ log-probs');
-    return { tokens: Int32Array.from(s.tokens), logprobs: floats(s.logprobs, `sequences[${i}].logprobs`, s.tokens.length), stopReason: s.stop_reason };
-  });
-  let promptLogprobs: Float32Array | null = null;
-  if (promptLogprobsAsked) {
-    if (!result.prompt_logprobs) throw new WireShapeError('prompt_logprobs', 'asked for but not returned');
-    promptLogprobs = normalisePromptLogprobs(result.prompt_logprobs, promptLength);
-  }
-  return { sequences, promptLogprobs };
+export function fromSampleResult(result: SampleResponse, promptLength: number, promptLogprobsAsked: boolean): EngineSampleResult {
+  if (promptLogprobsAsked && (result.prompt_logprobs === null || result.prompt_logprobs === undefined)) throw new WireShapeError('prompt_logprobs', 'asked for but not returned');
+  const out = reading(() => sampleResultFromWire(result, promptLength));
+  return promptLogprobsAsked ? out : { sequences: out.sequences, promptLogprobs: null };
 }

@@ -18,6 +18,7 @@ import { backoffDelay, retryAfterMs } from '../../policies/retry.js';
 import { failureDetail, isTransientStatus, type PollOutcome, readPollAnswer } from './answers.js';
 import { type TinkerCallSite, TinkerFutureGoneError, TinkerProtocolError, TinkerRequestError, TinkerUnavailableError } from './errors.js';
 import { type HttpAnswer, type HttpRequest, type TinkerHttp, TransportFailure } from './http.js';
+import { TINKER_API_PREFIX } from './wire.js';
 import { type ResolvedTinkerSettings, serverLabel } from './settings.js';
 
 /** Something the client did that a log may want (never a secret: the key is redacted from every text). */
@@ -161,7 +162,7 @@ export class TinkerRequests {
       const answer = await this.deps.http.send({
         route: 'retrieve_future',
         method: 'POST',
-        path: '/api/v1/retrieve_future',
+        path: `${TINKER_API_PREFIX}/retrieve_future`,
         body: { request_id: requestId },
         timeoutMs: this.deps.settings.pollTimeoutMs,
         signal,

@@ -23,11 +23,11 @@ import type {
   SamplerWeights,
 } from '../engine.js';
 import { extractAdapterArchive } from './archive.js';
-import type { ForwardResult, WireForwardInput } from './client-wire.js';
-import { type LoraSettings, type TinkerClient, TinkerModel } from './client.js';
+import { type LoraSettings, type TinkerClient, TinkerModel, type WireForwardInput } from './client.js';
 import { fromForwardResult, fromSampleResult, toWireDatum, WireShapeError } from './datum.js';
 import { TinkerProtocolError, TinkerRequestError } from './errors.js';
 import { TINKER_SERVER_PROFILES, type TinkerServerKind, type TinkerServerProfile } from './profiles.js';
+import type { ForwardBackwardOutput } from './wire.js';
 
 /** How to bind the engine to a model. */
 export interface TinkerEngineOptions {
@@ -245,7 +245,7 @@ export class TinkerEngine implements ModelEngine {
     };
   }
 
-  private read(call: string, data: readonly EngineDatum[], result: ForwardResult): ForwardOutput {
+  private read(call: string, data: readonly EngineDatum[], result: ForwardBackwardOutput): ForwardOutput {
     return this.guard(call, () => fromForwardResult(result, data));
   }
 
