@@ -15,7 +15,7 @@ export interface HttpAnswer {
   readonly headers: Headers;
   /** Parsed JSON body, or `undefined` when the body is empty or not JSON. */
   readonly json: unknown;
-  /** The body as text (empty for byte answers), redacted and cut to 2,000 characters: for messages only. */
+  /** The body as text (empty for byte answers), with the key redacted (as in `json`) and cut to 2,000 characters: for messages only. */
   readonly text: string;
   /** The raw body when asked for bytes. */
   readonly bytes?: Uint8Array;
@@ -132,8 +132,9 @@ export class TinkerHttp {
       const raw = new Uint8Array(await response.arrayBuffer());
       traffic.bytesReceived += raw.byteLength;
       if (request.bytes && response.status >= 200 && response.status < 300) return { status: response.status, headers: response.headers, json: undefined, text: '', bytes: raw };
-      const text = new TextDecoder().decode(raw);
-      return { status: response.status, headers: response.headers, json: parseJson(text), text: this.redact(text).slice(0, TEXT_LIMIT) };
+      // Redacted before parsing: an error body that echoes the key must not carry it into a message.
+      const text = this.redact(new TextDecoder().decode(raw));
+      return { status: response.status, headers: response.headers, json: parseJson(text), text: text.slice(0, TEXT_LIMIT) };
     } catch (error) {
       if (request.signal?.aborted) throw request.signal.reason;
       if (timedOut) throw new TransportFailure('timeout', `no answer within ${request.timeoutMs} ms`);
