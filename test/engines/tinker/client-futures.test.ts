@@ -11,7 +11,7 @@ import type { TinkerEvent } from '../../../src/engines/tinker/requests.js';
 import { drive, type FakeReply, fakeFetch, json } from './helpers/fake-fetch.js';
 import { line, RECORDED_SERVER, replay } from './helpers/transcript.js';
 
-const forwardInput = { loss_fn: 'cross_entropy', data: [{ model_input: { chunks: [{ type: 'encoded_text' as const, tokens: [1, 2] }] }, loss_fn_inputs: { target_tokens: { data: [2, 3], dtype: 'int64' as const, shape: [2] } } }] };
+const forwardInput = { loss_fn: 'cross_entropy' as const, data: [{ model_input: { chunks: [{ type: 'encoded_text' as const, tokens: [1, 2] }] }, loss_fn_inputs: { target_tokens: { data: [2, 3], dtype: 'int64' as const, shape: [2] } } }] };
 const forwardResult = { loss_fn_output_type: 'scalar', loss_fn_outputs: [{ logprobs: { data: [-1, -2], dtype: 'float32', shape: [2] }, elementwise_loss: { data: [1, 2], dtype: 'float32', shape: [2] } }], metrics: {} };
 
 /** A client whose server accepts a forward as request 7 and answers its polls from `polls` in turn. */
@@ -103,7 +103,7 @@ describe('TinkerClient futures', () => {
     // Line 55: an unknown request id.
     const gone = fakeFetch(() => json(line(55).status, line(55).response_body));
     const c3 = new TinkerClient({ url: RECORDED_SERVER, heartbeatIntervalMs: 1e9 }, { fetch: gone.fetch, clock, env: {} });
-    const lost = await drive(clock, (c3 as unknown as { requests: { awaitFuture(c: string, id: string): Promise<unknown> } }).requests.awaitFuture('forward', '999999')).catch((e) => e);
+    const lost = await drive(clock, (c3 as unknown as { requests: { awaitFuture(c: string, id: string): Promise<unknown> } }).requests.awaitFuture('forward', '999999')).catch((e: unknown) => e as Error);
     expect(lost).toBeInstanceOf(TinkerFutureGoneError);
     expect(lost.message).toMatch(/Future not found/);
   });

@@ -9,7 +9,7 @@ import { TinkerClient, TinkerModel } from '../../../src/engines/tinker/client.js
 import { TinkerRequestError, TinkerUnavailableError } from '../../../src/engines/tinker/errors.js';
 import { drive, type FakeHandler, fakeFetch, json, tick } from './helpers/fake-fetch.js';
 
-const forwardInput = { loss_fn: 'cross_entropy', data: [{ model_input: { chunks: [{ type: 'encoded_text' as const, tokens: [1, 2] }] }, loss_fn_inputs: { target_tokens: { data: [2, 3], dtype: 'int64' as const, shape: [2] } } }] };
+const forwardInput = { loss_fn: 'cross_entropy' as const, data: [{ model_input: { chunks: [{ type: 'encoded_text' as const, tokens: [1, 2] }] }, loss_fn_inputs: { target_tokens: { data: [2, 3], dtype: 'int64' as const, shape: [2] } } }] };
 const forwardResult = { loss_fn_output_type: 'scalar', loss_fn_outputs: [{ logprobs: { data: [-1, -2], dtype: 'float32', shape: [2] } }], metrics: {} };
 const RETRY = { maxRetries: 4, initialDelayMs: 1000, maxDelayMs: 30_000 };
 

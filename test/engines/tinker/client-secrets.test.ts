@@ -17,7 +17,7 @@ import { FIXTURES } from './helpers/transcript.js';
 
 const KEY = 'tml-TOP-SECRET-4242';
 const env = { TINKER_API_KEY: KEY };
-const forwardInput = { loss_fn: 'cross_entropy', data: [{ model_input: { chunks: [{ type: 'encoded_text' as const, tokens: [1] }] }, loss_fn_inputs: { target_tokens: { data: [2], dtype: 'int64' as const, shape: [1] } } }] };
+const forwardInput = { loss_fn: 'cross_entropy' as const, data: [{ model_input: { chunks: [{ type: 'encoded_text' as const, tokens: [1] }] }, loss_fn_inputs: { target_tokens: { data: [2], dtype: 'int64' as const, shape: [1] } } }] };
 
 function everythingSaid(error: unknown, events: unknown[]): string {
   return [String(error), (error as Error).message, (error as Error).stack ?? '', inspect(error, { depth: 5 }), JSON.stringify(error), JSON.stringify(events), inspect(events, { depth: 5 })].join('\n');
