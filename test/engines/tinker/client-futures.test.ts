@@ -103,7 +103,7 @@ describe('TinkerClient futures', () => {
     // Line 55: an unknown request id.
     const gone = fakeFetch(() => json(line(55).status, line(55).response_body));
     const c3 = new TinkerClient({ url: RECORDED_SERVER, heartbeatIntervalMs: 1e9 }, { fetch: gone.fetch, clock, env: {} });
-    const lost = await drive(clock, (c3 as unknown as { requests: { awaitFuture(c: string, id: string): Promise<unknown> } }).requests.awaitFuture('forward', '999999')).catch((e: unknown) => e as Error);
+    const lost = (await drive(clock, (c3 as unknown as { requests: { awaitFuture(c: string, id: string): Promise<unknown> } }).requests.awaitFuture('forward', '999999')).catch((e: unknown) => e)) as Error;
     expect(lost).toBeInstanceOf(TinkerFutureGoneError);
     expect(lost.message).toMatch(/Future not found/);
   });
