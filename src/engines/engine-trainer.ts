@@ -157,7 +157,7 @@ export class EngineTrainer {
           beta2: this.options.beta2,
           eps: this.options.epsilon ?? 1e-8,
           weightDecay: this.options.weightDecay,
-          gradClipNorm: o.gradClip,
+          gradClipNorm: Number.isFinite(o.gradClip) ? o.gradClip : 0,
         });
         const stats = surrogateStats(batch, result.logprobs, o.clipRatio);
         sums.loss += reducedLoss(this.engine.capabilities.reduction, result.elementwiseLoss, batch.weightSums);

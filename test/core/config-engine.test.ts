@@ -12,7 +12,7 @@ const tinkerConfig = (over: Record<string, unknown> = {}, model: Record<string, 
 describe('model.engine: tinker', () => {
   it('accepts a config a Tinker server can run, with its defaults', () => {
     const config = tinkerConfig();
-    expect(config.model.tinker).toMatchObject({ url: 'http://127.0.0.1:8000', apiKeyEnv: 'TINKER_API_KEY', reduction: 'sum', baseModel: null });
+    expect(config.model.tinker).toMatchObject({ url: 'http://127.0.0.1:8000', apiKeyEnv: 'TINKER_API_KEY', server: 'tinker', reduction: null, baseModel: null });
   });
 
   const refusals: [string, () => unknown, RegExp][] = [
@@ -28,6 +28,7 @@ describe('model.engine: tinker', () => {
     ['a tempered sampler', () => tinkerConfig({ sampling: { constrained: false, temperature: 0.7 } }), /sampling\.temperature/],
     ['gradient workers', () => tinkerConfig({ train: { dataParallel: 2 } }), /train\.dataParallel/],
     ['a key in place of a variable name', () => tinkerConfig({}, { tinker: { url: 'http://x', apiKeyEnv: 'sk-abc-123' } }), /model\.tinker\.apiKeyEnv/],
+    ['a gradient clip SkyRL would not apply', () => tinkerConfig({}, { tinker: { url: 'http://x', server: 'skyrl' } }), /algorithm\.gradClip/],
     ['a non-HTTP url', () => tinkerConfig({}, { tinker: { url: 'ftp://x' } }), /model\.tinker\.url/],
   ];
   for (const [what, parse, field] of refusals) {
@@ -35,6 +36,11 @@ describe('model.engine: tinker', () => {
       expect(parse).toThrow(field);
     });
   }
+
+  it('accepts SkyRL with gradient clipping off', () => {
+    const config = tinkerConfig({ algorithm: { gradClip: null } }, { tinker: { url: 'http://x', server: 'skyrl' } });
+    expect(config.algorithm.gradClip).toBeNull();
+  });
 
   it('accepts the KL as a reward penalty', () => {
     expect(tinkerConfig({ algorithm: { klCoef: 0.01, klPlacement: 'reward' } }).algorithm.klCoef).toBe(0.01);

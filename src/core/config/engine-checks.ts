@@ -17,6 +17,7 @@ export interface EngineCheckedConfig {
     readonly entropyCoef?: number;
     readonly dualClip?: number | null;
     readonly policyLoss?: string;
+    readonly gradClip?: number | null;
   };
   readonly sampling: { readonly temperature: number; readonly constrained: boolean };
   readonly context: { readonly format: string };
@@ -61,6 +62,10 @@ export function engineIssues(config: EngineCheckedConfig): EngineIssue[] {
     refuse(['sampling', 'temperature'], `must be 1 with model.engine: tinker, got ${config.sampling.temperature}: the engine's log-probs are of the untempered model, so the loss's ratio would not be against the sampling distribution`);
   }
   if (config.context.format === 'turnwise') refuse(['context', 'format'], "must be 'chat' or 'auto' with model.engine: tinker (the model talks through its chat template)");
+  const server = (config.model.tinker as { server?: string } | null)?.server;
+  if (server === 'skyrl' && a.gradClip !== undefined && a.gradClip !== null) {
+    refuse(['algorithm', 'gradClip'], `must be null with model.tinker.server: skyrl, got ${a.gradClip}: SkyRL tx's optim_step does not clip gradients, so a clip would silently not happen`);
+  }
   if (config.train.dataParallel > 1) refuse(['train', 'dataParallel'], 'must be 1 with model.engine: tinker (the engine parallelises on its own hardware)');
   return issues;
 }

@@ -27,14 +27,20 @@ export const tinkerSchema = z
       .nullable()
       .default(null)
       .describe("The server's name of the base model (e.g. Qwen/Qwen3-4B-Instruct-2507); null: the last path segment of model.from. model.from still supplies the tokenizer, chat template and eos ids."),
+    server: z
+      .enum(['tinker', 'skyrl'])
+      .default('tinker')
+      .describe(
+        "Which server's behaviour to assume where the API does not tell: tinker (hosted Tinker and `turnwise tinker serve`: per-token losses summed, grad_clip_norm honoured) or skyrl (SkyRL tx: each sequence's loss over its weight sum, averaged over sequences; no gradient clipping, so algorithm.gradClip must be null).",
+      ),
     reduction: z
       .enum(['sum', 'sequence-mean'])
-      .default('sum')
-      .describe(
-        "How the server reduces per-token losses into the gradient: sum (Tinker's documented rule) or sequence-mean (SkyRL tx: each sequence's loss over its weight sum, averaged over sequences). turnwise scales what it sends so that algorithm.lossAgg comes out as configured under either rule.",
-      ),
+      .nullable()
+      .default(null)
+      .describe("Override of the server's loss reduction rule (null: the server profile's). turnwise scales what it sends so that algorithm.lossAgg comes out as configured under either rule."),
     loraSeed: z.number().int().min(0).nullable().default(null).describe('Seed of the adapter initialisation on the server; null: derived from seed.'),
-    requestTimeoutMs: posInt().default(120_000).describe('Per HTTP request timeout; a timed-out call is retried with the same sequence id.'),
+    requestTimeoutMs: posInt().default(60_000).describe('Timeout of one ordinary HTTP request (a submission, a download); a timed-out call is retried with the same sequence id.'),
+    pollTimeoutMs: posInt().default(310_000).describe("Timeout of one retrieve_future long poll (SkyRL holds a poll up to 300 s); a poll that times out is repeated."),
     futureTimeoutMs: posInt().default(3_600_000).describe('How long one queued call (a forward-backward, an optimizer step, a sample) may take from submission to result before the run fails naming it.'),
     retries: z.number().int().min(0).default(8).describe('Retries of a call after a timeout, a 5xx or a lost connection, with exponential backoff and jitter.'),
     concurrency: posInt().default(64).describe('Most HTTP requests in flight at once (sampling requests of many episodes run side by side up to this bound).'),
