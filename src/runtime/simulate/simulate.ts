@@ -19,8 +19,8 @@ import type { FlowResult } from '../../actors/episode-flow.js';
 import { createBatchEnv } from '../env-pool/batch-env.js';
 import type { EpisodePlan } from '../rollout.js';
 import type { OpenAIChatDeps } from '../../policies/openai-chat.js';
-import { openAgent } from '../agents.js';
-import type { PolicySpec } from '../policy-spec.js';
+import { checkpointConfig, type EvalAgent, openAgent } from '../agents.js';
+import { checkpointSpec, type PolicySpec } from '../policy-spec.js';
 import { openCheckpointFlow } from './checkpoint-flow.js';
 import { FlowDriver } from './flow-driver.js';
 import { flowPolicyFor } from './flow-policies.js';
@@ -107,6 +107,11 @@ interface SimRunner {
 async function openRunner(options: SimulateOptions, envWorkers: number, horizon: number): Promise<SimRunner> {
   const { config, spec, agents, clock, policy } = options;
   const settings = config.env.settings as Record<string, unknown>;
+  if (policy.kind === 'checkpoint' && (await actsThroughTools(policy.location, spec, settings))) {
+    // Tool calls need the rollout runner (a reply that is no valid call is answered without stepping
+    // the environment), which the flow path does not have: play as eval does.
+    return agentRunner(await openAgent(checkpointSpec(policy.location), { spec, envSettings: settings, clock, poolSize: agents, envWorkers, field: '--policy', purpose: 'the simulation' }));
+  }
   if (policy.kind === 'checkpoint') {
     // A model policy: the same flow path, with the model in inference workers behind the sampler's dynamic batching.
     const flow = await openCheckpointFlow({
@@ -138,12 +143,7 @@ async function openRunner(options: SimulateOptions, envWorkers: number, horizon:
       purpose: 'the simulation',
       ...(options.remoteDeps ? { remoteDeps: options.remoteDeps } : {}),
     });
-    return {
-      description: agent.description,
-      envPlacement: agent.runner.envPlacement,
-      play: (h, plan, onEpisode) => agent.runner.runStream(0, h, plan, (_, t) => onEpisode(t.turns.length, t.outcome)),
-      close: () => agent.close(),
-    };
+    return agentRunner(agent);
   }
   const flowPolicy = flowPolicyFor(policy.kind, spec.name);
   const env = createBatchEnv(spec, settings, envWorkers);
@@ -154,6 +154,26 @@ async function openRunner(options: SimulateOptions, envWorkers: number, horizon:
     play: (_, plan, onEpisode) => driver.run(plan, (__, r: FlowResult) => onEpisode(r.turnCount, r.trajectory.outcome)),
     close: () => env.close(),
   };
+}
+
+/** A policy opened as for `eval` (a rollout runner), as a simulation runner. */
+function agentRunner(agent: EvalAgent): SimRunner {
+  return {
+    description: agent.description,
+    envPlacement: agent.runner.envPlacement,
+    play: (h, plan, onEpisode) => agent.runner.runStream(0, h, plan, (_, t) => onEpisode(t.turns.length, t.outcome)),
+    close: () => agent.close(),
+  };
+}
+
+/** Whether a checkpoint's run may act through tools here: a chat model, `context.actions` auto or tools, an environment that declares tools. */
+async function actsThroughTools(location: string, spec: EnvironmentSpec, settings: Record<string, unknown>): Promise<boolean> {
+  const { config } = await checkpointConfig(location);
+  if (config.model.from === null || config.context.actions === 'listed' || config.context.actions === 'text') return false;
+  const probe = spec.create({ settings });
+  const tools = probe.tools?.() ?? [];
+  await probe.close();
+  return tools.length > 0;
 }
 
 /**
