@@ -12,7 +12,7 @@
  * care which model they drive.
  */
 import { InvalidArgumentError } from '../core/errors.js';
-import type { ToolSpec } from '../core/tools.js';
+import { type ToolCall, type ToolSpec, toolCallId } from '../core/tools.js';
 import { type ChatLayout, ChatContextBuilder, type ChatModelFileContents, generationConfigJson, parseChatModelFiles, turnwiseChatFiles } from './chat/index.js';
 import { ChatTemplateError } from './chat/errors.js';
 import { ToolChatBuilder } from './chat/tool-chat.js';
@@ -59,6 +59,8 @@ export interface ToolText {
   replyBudget(input: ContextInput, context: Int32Array): number;
   /** What a reply's ids hold: text, calls, or a malformed call. */
   reply(tokens: ArrayLike<number>): ToolReply;
+  /** [tokens] the canonical ids of a reply making this one call, ending with the end-of-turn id (what the template writes; pretraining transcripts, tests). */
+  encodeCall(call: ToolCall, turn: number): Int32Array;
 }
 
 /** Whether a policy text can act through tools, and if not, why. */
@@ -165,6 +167,7 @@ export function chatText(contents: ChatModelFileContents, options: ChatTextOptio
             context: (input) => tool.context(kept(input)),
             replyBudget: (input, context) => budget(input, context, (k) => tool.chat.head(k.instruction, k.pastTurns[0]?.observationText ?? k.observationText)),
             reply: (tokens) => tool.reply(tokens),
+            encodeCall: (call, turn) => tool.encodeToolReply([{ name: call.name, arguments: call.arguments, id: toolCallId(turn) }]),
           },
         };
       } catch (error) {

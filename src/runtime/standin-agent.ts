@@ -9,19 +9,31 @@
  * The conversation it is trained on is laid out by the runtime's own chat text (the same system
  * message, acknowledgement and history as the run that will load it), so it reads at run time
  * exactly what it was trained on.
+ *
+ * With `actions: 'tools'` it is a tool-calling instruct model instead: its chat template takes tools
+ * (ChatML with Qwen2.5's `<tool_call>` format), and it is pretrained on random *valid calls* of the
+ * environment's declared tools, laid out as tool contexts (results as tool messages): it knows how
+ * to call the tools but not which call solves the task.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import '../envs/index.js';
 import { Rng } from '../core/rng.js';
+import type { EnvironmentSpec } from '../envs/environment.js';
 import { getEnvironmentSpec } from '../envs/registry.js';
+import { type ChatMessage, ChatTemplate, templateTools } from '../models/chat/template.js';
+import { toolCallMessage, toolResultMessage } from '../models/chat/tool-chat.js';
+import { headMessages } from '../models/chat/layout.js';
 import { writeHfConfig } from '../models/hf/hf-config.js';
 import { type ChatTextOptions, chatText } from '../models/policy-text.js';
 import { writeSafetensors } from '../models/safetensors.js';
-import { CHATML_IDS, CHATML_ROLE_WORDS, chatmlFiles } from '../models/standin/chatml-files.js';
+import { CHATML_IDS, CHATML_ROLE_WORDS, CHATML_TOOLS_TEMPLATE, chatmlFiles } from '../models/standin/chatml-files.js';
 import { trainNextToken } from '../models/standin/next-token.js';
-import { randomTranscripts, transcriptSequences } from '../models/standin/transcripts.js';
+import { randomToolTranscripts, randomTranscripts, type Transcript, transcriptSequences } from '../models/standin/transcripts.js';
 import { trainBpe } from '../models/tokenizer/train.js';
+import type { ToolSpec } from '../core/tools.js';
+import { toolCallId } from '../core/tools.js';
+import { InvalidArgumentError } from '../core/errors.js';
 import { type TransformerConfig, TransformerModel } from '../models/transformer.js';
 
 /** The model's shape apart from the vocabulary (which the tokenizer sets). */
@@ -48,6 +60,8 @@ export interface StandinOptions {
   readonly seed: number;
   /** Environment and its settings, as in a run config (`env.name`, `env.settings`). */
   readonly env: { readonly name: string; readonly settings?: Readonly<Record<string, unknown>> };
+  /** `text` (default): AgentGym's Thought/Action replies over listed actions; `tools`: random valid calls of the environment's tools. */
+  readonly actions?: 'text' | 'tools';
   /** The conversation layout of the runs that will load it (their `context.chat`, history, limits). */
   readonly chat: ChatTextOptions;
   /** Random episodes of the train split to pretrain on. */
@@ -88,9 +102,14 @@ export async function buildStandinAgent(options: StandinOptions): Promise<Standi
   const envOptions = options.env.settings === undefined ? {} : { settings: options.env.settings };
   const tasks = root.fork('tasks').shuffle([...spec.catalog(envOptions).indices('train')]).slice(0, options.episodes);
   const env = spec.create(envOptions);
-  let transcripts: ReturnType<typeof randomTranscripts>;
+  const withTools = options.actions === 'tools';
+  let transcripts: Transcript[];
+  let tools: readonly ToolSpec[] = [];
   try {
-    transcripts = randomTranscripts(env, tasks, { episodes: options.episodes, turns: options.turns }, root.fork('play'));
+    const play = { episodes: options.episodes, turns: options.turns };
+    tools = env.tools?.() ?? [];
+    if (withTools && tools.length === 0) throw InvalidArgumentError.format('actions', `'tools' needs an environment that declares tools; ${spec.name} declares none`);
+    transcripts = withTools ? randomToolTranscripts(env, tasks, play, root.fork('play')) : randomTranscripts(env, tasks, play, root.fork('play'));
   } finally {
     await env.close();
   }
@@ -99,13 +118,18 @@ export async function buildStandinAgent(options: StandinOptions): Promise<Standi
   const corpus = [...CHATML_ROLE_WORDS, options.chat.system ?? '', options.chat.acknowledge ?? ''];
   corpus.push(transcripts[0]?.instruction ?? '');
   for (const t of transcripts) for (const turn of t.turns) corpus.push(turn.observationText, turn.reply);
+  // With tools, the text of the tool prompt and of calls and results as the template writes them.
+  if (withTools) for (const t of transcripts) corpus.push(renderedToolConversation(t, tools, options.chat));
   const bpe = trainBpe(corpus, { vocabSize: options.vocabSize ?? 768 });
   const shape: TransformerConfig = { ...(options.shape ?? DEFAULT_STANDIN_SHAPE), vocabSize: bpe.vocabSize };
-  const files = chatmlFiles(bpe, { modelMaxLength: shape.maxContext, maxNewTokens: 64 });
+  const files = chatmlFiles(bpe, { modelMaxLength: shape.maxContext, maxNewTokens: 64, tools: withTools });
   const text = chatText({ tokenizerJson: files.tokenizerJson, tokenizerConfig: files.tokenizerConfig, generationConfig: files.generationConfig }, options.chat, options.folder);
+  const toolText = withTools ? text.toolText(tools) : null;
+  if (toolText !== null && !toolText.ok) throw InvalidArgumentError.format('actions', `the stand-in's template cannot take the tools: ${toolText.reason}`);
 
   // Next-token training on the replies of the random conversations.
-  const sequences = transcripts.flatMap((t) => transcriptSequences(text, t, Math.min(shape.maxContext, options.chat.maxContext)));
+  const maxTokens = Math.min(shape.maxContext, options.chat.maxContext);
+  const sequences = transcripts.flatMap((t) => transcriptSequences(text, t, maxTokens, toolText?.ok === true ? toolText.text : null));
   const model = new TransformerModel(shape, root.fork('init'));
   try {
     const epochLosses = trainNextToken(
@@ -140,4 +164,18 @@ export async function buildStandinAgent(options: StandinOptions): Promise<Standi
   } finally {
     model.dispose();
   }
+}
+
+/** A tool transcript rendered by the stand-in's template (for the tokenizer's corpus). */
+function renderedToolConversation(transcript: Transcript, tools: readonly ToolSpec[], chat: ChatTextOptions): string {
+  const first = transcript.turns[0]?.observationText ?? '';
+  const messages: ChatMessage[] = headMessages({ system: chat.system, acknowledgement: chat.acknowledge }, transcript.instruction, first);
+  transcript.turns.forEach((turn, k) => {
+    if (turn.call === undefined) return;
+    const call = { ...turn.call, id: toolCallId(k) };
+    messages.push(toolCallMessage([call]));
+    const next = transcript.turns[k + 1]?.observationText;
+    if (next !== undefined) messages.push(toolResultMessage(call, next));
+  });
+  return new ChatTemplate(CHATML_TOOLS_TEMPLATE).render(messages, { tools: templateTools(tools) });
 }

@@ -23,6 +23,40 @@ export const CHATML_TEMPLATE = [
 ].join('\n');
 
 /**
+ * ChatML with Qwen2.5's tool format (`hermes`) and no default system message: with tools, a system
+ * message lists them as JSON inside `<tools></tools>` and asks for `<tool_call>` JSON; a reply's
+ * calls follow its text; tool results are `<tool_response>` blocks in a user message. Without tools
+ * it renders exactly as {@link CHATML_TEMPLATE}.
+ */
+export const CHATML_TOOLS_TEMPLATE = [
+  '{%- if tools %}',
+  "{{- '<|im_start|>system\\n' }}",
+  "{%- if messages[0].role == 'system' %}{{- messages[0].content + '\\n\\n' }}{%- endif %}",
+  "{{- '# Tools\\n\\nYou may call one or more functions to assist with the user query.\\n\\nYou are provided with function signatures within <tools></tools> XML tags:\\n<tools>' }}",
+  "{%- for tool in tools %}{{- '\\n' + tool | tojson }}{%- endfor %}",
+  '{{- \'\\n</tools>\\n\\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\\n<tool_call>\\n{"name": <function-name>, "arguments": <args-json-object>}\\n</tool_call><|im_end|>\\n\' }}',
+  '{%- endif %}',
+  '{%- for message in messages %}',
+  "{%- if message.role == 'system' and tools and loop.first %}",
+  "{%- elif message.role == 'assistant' and message.tool_calls %}",
+  "{{- '<|im_start|>assistant' }}{%- if message.content %}{{- '\\n' + message.content }}{%- endif %}",
+  '{%- for call in message.tool_calls %}',
+  '{%- if call.function is defined %}{%- set call = call.function %}{%- endif %}',
+  '{{- \'\\n<tool_call>\\n{"name": "\' + call.name + \'", "arguments": \' + call.arguments | tojson + \'}\\n</tool_call>\' }}',
+  '{%- endfor %}',
+  "{{- '<|im_end|>\\n' }}",
+  "{%- elif message.role == 'tool' %}",
+  "{%- if loop.first or messages[loop.index0 - 1].role != 'tool' %}{{- '<|im_start|>user' }}{%- endif %}",
+  "{{- '\\n<tool_response>\\n' + message.content + '\\n</tool_response>' }}",
+  "{%- if loop.last or messages[loop.index0 + 1].role != 'tool' %}{{- '<|im_end|>\\n' }}{%- endif %}",
+  '{%- else %}',
+  "{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>' + '\\n' }}",
+  '{%- endif %}',
+  '{%- endfor %}',
+  "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}",
+].join('\n');
+
+/**
  * The special-token strings at ids 0..5 of the stand-in's tokenizer (turnwise's BPE keeps six
  * special ids first; the three ChatML does not use are reserved).
  */
@@ -57,15 +91,16 @@ export interface ChatmlFiles {
 }
 
 /**
- * The tokenizer-side files of the stand-in model folder.
+ * The tokenizer-side files of the stand-in model folder; `tools`: a template that takes tools
+ * ({@link CHATML_TOOLS_TEMPLATE}).
  * @example const files = chatmlFiles(bpe, { modelMaxLength: 1024, maxNewTokens: 48 });
  */
-export function chatmlFiles(bpe: BpeTokenizer, options: { readonly modelMaxLength: number; readonly maxNewTokens: number }): ChatmlFiles {
+export function chatmlFiles(bpe: BpeTokenizer, options: { readonly modelMaxLength: number; readonly maxNewTokens: number; readonly tools?: boolean }): ChatmlFiles {
   const tokenizerJson = chatmlTokenizerJson(bpe);
   const tokenizer = HfTokenizer.fromJSON(tokenizerJson);
   const tokenizerConfig = tokenizerConfigJson({
     tokenizer,
-    chatTemplate: CHATML_TEMPLATE,
+    chatTemplate: options.tools === true ? CHATML_TOOLS_TEMPLATE : CHATML_TEMPLATE,
     specialTokens: { eos_token: '<|im_end|>', pad_token: '<|endoftext|>' },
     modelMaxLength: options.modelMaxLength,
   });

@@ -6,12 +6,16 @@
  * action vocabulary but not the task. Each episode becomes chat token sequences laid out exactly as
  * the runtime lays out a conversation (the same {@link PolicyText}), with the positions whose next
  * token is a reply token (the loss positions of next-token training: replies only, as instruct
- * fine-tuning trains).
+ * fine-tuning trains). Tool transcripts (`randomToolTranscripts`) do the same with tools: each reply
+ * is one valid call drawn at random from the declared tools (arguments uniform over their `enum`, or
+ * over the listed actions for a free string), laid out as the model's tool-call format.
  */
 import type { Rng } from '../../core/rng.js';
+import { type ToolCall, type ToolSpec, toolCallText } from '../../core/tools.js';
+import type { Observation } from '../../core/types.js';
 import type { Environment } from '../../envs/environment.js';
 import type { PastTurn } from '../context.js';
-import type { PolicyText } from '../policy-text.js';
+import type { PolicyText, ToolText } from '../policy-text.js';
 
 /** Generic thoughts: they say nothing about the task, so they carry no skill. */
 export const RANDOM_THOUGHTS = ['Let me try this.', 'I will explore.', 'I should look around.', 'Maybe this helps.', 'I will take a step.', 'Let me see what happens.'] as const;
@@ -19,8 +23,10 @@ export const RANDOM_THOUGHTS = ['Let me try this.', 'I will explore.', 'I should
 /** One turn of a random episode. */
 export interface TranscriptTurn {
   readonly observationText: string;
-  /** The reply text the agent gave (`Thought:\n…\n\nAction:\n…`). */
+  /** The reply text the agent gave (`Thought:\n…\n\nAction:\n…`; a call's canonical text in tool transcripts). */
   readonly reply: string;
+  /** The call the reply makes (tool transcripts). */
+  readonly call?: ToolCall;
 }
 
 /** A random episode: the instruction and its turns. */
@@ -39,11 +45,55 @@ export function randomReply(rng: Rng, actions: readonly string[]): string {
 }
 
 /**
+ * A random valid call: a tool drawn uniformly, each required argument uniform over its `enum`, else
+ * by type (an integer 0..9, a boolean, a string from the observation's listed actions or `x`).
+ * @example randomToolCall(rng, [{ name: 'guess', description: '', parameters: { type: 'object', properties: { word: { type: 'string', enum: ['crane', 'slate'] } }, required: ['word'] } }], observation)
+ */
+export function randomToolCall(rng: Rng, tools: readonly ToolSpec[], observation: Observation): ToolCall {
+  const tool = rng.pick(tools);
+  const args: Record<string, unknown> = {};
+  for (const name of tool.parameters.required ?? []) {
+    const schema = tool.parameters.properties[name] ?? {};
+    if (schema.enum !== undefined && schema.enum.length > 0) args[name] = rng.pick(schema.enum);
+    else if (schema.type === 'integer' || schema.type === 'number') args[name] = rng.int(10);
+    else if (schema.type === 'boolean') args[name] = rng.int(2) === 1;
+    else args[name] = observation.availableActions !== undefined && observation.availableActions.length > 0 ? rng.pick(observation.availableActions) : 'x';
+  }
+  return { name: tool.name, arguments: args };
+}
+
+/**
  * Random episodes of a synchronous environment (all built-in ones are), at most `turns` turns each;
  * task `e` is `tasks[e % tasks.length]`. Deterministic in `rng`.
  * @example const transcripts = randomTranscripts(env, trainIndices.slice(0, 500), { episodes: 500, turns: 5 }, Rng.fromSeed(1));
  */
 export function randomTranscripts(env: Environment, tasks: readonly number[], options: { readonly episodes: number; readonly turns: number }, rng: Rng): Transcript[] {
+  return playRandomly(env, tasks, options, (observation) => {
+    const actions = observation.availableActions ?? [];
+    return actions.length === 0 ? null : { reply: randomReply(rng, actions) };
+  });
+}
+
+/**
+ * Random episodes played through the environment's tools: every reply one random valid call
+ * ({@link randomToolCall}), sent as its canonical text. Deterministic in `rng`.
+ * @example const transcripts = randomToolTranscripts(env, trainIndices, { episodes: 500, turns: 3 }, Rng.fromSeed(1));
+ */
+export function randomToolTranscripts(env: Environment, tasks: readonly number[], options: { readonly episodes: number; readonly turns: number }, rng: Rng): Transcript[] {
+  const tools = env.tools?.() ?? [];
+  if (tools.length === 0) throw new TypeError(`randomToolTranscripts: ${env.name} declares no tools`);
+  return playRandomly(env, tasks, options, (observation) => {
+    const call = randomToolCall(rng, tools, observation);
+    return { reply: toolCallText(call), call };
+  });
+}
+
+function playRandomly(
+  env: Environment,
+  tasks: readonly number[],
+  options: { readonly episodes: number; readonly turns: number },
+  choose: (observation: Observation) => { readonly reply: string; readonly call?: ToolCall } | null,
+): Transcript[] {
   const sync = <T>(value: T | Promise<T>, what: string): T => {
     if (value instanceof Promise) throw new TypeError(`randomTranscripts: ${env.name}.${what} must be synchronous`);
     return value;
@@ -55,11 +105,10 @@ export function randomTranscripts(env: Environment, tasks: readonly number[], op
     const turns: TranscriptTurn[] = [];
     let success = false;
     for (let t = 0; t < options.turns; t++) {
-      const actions = observation.availableActions ?? [];
-      if (actions.length === 0) break;
-      const reply = randomReply(rng, actions);
-      turns.push({ observationText: observation.text, reply });
-      const result = sync(env.step(reply), 'step');
+      const chosen = choose(observation);
+      if (chosen === null) break;
+      turns.push({ observationText: observation.text, ...chosen });
+      const result = sync(env.step(chosen.reply), 'step');
       observation = result.observation;
       if (result.done) {
         success = result.success === true;
@@ -84,10 +133,11 @@ export interface TranscriptSequence {
  * (so a model trained on it reads at run time exactly what it was trained on). While each turn's
  * context extends the previous one (`context.history: full`) the turns chain into one sequence; a
  * context that does not (a history window that dropped a turn) starts a new one. Turns that would
- * pass `maxTokens` are dropped from the end of a chain (its first turn is always kept).
+ * pass `maxTokens` are dropped from the end of a chain (its first turn is always kept). With
+ * `tools`, contexts are tool contexts and a turn's call is encoded in the model's tool-call format.
  * @example const sequences = transcriptSequences(text, transcript, 1024);
  */
-export function transcriptSequences(text: PolicyText, transcript: Transcript, maxTokens: number): TranscriptSequence[] {
+export function transcriptSequences(text: PolicyText, transcript: Transcript, maxTokens: number, tools: ToolText | null = null): TranscriptSequence[] {
   const out: TranscriptSequence[] = [];
   const past: PastTurn[] = [];
   let ids = new Int32Array(0);
@@ -99,9 +149,10 @@ export function transcriptSequences(text: PolicyText, transcript: Transcript, ma
     targets = [];
     full = false;
   };
-  for (const turn of transcript.turns) {
-    const context = text.context({ instruction: transcript.instruction, pastTurns: past, observationText: turn.observationText });
-    const reply = text.actionChoices([turn.reply])[0] as Int32Array;
+  for (const [k, turn] of transcript.turns.entries()) {
+    const input = { instruction: transcript.instruction, pastTurns: past, observationText: turn.observationText };
+    const context = tools === null ? text.context(input) : tools.context(input);
+    const reply = tools !== null && turn.call !== undefined ? tools.encodeCall(turn.call, k) : (text.actionChoices([turn.reply])[0] as Int32Array);
     past.push({ observationText: turn.observationText, actionTokens: reply });
     const chains = ids.length > 0 && ids.length <= context.length && ids.every((id, i) => context[i] === id);
     if (!chains) flush();

@@ -1,0 +1,69 @@
+/**
+ * Wordle's listed mode with its action declared as a tool, for the tool-calling learning test (not
+ * a test file itself): `guess(word)`, the word one of the answer pool (an `enum`: the pool is small
+ * here). A call reaches the Wordle environment as the word; the observation is Wordle's own (the
+ * marks, the board, the pool words still consistent with them). Registered as `wordle_tools`.
+ * Its tasks cycle through the whole pool in both splits (id n plays pool[n % P]; every fifth id is
+ * held out), so held-out episodes are new games of the words trained on, as BabyAI's held-out
+ * seeds are new layouts of a level; Wordle's own catalog holds whole words out instead.
+ *
+ * Written here because no built-in environment declared tools on main when the test was written;
+ * it stays a thin wrapper so that the test exercises Wordle's own rules.
+ */
+import { checkToolCall, parseToolCallText, type ToolSpec } from '../../src/core/tools.js';
+import type { StepResult } from '../../src/core/types.js';
+import type { Environment, EnvironmentOptions, EnvironmentSpec } from '../../src/envs/environment.js';
+import '../../src/envs/index.js';
+import { getEnvironmentSpec, listEnvironments, registerEnvironment } from '../../src/envs/registry.js';
+import { wordleSettings } from '../../src/envs/wordle/catalog.js';
+
+export const WORDLE_TOOLS_INSTRUCTION = [
+  'You are playing Wordle: find the hidden five-letter English word.',
+  'After each guess you get one mark per letter: g = right letter in the right spot, y = the letter is in the word but elsewhere, b = the letter is not in the word.',
+  'Call the guess tool with one word per turn.',
+].join('\n');
+
+/** The `guess` tool over an answer pool. */
+export function guessTool(pool: readonly string[]): ToolSpec {
+  return {
+    name: 'guess',
+    description: 'Guess the hidden word.',
+    parameters: { type: 'object', properties: { word: { type: 'string', description: 'A five-letter word.', enum: [...pool] } }, required: ['word'] },
+  };
+}
+
+function create(options?: EnvironmentOptions): Environment {
+  const wordle = getEnvironmentSpec('wordle').create(options);
+  const tools = [guessTool(wordleSettings(options ?? {}).answers)];
+  const invalid = (message: string): StepResult => ({ observation: { text: message }, reward: 0, done: false, info: { invalid: true } });
+  return {
+    name: 'wordle_tools',
+    instruction: () => WORDLE_TOOLS_INSTRUCTION,
+    reset: (index) => wordle.reset(index),
+    step: (actionText) => {
+      const parsed = parseToolCallText(actionText);
+      if (!parsed.ok) return invalid(parsed.message);
+      const error = checkToolCall(parsed.call, tools);
+      return error === null ? wordle.step(String(parsed.call.arguments.word)) : invalid(error);
+    },
+    close: () => wordle.close(),
+    tools: () => tools,
+  };
+}
+
+/** Task ids 0..599 (480 train, 120 test). */
+const IDS = Array.from({ length: 600 }, (_, n) => n);
+
+/** Registers `wordle_tools` once per process. */
+export function registerWordleTools(): void {
+  if (listEnvironments().some((s) => s.name === 'wordle_tools')) return;
+  const wordle = getEnvironmentSpec('wordle');
+  const spec: EnvironmentSpec = {
+    name: 'wordle_tools',
+    description: "Wordle's listed mode with guess(word) declared as a tool (tests)",
+    create,
+    catalog: () => ({ indices: (split) => IDS.filter((n) => (n % 5 === 0) === (split === 'test')) }),
+    corpus: (options, episodes, seed) => wordle.corpus(options, episodes, seed),
+  };
+  registerEnvironment(spec);
+}
