@@ -19,7 +19,6 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import '../envs/index.js';
 import { Rng } from '../core/rng.js';
-import type { EnvironmentSpec } from '../envs/environment.js';
 import { getEnvironmentSpec } from '../envs/registry.js';
 import { type ChatMessage, ChatTemplate, templateTools } from '../models/chat/template.js';
 import { toolCallMessage, toolResultMessage } from '../models/chat/tool-chat.js';
