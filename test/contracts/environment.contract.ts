@@ -3,7 +3,10 @@
  * Generic behaviour only (text in, text out; no crash on bad text; determinism; idempotent close).
  */
 import { describe, expect, it } from 'vitest';
+import { Rng } from '../../src/core/rng.js';
+import { toolCallText } from '../../src/core/tools.js';
 import type { StepResult } from '../../src/core/types.js';
+import { randomToolCall } from '../../src/models/standin/transcripts.js';
 import type { Environment } from '../../src/envs/environment.js';
 
 /** Options for {@link runEnvironmentContract}. */
@@ -121,6 +124,34 @@ export function runEnvironmentContract(name: string, makeEnv: () => Environment,
       await env.reset(sampleTaskIndices[0] as number);
       await env.close();
       await env.close();
+    });
+
+    it('when it declares tools: function declarations it reads as canonical call text, an undeclared tool flagged invalid', async () => {
+      const env = makeEnv();
+      const tools = env.tools?.() ?? [];
+      if (tools.length === 0) return;
+      for (const tool of tools) {
+        expect(tool.name).toMatch(/^[A-Za-z0-9_.-]{1,64}$/);
+        expect(tool.description.length).toBeGreaterThan(0);
+        expect(tool.parameters.type).toBe('object');
+        for (const name of tool.parameters.required ?? []) expect(tool.parameters.properties).toHaveProperty(name);
+      }
+      const rng = Rng.fromSeed(11);
+      for (const index of sampleTaskIndices) {
+        let observation = await env.reset(index);
+        for (let turn = 0; turn < 3; turn++) {
+          const result = await stepThrough(env, toolCallText(randomToolCall(rng, tools, observation)));
+          expect(Number.isFinite(result.reward)).toBe(true);
+          expect(result.observation.text.length).toBeGreaterThan(0);
+          if (result.done) break;
+          observation = result.observation;
+        }
+      }
+      await env.reset(sampleTaskIndices[0] as number);
+      const undeclared = await stepThrough(env, toolCallText({ name: 'no_such_tool', arguments: {} }));
+      expect(undeclared.info?.invalid).toBe(true);
+      expect(undeclared.done).toBe(false);
+      expect(undeclared.reward).toBe(0);
     });
 
     it('renders a non-empty text when it offers render()', async () => {

@@ -6,6 +6,7 @@ import { SqlEnvironment } from '../../src/envs/sql/env.js';
 import { SokobanEnvironment } from '../../src/envs/sokoban/env.js';
 import { WordleEnvironment } from '../../src/envs/wordle/env.js';
 import { TextCraftEnvironment } from '../../src/envs/textcraft/env.js';
+import { vaultSpec } from '../helpers/vault-env.js';
 import { runEnvironmentContract } from './environment.contract.js';
 
 // GoToRedBall seeds 0 and 1, GoToLocalS8N7, OpenRedDoor, PickupDistDebug, GoToRedBallGrey seed 3.
@@ -18,3 +19,5 @@ runEnvironmentContract('sql', () => new SqlEnvironment(), [0, 3, 400, 1000]);
 // acacia planks, blue dye, crafting table, barrel, purple banner (depths 1, 1, 2, 3, 4).
 runEnvironmentContract('textcraft', () => new TextCraftEnvironment(), [0, 10, 182, 422, 546]);
 runEnvironmentContract('deepsearch', () => new DeepSearchEnvironment(), [0, 1, 600, 2000]);
+// A small environment that declares tools (the tool-calling tests' own).
+runEnvironmentContract('vault', () => vaultSpec().create(), [0, 3, 7]);
