@@ -8,7 +8,7 @@
  *   the messages are mapped onto an episode (`toEpisodeView`) and built as its rollouts build them.
  */
 import { ChatContextBuilder, ChatTemplateError, type ChatMessage, type ChatTemplate, type HfTokenizer } from '../models/chat/index.js';
-import { templateTools } from '../models/chat/template.js';
+import type { TemplateTool } from '../models/chat/template.js';
 import type { PolicyText } from '../models/policy-text.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import { type ChatRequest, parseAvailableActions, textOf, toEpisodeView } from './chat-request.js';
@@ -50,7 +50,7 @@ export function templatePrompts(template: ChatTemplate, tokenizer: HfTokenizer, 
       }));
       let text: string;
       try {
-        text = template.render(rendered, { addGenerationPrompt: true, ...(templateKwargs ? { kwargs: templateKwargs } : {}), ...(tools && tools.length > 0 ? { tools: templateTools(tools) } : {}) });
+        text = template.render(rendered, { addGenerationPrompt: true, ...(templateKwargs ? { kwargs: templateKwargs } : {}), ...(tools && tools.length > 0 ? { tools: tools as unknown as TemplateTool[] } : {}) });
       } catch (error) {
         if (error instanceof ChatTemplateError) throw ApiError.invalid('messages', `The model's chat template cannot render these messages: ${error.message}`, 'invalid_value');
         throw error;

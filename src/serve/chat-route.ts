@@ -13,7 +13,7 @@ import type { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { RouteContext, ServeEnv } from './route-context.js';
 import { type ChatRequest, parseChatRequest } from './chat-request.js';
-import { checkToolChoice, type RequestToolChoice, type ToolCallReader, toolSpecs } from './chat-tools.js';
+import { checkToolChoice, type RequestToolChoice, type ToolCallReader } from './chat-tools.js';
 import type { ToolReply } from '../models/chat/tool-formats.js';
 import { choiceSeed, type GeneratedChoice, generateChoice } from './generation.js';
 import { chatLogprobEntries } from './logprobs-format.js';
@@ -51,7 +51,7 @@ async function complete(ctx: RouteContext, req: ChatRequest, id: string): Promis
   const n = req.n ?? 1;
   if (n > limits.maxChoices) throw ApiError.invalid('n', `Invalid value for 'n': expected at most ${limits.maxChoices}, but got ${n} instead.`, 'invalid_value');
   const choice = checkToolChoice(req.tools, req.tool_choice);
-  const tools = req.tools && req.tools.length > 0 ? toolSpecs(req.tools) : undefined;
+  const tools = req.tools && req.tools.length > 0 ? req.tools : undefined;
   if (tools !== undefined && model.chat.kind !== 'template') throw ApiError.invalid('tools', `Invalid value for 'tools': this model cannot call tools: ${model.chat.toolCalls()}.`, 'invalid_value');
   const reading = toolReading(ctx, req, choice);
   const prompt = model.chat.prompt(req.messages, req.chat_template_kwargs ?? undefined, tools);

@@ -1,6 +1,6 @@
 /**
  * Tools in `POST /v1/chat/completions`, in OpenAI's shapes: the request's `tools` go to the chat
- * template (transformers' `apply_chat_template(messages, tools=…)`), past `tool_calls` and `tool`
+ * template as the client sent them (transformers' `apply_chat_template(messages, tools=…)`), past `tool_calls` and `tool`
  * messages are rendered as the template writes them (arguments parsed from their JSON string, as
  * vLLM hands them to templates), and each reply is read in the model family's tool-call format
  * (`src/models/chat/tool-formats.ts`; vLLM's `hermes`, `llama3_json`, `mistral`): calls come back as
@@ -13,7 +13,6 @@
  * back as text.
  */
 import { z } from 'zod';
-import type { ToolSpec } from '../core/tools.js';
 import { type ChatMessage, type ChatTemplate, ChatTemplateError, type HfTokenizer } from '../models/chat/index.js';
 import { ToolChatBuilder } from '../models/chat/tool-chat.js';
 import { parseToolReply, type ToolCallFormat, type ToolReply } from '../models/chat/tool-formats.js';
@@ -51,18 +50,6 @@ export const toolCallSchema = z
 
 export type RequestTool = z.output<typeof toolSchema>;
 export type RequestToolChoice = z.output<typeof toolChoiceSchema>;
-
-/**
- * The request's tools as turnwise's tool specs (a missing description or schema: empty).
- * @example toolSpecs([{ type: 'function', function: { name: 'guess' } }]) // [{ name: 'guess', description: '', parameters: { type: 'object', properties: {} } }]
- */
-export function toolSpecs(tools: readonly RequestTool[]): ToolSpec[] {
-  return tools.map((t) => ({
-    name: t.function.name,
-    description: t.function.description ?? '',
-    parameters: (t.function.parameters ?? { type: 'object', properties: {} }) as unknown as ToolSpec['parameters'],
-  }));
-}
 
 /**
  * Checks `tool_choice` against `tools` (OpenAI refuses a choice without tools, and a named function

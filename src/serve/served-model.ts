@@ -5,9 +5,8 @@
  * log-probs, and the defaults of the sampling parameters.
  */
 import type { Policy, TopLogprobs } from '../core/policy.js';
-import type { ToolSpec } from '../core/tools.js';
 import type { ChatRequest } from './chat-request.js';
-import type { ToolCallReader } from './chat-tools.js';
+import type { RequestTool, ToolCallReader } from './chat-tools.js';
 import type { TokenDecoder } from './token-text.js';
 
 /** How chat messages become the ids a reply is generated after. */
@@ -21,7 +20,8 @@ export interface ChatPrompts {
   prompt(
     messages: ChatRequest['messages'],
     templateKwargs?: Readonly<Record<string, unknown>>,
-    tools?: readonly ToolSpec[],
+    /** The request's tools, passed to the template as the client sent them (transformers' `tools=`). */
+    tools?: readonly RequestTool[],
   ): { readonly ids: Int32Array; readonly actions: readonly string[] | null };
   /** Reads tool calls in replies (`chat-tools.ts`), or says why this model cannot take tools. */
   toolCalls(): ToolCallReader | string;

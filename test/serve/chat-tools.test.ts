@@ -88,6 +88,12 @@ describe('chat completions with tools (Qwen2.5 template, hermes format)', () => 
     });
   });
 
+  it('passes the tools to the template as the client sent them (a tool without a description or parameters has none)', async () => {
+    const { chat, prompts, tokenizer } = await served('qwen2.5', ['ok']);
+    await chat({ messages: conversation, tools: [{ type: 'function', function: { name: 'look' } }] });
+    expect(tokenizer.decode(prompts[0] ?? [], { skipSpecialTokens: false })).toContain('<tools>\n{"type": "function", "function": {"name": "look"}}\n</tools>');
+  });
+
   it("reads no calls with tool_choice 'none', and returns a reply without a call as text", async () => {
     const call = '<tool_call>\n{"name": "hint", "arguments": {}}\n</tool_call>';
     const { chat } = await served('qwen2.5', [call, 'I give up.']);

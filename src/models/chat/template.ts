@@ -43,11 +43,15 @@ export interface TemplateTool {
 }
 
 /**
- * Tools in the shape templates read them.
+ * Tools in the shape templates read them (an empty description is left out, as a client that sends
+ * none has it rendered).
  * @example templateTools([{ name: 'guess', description: 'Guess a word.', parameters }]) // [{ type: 'function', function: { name: 'guess', … } }]
  */
 export function templateTools(tools: readonly ToolSpec[]): TemplateTool[] {
-  return tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } }));
+  return tools.map((tool) => ({
+    type: 'function',
+    function: (tool.description === '' ? { name: tool.name, parameters: tool.parameters } : { name: tool.name, description: tool.description, parameters: tool.parameters }) as ToolSpec,
+  }));
 }
 
 /** One render. */
