@@ -115,7 +115,7 @@ async function openCheckpointAgent(policy: Extract<PolicySpec, { kind: 'checkpoi
   });
   return {
     runner,
-    description: `${checkpointDir} (step ${checkpoint.step}, ${policy.greedy ? 'greedy' : `T=${sampling.temperature}`}, ${describeBackend(backend)})`,
+    description: `${checkpointDir} (step ${checkpoint.step}, ${policy.greedy ? 'greedy' : `T=${sampling.temperature}`}, ${describeBackend(backend)}, actions: ${runner.actionMode})`,
     usage: () => null,
     checkpoint: { dir: checkpointDir, step: checkpoint.step, backend: describeBackend(backend) },
     async close() {

@@ -45,8 +45,10 @@ export function randomReply(rng: Rng, actions: readonly string[]): string {
 }
 
 /**
- * A random valid call: a tool drawn uniformly, each required argument uniform over its `enum`, else
- * by type (an integer 0..9, a boolean, a string from the observation's listed actions or `x`).
+ * A random valid call: a tool drawn uniformly, each required argument uniform over its `enum` (over
+ * the `enum` values the observation lists as available actions, when it lists some: the random
+ * player of a listed mode), else by type (an integer 0..9, a boolean, a string from the listed
+ * actions or `x`).
  * @example randomToolCall(rng, [{ name: 'guess', description: '', parameters: { type: 'object', properties: { word: { type: 'string', enum: ['crane', 'slate'] } }, required: ['word'] } }], observation)
  */
 export function randomToolCall(rng: Rng, tools: readonly ToolSpec[], observation: Observation): ToolCall {
@@ -54,7 +56,9 @@ export function randomToolCall(rng: Rng, tools: readonly ToolSpec[], observation
   const args: Record<string, unknown> = {};
   for (const name of tool.parameters.required ?? []) {
     const schema = tool.parameters.properties[name] ?? {};
-    if (schema.enum !== undefined && schema.enum.length > 0) args[name] = rng.pick(schema.enum);
+    const listed = schema.enum?.filter((v) => observation.availableActions?.includes(String(v)) === true) ?? [];
+    if (listed.length > 0) args[name] = rng.pick(listed);
+    else if (schema.enum !== undefined && schema.enum.length > 0) args[name] = rng.pick(schema.enum);
     else if (schema.type === 'integer' || schema.type === 'number') args[name] = rng.int(10);
     else if (schema.type === 'boolean') args[name] = rng.int(2) === 1;
     else args[name] = observation.availableActions !== undefined && observation.availableActions.length > 0 ? rng.pick(observation.availableActions) : 'x';

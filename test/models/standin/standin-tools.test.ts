@@ -27,6 +27,9 @@ describe('random valid calls', () => {
     expect(new Set(picks.map((c) => c.arguments.note))).toEqual(new Set(['up', 'down']));
     expect(picks.length).toBeGreaterThan(60);
     expect(picks.length).toBeLessThan(140);
+    // Enum values the observation lists are the ones drawn (a listed mode's random player).
+    const listed = Array.from({ length: 50 }, () => randomToolCall(rng, [tools[0] as ToolSpec], { text: '', availableActions: ['blue', 'up'] }));
+    expect(new Set(listed.map((c) => c.arguments.color))).toEqual(new Set(['blue']));
   });
 
   it('play episodes through the tools, sending each call as its canonical text, deterministically', () => {
