@@ -14,6 +14,7 @@ import { cp, mkdir } from 'node:fs/promises';
 import { InvalidArgumentError } from '../../core/errors.js';
 import { Rng } from '../../core/rng.js';
 import { tf } from '../../models/backend/tf.js';
+import type { LoraSpec, LoraTarget } from '../../models/lora/lora.js';
 import type { NamedWeight, TransformerModel } from '../../models/transformer.js';
 import type {
   AdamParams,
@@ -51,6 +52,8 @@ export interface LocalLoraModelOptions {
   readonly seed?: number;
   /** Start from these PEFT adapter files instead of fresh adapters (a folder; rank must match). */
   readonly initialAdapterFolder?: string;
+  /** Adapt only these projections (default all seven: attention and MLP). */
+  readonly targets?: readonly LoraTarget[];
 }
 
 /**
@@ -64,7 +67,7 @@ export class LocalLoraEngine implements ModelEngine {
   readonly description: string;
   readonly capabilities: EngineCapabilities;
   readonly modelId: string;
-  private readonly spec;
+  private readonly spec: LoraSpec;
   private readonly model: TransformerModel;
   private adam: AdamWState;
   private accumulated: Float32Array[] | null = null;
@@ -82,7 +85,7 @@ export class LocalLoraEngine implements ModelEngine {
   ) {
     this.modelId = options.modelId ?? 'local';
     checkCheckpointName(this.modelId, 'model_id');
-    this.spec = base.loraSpec(options.rank);
+    this.spec = { ...base.loraSpec(options.rank), ...(options.targets === undefined ? {} : { targets: [...options.targets] }) };
     if (initial !== null && initial.spec.rank !== options.rank) throw InvalidArgumentError.format('initialAdapterFolder', `adapter rank ${initial.spec.rank} differs from rank ${options.rank}`);
     const seed = options.seed ?? 0;
     this.model = base.adapterModel(this.spec, seed, initial?.weights);
@@ -193,7 +196,7 @@ export class LocalLoraEngine implements ModelEngine {
         throw InvalidArgumentError.format('path', `no training checkpoint ${path} (${err.message})`);
       });
       const state = await readTrainingState(folder);
-      if (adapter.spec.rank !== this.spec.rank) throw InvalidArgumentError.format('path', `checkpoint rank ${adapter.spec.rank} differs from this model's rank ${this.spec.rank}`);
+      if (adapter.spec.rank !== this.spec.rank || adapter.spec.targets.join() !== this.spec.targets.join()) throw InvalidArgumentError.format('path', `checkpoint (rank ${adapter.spec.rank}, ${adapter.spec.targets.join('/')}) differs from this model (rank ${this.spec.rank}, ${this.spec.targets.join('/')})`);
       if (state.sharedA !== this.base.sharedA) throw InvalidArgumentError.format('path', `checkpoint ${state.sharedA ? 'ties' : 'does not tie'} lora_A; this server ${this.base.sharedA ? 'does' : 'does not'}`);
       this.model.loadNamedWeights(adapter.weights);
       const sizes = this.model.trainableVariables().map((v) => v.size);

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AdamParams, EngineDatum } from '../../../src/engines/engine.js';
+import type { AdamParams, EngineDatum, EngineLossName } from '../../../src/engines/engine.js';
 import { elementwiseLossValues, resolveLoss } from '../../../src/engines/local/losses.js';
 import { LocalLoraBase } from '../../../src/engines/local/lora-base.js';
 import { GRAD_NORM_METRIC, LocalLoraEngine } from '../../../src/engines/local/lora-engine.js';
@@ -25,7 +25,7 @@ const recorded = JSON.parse(readFileSync(fixture('trained-logprobs.json'), 'utf8
 const data: EngineDatum[] = recorded.sequences.map((s) => ({ inputTokens: Int32Array.from(s.model_input_tokens), targetTokens: Int32Array.from(s.target_tokens), weights: new Float32Array(s.model_input_tokens.length).fill(1) }));
 const fbData = (n: number) => {
   const body = forwardBackwardRequest.parse(line(n).request_body);
-  return { data: body.forward_backward_input.data.map((d, i) => datumFromWire(d, `data[${i}]`)), loss: body.forward_backward_input.loss_fn, config: body.forward_backward_input.loss_fn_config ?? undefined };
+  return { data: body.forward_backward_input.data.map((d, i) => datumFromWire(d, `data[${i}]`)), loss: body.forward_backward_input.loss_fn as EngineLossName, config: body.forward_backward_input.loss_fn_config ?? undefined };
 };
 const adamOf = (n: number): AdamParams => adamParamsFromWire(adamParams.parse(optimStepRequest.parse(line(n).request_body).adam_params));
 const maxDiff = (a: ArrayLike<number>, b: ArrayLike<number>) => Array.from(a).reduce((m, x, i) => Math.max(m, Math.abs(x - (b[i] as number))), 0);
