@@ -63,6 +63,7 @@ export function validated<S extends z.ZodType>(schema: S, value: unknown): z.inf
       loc: ['body', ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))],
       msg: issue.message,
       ...('input' in issue ? { input: issue.input } : {}),
+      ctx: contextOf(issue),
     })),
   );
 }
@@ -76,4 +77,12 @@ export function errorResponse(c: Context, err: unknown): Response {
 /** True when the client asked for protobuf results (`Accept: application/x-protobuf`). */
 export function wantsProtobuf(c: Context): boolean {
   return (c.req.header('accept') ?? '').toLowerCase().includes(PROTOBUF_CONTENT_TYPE);
+}
+
+/** FastAPI's `ctx` of an issue: the allowed values, the violated bound, or the error. */
+function contextOf(issue: z.core.$ZodIssue): Record<string, unknown> {
+  if (issue.code === 'invalid_value') return { expected: issue.values.map((v) => `'${String(v)}'`).join(', ') };
+  if (issue.code === 'too_big') return { [issue.inclusive === false ? 'lt' : 'le']: issue.maximum };
+  if (issue.code === 'too_small') return { [issue.inclusive === false ? 'gt' : 'ge']: issue.minimum };
+  return { error: {} };
 }
