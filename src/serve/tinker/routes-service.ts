@@ -112,7 +112,8 @@ export function addServiceRoutes(app: Hono, state: TinkerState, seed: number): v
     if (result === undefined || result.kind === 'json') return c.json((result?.body ?? {}) as object);
     if (wantsProtobuf(c)) {
       const bytes = result.kind === 'forward' ? encodeForwardBackwardOutput(forwardOutputToWire(result.output)) : encodeSampleResponse(result.result);
-      return c.body(bytes.slice().buffer, 200, { 'content-type': PROTOBUF_CONTENT_TYPE });
+      // a copy: protobufjs may hand back a view into Node's shared Buffer pool
+      return c.body(Uint8Array.from(bytes).buffer, 200, { 'content-type': PROTOBUF_CONTENT_TYPE });
     }
     return c.json(result.kind === 'forward' ? forwardOutputToWire(result.output) : sampleResultToWire(result.result, state.promptLayout));
   });
