@@ -143,7 +143,9 @@ describe('turnwise tinker serve replaying SkyRL tx’s recorded session', () => 
     // base logprobs (fresh B = 0) and the retry of line 58 that returns line 14's stored result
     for (const n of [14, 15, 59]) {
       const ours = results[n] as Out;
-      (rec(n) as Out).loss_fn_outputs.forEach((r, i) => expect(maxDiff(ours.loss_fn_outputs[i]!.logprobs.data, r.logprobs.data)).toBeLessThan(1e-4));
+      (rec(n) as Out).loss_fn_outputs.forEach((r, i) => {
+      expect(maxDiff(ours.loss_fn_outputs[i]!.logprobs.data, r.logprobs.data)).toBeLessThan(1e-4);
+    });
     }
     // the two training steps from SkyRL's initial adapter: losses, grad norms, logprobs after each step
     for (const n of [17, 21, 23, 25, 29, 53]) {
