@@ -45,8 +45,10 @@ export function addServiceRoutes(app: Hono, state: TinkerState, seed: number): v
 
   app.get(api('healthz'), (c) => c.json({ status: 'ok' }));
   app.get(api('get_server_capabilities'), (c) => c.json({ supported_models: [{ model_name: state.base.name, max_context_length: state.base.model.config.maxContext }] }));
+  // use_pyqwest_transport false: the SDK's server-side switch back to httpx's own transport, which
+  // a loopback server gains nothing from skipping (and an SDK installed without pyqwest then works)
   app.post(api('client/config'), (c) =>
-    c.json({ pjwt_auth_enabled: false, credential_default_source: 'api_key', proto_compress_fwdbwd: state.settings.compressForwardBackward, parallel_fwdbwd_chunks: true, create_model_via_load_weights: false }),
+    c.json({ pjwt_auth_enabled: false, credential_default_source: 'api_key', proto_compress_fwdbwd: state.settings.compressForwardBackward, parallel_fwdbwd_chunks: true, create_model_via_load_weights: false, use_pyqwest_transport: false }),
   );
   app.post(api('telemetry'), (c) => c.json({ status: 'accepted' }));
 
