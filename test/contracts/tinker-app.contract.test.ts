@@ -60,6 +60,11 @@ describe('the Tinker app in the SDK’s dialect', () => {
     expect(failed.status).toBe(200);
     expect(failed.body).toEqual({ error: expect.stringMatching(/loss 'dro' is not supported/), category: 'user' });
     expect((await call('retrieve_future', { request_id: 'nope' })).status).toBe(404);
+    // ids start at the start time in µs: one from before this run is gone (410: re-send), one never given is unknown
+    const id = Number((body as { request_id: string }).request_id);
+    expect(String(id)).toHaveLength(16);
+    expect(await call('retrieve_future', { request_id: String(id - 1e9) })).toMatchObject({ status: 410, body: { detail: expect.stringMatching(/send the request again/) } });
+    expect((await call('retrieve_future', { request_id: String(id + 1e6) })).status).toBe(404);
   });
 
   it('holds retrieve_future until its bound, answers 408 with the queue state, then the result', async () => {

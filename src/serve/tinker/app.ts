@@ -18,6 +18,8 @@ export interface TinkerAppOptions extends Partial<TinkerServerSettings> {
   readonly seed?: number;
   /** Clock (ms), for heartbeat tests. Default `Date.now`. */
   readonly now?: () => number;
+  /** The first request id (default: the start time in microseconds, so ids never repeat across restarts). */
+  readonly firstRequestId?: number;
 }
 
 /** The app and its state; `close()` stops the heartbeat timer and unloads every model. */
@@ -34,8 +36,8 @@ export interface TinkerApp {
  * @example const { app, close } = createTinkerApp(await LocalLoraBase.load('models/qwen3-tiny'), { dialect: 'skyrl' });
  */
 export function createTinkerApp(base: LocalLoraBase, options: TinkerAppOptions = {}): TinkerApp {
-  const { seed, now, ...settings } = options;
-  const state = new TinkerState(base, { ...DEFAULT_TINKER_SETTINGS, ...settings }, now);
+  const { seed, now, firstRequestId, ...settings } = options;
+  const state = new TinkerState(base, { ...DEFAULT_TINKER_SETTINGS, ...settings }, now, firstRequestId);
   const app = new Hono();
   app.onError((err, c) => errorResponse(c, err));
   app.notFound((c) => c.json({ detail: 'Not Found' }, 404));

@@ -19,13 +19,28 @@ export interface FutureEntry {
 }
 
 /**
- * The futures and the queues that run them.
+ * The futures and the queues that run them. Request ids start at `firstId` (by default the start
+ * time in microseconds), so a restarted server never hands out an id a client still holds from
+ * before: such an id is {@link FutureStore.isFromEarlier} (the server answers 410, and the SDK
+ * re-sends the original request).
  * @example
  * const id = futures.submit('model_1', async () => ({ kind: 'json', body: { ok: true } }));
  * const entry = await futures.wait(id, 30_000, signal);
  */
 export class FutureStore {
-  private nextId = 1;
+  private nextId: number;
+  constructor(private readonly firstId: number = Date.now() * 1000) {
+    this.nextId = firstId;
+  }
+
+  /**
+   * True when `id` is a request id this store never handed out but an earlier run of the server
+   * could have: a start-time id (at or past 1e15 µs, the year 2001) before this run's first.
+   */
+  isFromEarlier(id: string): boolean {
+    return /^\d{16}$/.test(id) && Number(id) < this.firstId;
+  }
+
   private readonly entries = new Map<string, FutureEntry>();
   private readonly waiters = new Map<string, Set<() => void>>();
   private readonly queues = new Map<string, Promise<void>>();

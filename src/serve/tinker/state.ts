@@ -70,7 +70,7 @@ export interface SamplingSessionRecord {
 
 /** Server state (module comment). */
 export class TinkerState {
-  readonly futures = new FutureStore();
+  readonly futures: FutureStore;
   readonly sessions = new Map<string, SessionRecord>();
   readonly models = new Map<string, ModelRecord>();
   readonly samplingSessions = new Map<string, SamplingSessionRecord>();
@@ -81,7 +81,10 @@ export class TinkerState {
     readonly base: LocalLoraBase,
     readonly settings: TinkerServerSettings,
     readonly now: () => number = Date.now,
-  ) {}
+    firstRequestId?: number,
+  ) {
+    this.futures = new FutureStore(firstRequestId ?? Date.now() * 1000); // wall time, not the (injectable) session clock
+  }
 
   /** A fresh id such as `model_1a2b3c4d`. */
   newId(kind: 'session' | 'model' | 'sampling'): string {
