@@ -9,7 +9,7 @@
  * (whose lora_A SkyRL drew from JAX's PRNG) on the model — the protocol's own way to start from
  * given weights — so the recorded training steps can be replayed number for number.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,6 +33,7 @@ const transcript: Exchange[] = readFileSync(fixture('transcript.jsonl'), 'utf8')
 
 const checkpoints = mkdtempSync(join(tmpdir(), 'tinker-contract-'));
 let child: ChildProcess;
+let exited: Promise<unknown>;
 let base = '';
 
 beforeAll(async () => {
@@ -44,7 +45,8 @@ beforeAll(async () => {
   const args = ['--import', 'tsx', 'src/cli/main.ts', 'tinker', 'serve', fixture('model'), '--port', '0', '--dialect', 'skyrl', '--reduction', 'sequence-mean', '--tie-lora-a'];
   args.push('--max-lora-rank', '8', '--base-model-name', 'BASE_MODEL_DIR', '--checkpoints-dir', checkpoints, '--backend', 'wasm', '--retrieve-timeout-ms', '5000');
   child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  const exit = new Promise((resolve) => child.once('exit', resolve));
+  const exit = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+  exited = exit;
   base = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout?.on('data', (chunk: Buffer) => {
@@ -60,6 +62,14 @@ beforeAll(async () => {
 afterAll(() => {
   if (child && child.exitCode === null) child.kill('SIGKILL');
   rmSync(checkpoints, { recursive: true, force: true });
+});
+
+describe('turnwise tinker serve on the command line', () => {
+  it('exits 2 with one line naming the flag for a bad setting', () => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'tinker', 'serve', fixture('model'), '--reduction', 'mean'], { encoding: 'utf8' });
+    expect(run.status).toBe(2);
+    expect(run.stderr.trim()).toMatch(/^UsageError: --reduction must be one of sum, sequence-mean, got 'mean'$/);
+  });
 });
 
 /** Every key path of `recorded` is in `ours` with the same JSON type (ours may add keys). */
@@ -193,6 +203,11 @@ describe('turnwise tinker serve replaying SkyRL tx’s recorded session', () => 
     expect(JSON.stringify(results[63])).toMatch(/loss_fn/);
     expect((results[75] as { detail: Array<{ loc: unknown[] }> }).detail[0]!.loc).toEqual(['body', 'adam_params', 'beta1']);
   }, 300_000);
+
+  it('stops on SIGTERM with exit code 143 (after the replay, which ran first)', async () => {
+    child.kill('SIGTERM');
+    expect(await exited).toBe(143);
+  });
 });
 
 /** The regular files of an (uncompressed) tar archive by name. */
