@@ -21,32 +21,46 @@ export interface FutureEntry {
 /**
  * The futures and the queues that run them. Request ids start at `firstId` (by default the start
  * time in microseconds), so a restarted server never hands out an id a client still holds from
- * before: such an id is {@link FutureStore.isFromEarlier} (the server answers 410, and the SDK
- * re-sends the original request).
+ * before: such an id is {@link FutureStore.isGone} (the server answers 410, and the SDK re-sends
+ * the original request), as is the id of a finished future forgotten to bound memory.
  * @example
  * const id = futures.submit('model_1', async () => ({ kind: 'json', body: { ok: true } }));
  * const entry = await futures.wait(id, 30_000, signal);
  */
 export class FutureStore {
   private nextId: number;
-  constructor(private readonly firstId: number = Date.now() * 1000) {
+  private readonly entries = new Map<string, FutureEntry>();
+  private readonly waiters = new Map<string, Set<() => void>>();
+  private readonly queues = new Map<string, Promise<void>>();
+  /** Finished futures that may be forgotten, oldest first (pinned ones never are). */
+  private readonly evictable: string[] = [];
+
+  /**
+   * @param firstId the first request id (default: now in microseconds)
+   * @param keepFinished how many finished, unpinned futures are kept before the oldest are
+   *   forgotten (their ids then answer 410, as a gone future does); default 50,000
+   */
+  constructor(
+    private readonly firstId: number = Date.now() * 1000,
+    private readonly keepFinished = 50_000,
+  ) {
     this.nextId = firstId;
   }
 
   /**
-   * True when `id` is a request id this store never handed out but an earlier run of the server
-   * could have: a start-time id (at or past 1e15 µs, the year 2001) before this run's first.
+   * True when `id` was handed out (by this run, and since forgotten, or by an earlier run of the
+   * server: a start-time id at or past 1e15 µs, the year 2001) but is no longer here.
    */
-  isFromEarlier(id: string): boolean {
-    return /^\d{16}$/.test(id) && Number(id) < this.firstId;
+  isGone(id: string): boolean {
+    if (!/^\d{16}$/.test(id) || this.entries.has(id)) return false;
+    return Number(id) < this.nextId;
   }
 
-  private readonly entries = new Map<string, FutureEntry>();
-  private readonly waiters = new Map<string, Set<() => void>>();
-  private readonly queues = new Map<string, Promise<void>>();
-
-  /** Runs `work` on `queue` after everything queued there before; returns the new request id. */
-  submit(queue: string, work: () => Promise<FutureResult>): string {
+  /**
+   * Runs `work` on `queue` after everything queued there before; returns the new request id. A
+   * `pinned` future is never forgotten (training calls, whose seq_id retries must find it).
+   */
+  submit(queue: string, work: () => Promise<FutureResult>, pinned = false): string {
     const id = String(this.nextId++);
     const entry: FutureEntry = { id, state: 'pending' };
     this.entries.set(id, entry);
@@ -60,9 +74,16 @@ export class FutureStore {
         entry.state = 'failed';
       }
       this.wake(id);
+      if (!pinned) this.forgetBeyond(id);
     });
     this.queues.set(queue, run);
     return id;
+  }
+
+  /** Records `id` as finished and forgets the oldest unpinned finished futures past the bound. */
+  private forgetBeyond(id: string): void {
+    this.evictable.push(id);
+    while (this.evictable.length > this.keepFinished) this.entries.delete(this.evictable.shift() as string);
   }
 
   /** The future, or undefined for an unknown id. */

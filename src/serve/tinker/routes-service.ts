@@ -104,7 +104,7 @@ export function addServiceRoutes(app: Hono, state: TinkerState, seed: number): v
   app.post(api('retrieve_future'), async (c) => {
     const { request_id: id } = validated(retrieveFutureRequest, await json(c));
     const entry = await state.futures.wait(id, state.settings.retrieveTimeoutMs, c.req.raw.signal);
-    if (entry === undefined && state.futures.isFromEarlier(id)) throw new TinkerHttpError(410, 'Future expired: the server restarted after this request was made; send the request again');
+    if (entry === undefined && state.futures.isGone(id)) throw new TinkerHttpError(410, 'Future expired (the server restarted or forgot its result since); send the request again');
     if (entry === undefined) throw new TinkerHttpError(404, 'Future not found');
     if (entry.state === 'pending') return c.json({ detail: 'Timeout waiting for result', queue_state: 'active' }, 408);
     if (entry.state === 'failed') {

@@ -125,7 +125,7 @@ export function addTrainingRoutes(app: Hono, state: TinkerState): void {
         const config = input.loss_fn_config ?? undefined;
         const output = backward ? await engine.forwardBackward(data, loss, config) : await engine.forward(data, loss, config);
         return { kind: 'forward', output };
-      }),
+      }, isSequenced(seqId)),
     );
     return pending(requestId);
   };
@@ -151,7 +151,7 @@ export function addTrainingRoutes(app: Hono, state: TinkerState): void {
     const m = state.model(req.model_id);
     const adam = adamParamsFromWire(req.adam_params);
     const requestId = state.submitSequenced(m.id, req.seq_id, JSON.stringify({ route: 'optim_step', adam: req.adam_params }), () =>
-      state.futures.submit(m.id, async () => ({ kind: 'json', body: { metrics: (await state.engineOf(m).optimStep(adam)).metrics } })),
+      state.futures.submit(m.id, async () => ({ kind: 'json', body: { metrics: (await state.engineOf(m).optimStep(adam)).metrics } }), isSequenced(req.seq_id)),
     );
     return pending(requestId);
   });
@@ -220,6 +220,11 @@ export function addTrainingRoutes(app: Hono, state: TinkerState): void {
     const targets = adapter.spec.targets;
     return { base_model: state.base.name, is_lora: true, lora_rank: adapter.spec.rank, train_unembed: false, train_mlp: MLP.some((t) => targets.includes(t)), train_attn: ATTENTION.some((t) => targets.includes(t)) };
   });
+}
+
+/** A call with a seq_id: its future is kept for good, so a retry of it always finds its result. */
+function isSequenced(seqId: number | null | undefined): boolean {
+  return seqId !== null && seqId !== undefined;
 }
 
 /** A model record for load_weights' create-from-checkpoint form (its engine is built when the load runs). */
