@@ -41,7 +41,7 @@ export class FutureStore {
    *   forgotten (their ids then answer 410, as a gone future does); default 50,000
    */
   constructor(
-    private readonly firstId: number = Date.now() * 1000,
+    firstId: number = Date.now() * 1000,
     private readonly keepFinished = 50_000,
   ) {
     this.nextId = firstId;
