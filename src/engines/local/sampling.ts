@@ -10,6 +10,7 @@
 import { InvalidArgumentError } from '../../core/errors.js';
 import { Rng } from '../../core/rng.js';
 import { tf } from '../../models/backend/tf.js';
+import { KvCache } from '../../models/kv-cache.js';
 import type { TransformerModel } from '../../models/transformer.js';
 import { sampleToken, topCandidates } from '../../models/transformer/sampling.js';
 import type { EngineSampleRequest, EngineSampleResult, EngineSequence } from '../engine.js';
@@ -57,22 +58,32 @@ export function sampleFromModel(model: TransformerModel, req: EngineSampleReques
   checkSampleRequest(req, vocabSize, maxContext);
   const seed = req.seed ?? fallbackSeed;
   const streams = Array.from({ length: req.numSamples }, (_, i) => Rng.fromSeed(seed + i));
-  const capacity = req.promptTokens.length + req.maxTokens;
-  const caches = streams.map(() => model.createCache(1, capacity));
+  // The prompt is prefilled once; every sample continues from a copy of that cache
+  const first = model.createCache(1, req.promptTokens.length + req.maxTokens);
+  const prefill = model.extendPacked([first], [req.promptTokens]);
+  const prefillLogits = prefill.dataSync() as Float32Array;
+  prefill.dispose();
+  const caches = streams.map((_, i) => (i === 0 ? first : KvCache.merge([first], req.maxTokens)));
   const stops = new Set(req.stopTokenIds);
   const all = Int32Array.from({ length: vocabSize }, (_, i) => i);
   const tokens: number[][] = streams.map(() => []);
   const logprobs: number[][] = streams.map(() => []);
   const reasons: Array<'stop' | 'length'> = streams.map(() => 'length');
   let active = streams.map((_, i) => i);
-  let inputs: Int32Array[] = active.map(() => req.promptTokens);
+  let inputs: Int32Array[] = [];
   while (active.length > 0) {
-    const rows = model.extendPacked(
-      active.map((i) => caches[i] as ReturnType<TransformerModel['createCache']>),
-      inputs,
-    );
-    const logits = rows.dataSync() as Float32Array;
-    rows.dispose();
+    let logits: Float32Array;
+    if (inputs.length === 0) {
+      logits = new Float32Array(active.length * vocabSize);
+      for (let r = 0; r < active.length; r++) logits.set(prefillLogits, r * vocabSize);
+    } else {
+      const rows = model.extendPacked(
+        active.map((i) => caches[i] as KvCache),
+        inputs,
+      );
+      logits = rows.dataSync() as Float32Array;
+      rows.dispose();
+    }
     const next: number[] = [];
     active.forEach((i, r) => {
       const row = logits.subarray(r * vocabSize, (r + 1) * vocabSize);
