@@ -147,7 +147,7 @@ describe('the Tinker app in the SDK’s dialect', () => {
     expect(((await call('get_info', { model_id: silent.modelId })).body as { status: string }).status).toBe('unloaded');
   });
 
-  it('resumes from save_weights with the optimizer onto a new model: the next step gives the same weights', async () => {
+  it('resumes from save_weights with the optimizer onto a new model (the next step gives the same weights); lists, describes and deletes checkpoints', async () => {
     const { sessionId, modelId } = await newModel();
     const train = async (model: string, seq: number) => {
       const fb = await call('forward_backward', { model_id: model, seq_id: seq, forward_backward_input: { loss_fn: 'cross_entropy', data: [datum(S1)] } });
@@ -171,7 +171,15 @@ describe('the Tinker app in the SDK’s dialect', () => {
     const resumed = await train(resumedId, 1);
     expect(resumed['turnwise/grad_norm']).toBeCloseTo(second['turnwise/grad_norm'] as number, 5);
     expect(await logprobs(resumedId)).toEqual(expected);
-    const info = await call('weights_info', { tinker_path: path });
-    expect(info.body).toMatchObject({ base_model: 'tiny-qwen3', is_lora: true, lora_rank: 4, train_attn: true, train_mlp: true });
+    const list = await tinker.app.request(`/api/v1/training_runs/${modelId}/checkpoints`);
+    expect(((await list.json()) as { checkpoints: Array<{ checkpoint_id: string }> }).checkpoints.map((c) => c.checkpoint_id)).toEqual(['weights/after-1']);
+    expect((await tinker.app.request(`/api/v1/training_runs/${modelId}/checkpoints/weights/after-1`, { method: 'DELETE' })).status).toBe(204);
+    expect((await tinker.app.request(`/api/v1/training_runs/${modelId}/checkpoints/weights/after-1`, { method: 'DELETE' })).status).toBe(404);
+    const info = await call('weights_info', { tinker_path: `tinker://${resumedId}/weights/none` });
+    expect(info.status).toBe(404);
+    await call('save_weights', { model_id: resumedId, path: 'again' }).then((r) => result((r.body as { request_id: string }).request_id));
+    const again = `tinker://${resumedId}/weights/again`;
+    const info2 = await call('weights_info', { tinker_path: again });
+    expect(info2.body).toMatchObject({ base_model: 'tiny-qwen3', is_lora: true, lora_rank: 4, train_attn: true, train_mlp: true });
   });
 });

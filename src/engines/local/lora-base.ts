@@ -119,6 +119,13 @@ export class LocalLoraBase {
     return model;
   }
 
+  /** Drops a cached sampler model (its checkpoint was deleted). */
+  forgetSampler(modelId: string, name: string): void {
+    const key = `${modelId}/${name}`;
+    this.samplers.get(key)?.dispose();
+    this.samplers.delete(key);
+  }
+
   /** Frees the sampler models and the base weights. */
   close(): void {
     if (this.closed) return;

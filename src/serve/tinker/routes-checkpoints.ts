@@ -5,9 +5,10 @@
  * `adapter_config.json` and `adapter_model.safetensors`, plus the optimizer state of a training
  * checkpoint). The archive is written with `tar` (node-tar, npm's own tar implementation: gzip,
  * portable headers, no native code). A checkpoint is named by its id as the listing gives it
- * (`sampler_weights/<name>` or `weights/<name>`) or, as SkyRL tx does, by its bare name.
+ * (`sampler_weights/<name>` or `weights/<name>`) or, as SkyRL tx does, by its bare name. `DELETE …/checkpoints/{id}`
+ * removes one (204).
  */
-import { readdir } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import type { Context, Hono } from 'hono';
 import { create as createTar } from 'tar';
 import { type CheckpointEntry, type CheckpointKind, checkpointExists, checkpointFolder, listCheckpoints } from '../../engines/local/checkpoint-files.js';
@@ -62,6 +63,14 @@ export function addCheckpointRoutes(app: Hono, state: TinkerState): void {
       'content-disposition': `attachment; filename="${id}-${name}.tar.gz"`,
     });
   };
+  const remove = async (c: Context, kind: CheckpointKind | null) => {
+    const { id, name } = c.req.param() as { id: string; name: string };
+    const found = await findCheckpoint(state, id, kind, name);
+    state.base.forgetSampler(id, name);
+    await rm(checkpointFolder(state.base.checkpointsDir, id, found, name), { recursive: true, force: true });
+    return c.body(null, 204);
+  };
+  app.delete(api('training_runs/:id/checkpoints/:name'), (c) => remove(c, null));
   app.get(api('training_runs/:id/checkpoints/:name/archive'), (c) => archive(c, null));
   app.get(api('training_runs/:id/checkpoints/:name/download'), (c) => download(c, null));
   for (const [segment, kind] of [
@@ -70,6 +79,7 @@ export function addCheckpointRoutes(app: Hono, state: TinkerState): void {
   ] as const) {
     app.get(api(`training_runs/:id/checkpoints/${segment}/:name/archive`), (c) => archive(c, kind));
     app.get(api(`training_runs/:id/checkpoints/${segment}/:name/download`), (c) => download(c, kind));
+    app.delete(api(`training_runs/:id/checkpoints/${segment}/:name`), (c) => remove(c, kind));
   }
 }
 
