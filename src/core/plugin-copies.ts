@@ -23,7 +23,9 @@ interface Registration {
 
 function registrations(): Registration[] {
   const shared = globalThis as { [REGISTRATIONS]?: Registration[] };
-  return (shared[REGISTRATIONS] ??= []);
+  const list = shared[REGISTRATIONS] ?? [];
+  shared[REGISTRATIONS] = list;
+  return list;
 }
 
 /**
