@@ -186,11 +186,13 @@ export async function referenceTrain(config: ResolvedConfig, log: (line: string)
     return { step: completedSteps, successRate };
   }
 
+  // The loop: evaluate the untrained policy, then per step roll out, update, and evaluate on cadence.
   const evalDue = (completed: number) => config.train.evalEvery > 0 && completed % config.train.evalEvery === 0;
-  const evals = evalDue(0) ? [await evaluate(0)] : [];
+  const evals: { step: number; successRate: number }[] = [];
   const steps: { step: number; successRate: number; gradNorm: number }[] = [];
   const trainIndices = catalog.indices(config.env.trainSplit as 'train');
   try {
+    if (evalDue(0)) evals.push(await evaluate(0));
     for (let step = 0; step < config.train.steps; step++) {
       const trajectories = await rollout(trainPlans(config, trainIndices, step, 'reference'), step, horizon);
       const gradNorm = update(trajectories, step);
