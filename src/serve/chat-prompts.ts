@@ -47,7 +47,10 @@ export function templatePrompts(template: ChatTemplate, tokenizer: HfTokenizer, 
         if (error instanceof ChatTemplateError) throw ApiError.invalid('messages', `The model's chat template cannot render these messages: ${error.message}`, 'invalid_value');
         throw error;
       }
-      return { ids: tokenizer.encode(text), actions: options.constrainToListedActions ? listedActions(messages) : null };
+      const ids = tokenizer.encode(text);
+      // A client's messages that render to nothing leave nothing to complete: their fault, not the server's.
+      if (ids.length === 0) throw ApiError.invalid('messages', "The model's chat template renders these messages as empty text: there is no prompt to complete.", 'invalid_value');
+      return { ids, actions: options.constrainToListedActions ? listedActions(messages) : null };
     },
     actionChoices(actions) {
       if (typeof options.builder === 'string') throw ApiError.invalid('guided_choice', `guided_choice is not available for this model: ${options.builder}`, 'invalid_value');

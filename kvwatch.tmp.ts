@@ -1,0 +1,16 @@
+import { startNatsServer } from '/work/wt/hostile-input/test/helpers/nats-server.ts';
+import { connect } from '@nats-io/transport-node';
+import { jetstream } from '@nats-io/jetstream';
+import { Objm } from '@nats-io/obj';
+const server = await startNatsServer();
+const nc = await connect({ servers: server.url, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+const os = await new Objm(jetstream(nc)).create('o');
+await os.putBlob({ name: 'w' }, new Uint8Array(50_000_000));
+console.log('put done');
+const started = Date.now();
+const p = os.getBlob('w').then((b) => console.log('get done', b?.length, Date.now() - started), (e) => console.log('get failed', e.message, Date.now() - started));
+await new Promise(r => setTimeout(r, Number(process.env.AT ?? 50)));
+await server.restart({ hard: true });
+console.log('restarted', Date.now() - started);
+await Promise.race([p, new Promise(r => setTimeout(() => { console.log('HUNG'); r(0); }, 20000))]);
+await nc.close(); await server.stop();
