@@ -7,7 +7,7 @@
  * - turnwise's own model, which has no template but the compact episode layout it was trained on:
  *   the messages are mapped onto an episode (`toEpisodeView`) and built as its rollouts build them.
  */
-import { ChatContextBuilder, ChatTemplateError, type ChatMessage, type ChatTemplate, type HfTokenizer } from '../models/chat/index.js';
+import { ChatContextBuilder, ChatTemplateBudgetError, ChatTemplateError, type ChatMessage, type ChatTemplate, type HfTokenizer } from '../models/chat/index.js';
 import type { PolicyText } from '../models/policy-text.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import { type ChatRequest, parseAvailableActions, textOf, toEpisodeView } from './chat-request.js';
@@ -73,6 +73,8 @@ export function choiceBuilder(template: ChatTemplate, tokenizer: HfTokenizer, st
   try {
     return ChatContextBuilder.create(template, tokenizer, { stopTokenIds });
   } catch (error) {
+    // A template over its render budget is refused at load, not served without guided_choice.
+    if (error instanceof ChatTemplateBudgetError) throw error;
     if (error instanceof ChatTemplateError || error instanceof InvalidArgumentError) return error.message;
     throw error;
   }

@@ -12,7 +12,7 @@
  */
 import { Environment, Template } from '@huggingface/jinja';
 import { BoundedInterpreter, boundedRange, DEFAULT_RENDER_BUDGET, type RenderBudget, RenderBudgetExceeded } from './bounded-render.js';
-import { ChatTemplateError } from './errors.js';
+import { ChatTemplateBudgetError, ChatTemplateError } from './errors.js';
 import { strftime } from './strftime.js';
 
 /** One chat message; extra fields (`reasoning_content`, …) reach the template as they are. */
@@ -112,7 +112,7 @@ export class ChatTemplate {
       return new BoundedInterpreter(env, this.budget).run(this.parsed).value as string;
     } catch (error) {
       if (error instanceof ChatTemplateError) throw error;
-      if (error instanceof RenderBudgetExceeded) throw new ChatTemplateError(this.origin, `refused: the render went over its budget (${error.detail}); a chat template this costly is not a chat template`, { cause: error });
+      if (error instanceof RenderBudgetExceeded) throw new ChatTemplateBudgetError(this.origin, error.detail, { cause: error });
       throw new ChatTemplateError(this.origin, `failed to render: ${(error as Error).message}`, { cause: error });
     }
   }

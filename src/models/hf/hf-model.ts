@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { CheckpointError } from '../../core/errors.js';
 import { TransformerModel } from '../transformer.js';
 import { headDim, kvHeads } from '../transformer/config.js';
-import { weightSpecs } from '../transformer/weights.js';
 import { type ParsedHfConfig, parseHfConfig } from './hf-config.js';
 import { readHfWeights, type WeightFiles, weightFiles } from './hf-weights.js';
+import { checkShapeFitsFiles, parameterCountOf } from './shape-check.js';
 
 /** What a folder holds, known before its weights are read. */
 export interface HfModelInfo extends ParsedHfConfig {
@@ -36,7 +36,9 @@ export async function inspectHfModel(folder: string): Promise<HfModelInfo> {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new CheckpointError(path, 'expected a JSON object');
   const parsed = parseHfConfig(raw as Record<string, unknown>, path);
   const weights = await weightFiles(folder);
-  const parameters = weightSpecs(parsed.config).reduce((n, spec) => n + spec.hfShape.reduce((a, b) => a * b, 1), 0);
+  // From the numbers alone, before anything per layer is built (an absurd layer count costs nothing).
+  checkShapeFitsFiles(parsed.config, weights.bytes, path);
+  const parameters = parameterCountOf(parsed.config);
   return { ...parsed, folder, weights, parameters };
 }
 
