@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CheckpointError } from '../../core/errors.js';
+import { nonRegularKind } from '../../core/file-kind.js';
 import { TransformerModel } from '../transformer.js';
 import { headDim, kvHeads } from '../transformer/config.js';
 import { type ParsedHfConfig, parseHfConfig } from './hf-config.js';
@@ -28,6 +29,8 @@ export interface HfModelInfo extends ParsedHfConfig {
 export async function inspectHfModel(folder: string): Promise<HfModelInfo> {
   const path = join(folder, 'config.json');
   let raw: unknown;
+  const kind = await nonRegularKind(path);
+  if (typeof kind === 'string') throw new CheckpointError(path, `is ${kind}, not a regular file`);
   try {
     raw = JSON.parse(await readFile(path, 'utf8'));
   } catch (err) {
