@@ -20,6 +20,7 @@ import { restoreStaleness, type StalenessState } from '../async/staleness.js';
 import { buildPolicyStack, type PolicyStack } from '../policy-stack.js';
 import type { RewardShaping } from '../../algorithms/reward-shapers.js';
 import { RunAlarms, restorePersistedAlarms } from '../alarms/run-alarms.js';
+import { type BaseModelIdentity, baseModelIdentity } from '../../models/hf/fingerprint.js';
 import { rolloutShapingOf } from '../reward-shaping.js';
 import type { RunEvent } from '../run-events.js';
 import { type ClaimedRunFolder, newRunId, saveRunConfig } from '../run-folder.js';
@@ -53,6 +54,8 @@ export interface OpenedRun {
   readonly shaping: { readonly shaping?: RewardShaping };
   /** Collapse alarms, fed after every step (`src/runtime/alarms/`). */
   readonly alarms: RunAlarms;
+  /** A pretrained run's base model (`model.from`) as opened, recorded in every checkpoint; null for turnwise's own model. */
+  readonly baseModel: BaseModelIdentity | null;
   /** Aborted by a `stop` alarm: the run stops after the current phase, as on Ctrl-C. */
   readonly alarmStop: AbortController;
 }
@@ -99,6 +102,8 @@ export async function openRun(options: TrainRunOptions, folder: ClaimedRunFolder
       )
     : null;
   const stack = await buildPolicyStack(config, spec, checkpoint);
+  // After the stack: a resumed run's base was checked against its checkpoint's record there.
+  const baseModel = config.model.from === null ? null : await baseModelIdentity(config.model.from);
   // Checked before anything is written: a bad `state.async` fails the resume with the field named.
   const restoredStaleness = restoreStaleness(checkpoint?.state.async, stack.trainer.version, asyncSettingsOf(config).maxStaleness, runDir);
   const restoredAlarms = restorePersistedAlarms(checkpoint?.state.alarms, runDir);
@@ -138,5 +143,5 @@ export async function openRun(options: TrainRunOptions, folder: ClaimedRunFolder
     },
     restoredAlarms,
   );
-  return { config, clock, emit, backend, spec, settings, catalog, trainIndices, resuming, runDir, runId, startStep, checkpoint, stack, restoredStaleness, store, shaping, alarms, alarmStop, stopExport };
+  return { config, clock, emit, backend, spec, settings, catalog, trainIndices, resuming, runDir, runId, startStep, checkpoint, stack, restoredStaleness, store, shaping, alarms, alarmStop, stopExport, baseModel };
 }

@@ -116,6 +116,8 @@ export function coordinatorEffects(run: OpenedRun, actors: TrainingActors, evalu
           alarms: run.alarms.persist(),
           seed: config.seed,
           backend: run.backend.name,
+          // A LoRA checkpoint holds only adapters: the base they go on is checked against this at resume, eval and serve.
+          ...(run.baseModel !== null ? { baseModel: run.baseModel } : {}),
           ...(asyncState.read !== null ? { async: asyncState.read() } : {}),
         }),
       );
