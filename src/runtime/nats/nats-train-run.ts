@@ -17,6 +17,7 @@
  */
 import { headers } from '@nats-io/transport-node';
 import { type Clock, systemClock } from '../../core/clock.js';
+import { faultPoint } from '../../core/fault-point.js';
 import { CheckpointError } from '../../core/errors.js';
 import type { NamedTensors } from '../../models/checkpoint.js';
 import { RunStore } from '../../store/run-store.js';
@@ -28,7 +29,7 @@ import type { NatsConnectOptions } from './connect.js';
 import { NatsBus } from './nats-bus.js';
 import { openRunInfra, type PlanMessage, purgeSteps, putBlob, type RunInfra, type RunInfraOptions, setState, weightsName } from './run-infra.js';
 import { checkRunName, claimRunName, deleteRunResources, markRunEnded } from './run-registry.js';
-import { outlastOutage } from './outage.js';
+import { NatsOutageError, outlastOutage } from './outage.js';
 import { collectStep } from './trajectory-stream.js';
 import { watchEpisodesWorkers } from './worker-watch.js';
 
@@ -168,6 +169,7 @@ export async function natsTrainRun(options: NatsTrainRunOptions): Promise<TrainR
     },
     async publishWeights(next: number, weights: NamedTensors) {
       const current = need();
+      faultPoint('weights-publishing');
       await retried(`publishing weights v${next}`, async () => {
         await putBlob(current, weightsName(next), weights);
         await setState(current, 'version', next);
@@ -187,10 +189,17 @@ export async function natsTrainRun(options: NatsTrainRunOptions): Promise<TrainR
     async finish(status) {
       if (infra === null) return;
       const current = infra;
-      await retried(`recording the run as ${status}`, async () => {
-        await setState(current, 'status', status);
-        await markRunEnded(nc, name, current.runId, status, Date.now());
-      });
+      try {
+        await retried(`recording the run as ${status}`, async () => {
+          await setState(current, 'status', status);
+          await markRunEnded(nc, name, current.runId, status, Date.now());
+        });
+      } catch (error) {
+        // The run folder has the outcome; a server still down must not turn it into a crash.
+        if (!(error instanceof NatsOutageError)) throw error;
+        log(`could not record the run as ${status} on NATS (${error.message}); the run folder has it, and \`--resume\` picks the run up again`);
+        return;
+      }
       if (status === 'completed') {
         // Everything is in the run folder; the small state bucket stays for late workers to read 'completed'.
         const deleted = await retried('deleting the run\'s streams', () => deleteRunResources(current.jsm, current.runId, { keepState: true }));
