@@ -130,6 +130,8 @@ export async function natsTrainRun(options: NatsTrainRunOptions): Promise<TrainR
         progress: () => `step ${step}: ${stored} of ${plans.length} trajectories in`,
         log,
         seenBefore: workerSeen,
+        // Trajectories of this step came in: a worker was there, even if it died before a ping.
+        evidence: () => stored > 0,
         onSeen: () => {
           workerSeen = true;
         },
