@@ -1,7 +1,8 @@
 /**
  * Model folders built to exhaust `turnwise serve` (a model folder is downloaded, untrusted input):
  * a chat template that loops 10^9 times, one that nests two 10^5 loops, a config.json that declares
- * 3,000,000 layers. Each must be refused naming the file, with exit code 2, within bounded time and
+ * 3,000,000 layers; and a FIFO named model.safetensors (which blocked the loader forever). Each
+ * must be refused naming the file, with exit code 2, within bounded time and
  * memory: the command runs under GNU time (`/usr/bin/time -f %M`: the child's peak resident set),
  * and is killed if it outlives `LIMIT_MS` (before the fix: a V8 fatal error at 2.6 GB, a hang of
  * over 90 s, a heap out-of-memory after ~75 s).
@@ -9,11 +10,13 @@
  * The bounds are loose ceilings, not speed targets: the healthy folder's own start is measured in
  * the same way and printed, for comparison (docs/faults.md records both).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CheckpointError } from '../../src/core/errors.js';
+import { inspectHfModel } from '../../src/models/hf/hf-model.js';
 import { writeTinyChatModel } from '../serve/tiny-chat-model.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-hostile-folders-'));
@@ -108,4 +111,17 @@ describe('turnwise serve on a hostile model folder', () => {
       expect(result.maxRssMiB).toBeLessThan(LIMIT_RSS_MIB);
     });
   }
+});
+
+describe('a FIFO named model.safetensors', () => {
+  it('is refused at once as not a regular file, instead of blocking the read forever', async () => {
+    const folder = await folderWith('fifo', (f) => {
+      unlinkSync(join(f, 'model.safetensors'));
+      execFileSync('mkfifo', [join(f, 'model.safetensors')]);
+    });
+    // A loader that opens the FIFO never returns: give up after 20 s rather than hang the suite.
+    const outcome = await Promise.race([inspectHfModel(folder).then(() => 'loaded', (e: unknown) => e), new Promise((r) => setTimeout(() => r('blocked'), 20_000))]);
+    expect(outcome).toBeInstanceOf(CheckpointError);
+    expect((outcome as Error).message).toMatch(/fifo\/model\.safetensors': is a FIFO \(named pipe\), not a regular file/);
+  });
 });
