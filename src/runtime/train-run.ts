@@ -64,8 +64,8 @@ async function trainInFolder(options: TrainRunOptions, folder: ClaimedRunFolder)
 
   // 4. Announce, evaluate the untrained policy, then run the steps.
   for (const note of stack.notes) emit({ type: 'info', message: note });
-  emit({ type: 'info', message: `${describeBackend(run.backend)} | sampling: ${stack.policy.placement} | run folder ${run.runDir} | ${stack.learnerModel.parameterCount} parameters, vocab ${stack.text.vocabSize}` });
-  await options.distributed?.start({ runId: run.runId, store, text: stack.text.manifest(), version: stack.trainer.version, weights: stack.learnerModel.namedWeights() });
+  emit({ type: 'info', message: `${describeBackend(run.backend)} | sampling: ${stack.policy.placement} | run folder ${run.runDir} | ${stack.summary}, vocab ${stack.text.vocabSize}` });
+  await options.distributed?.start({ runId: run.runId, store, text: stack.text.manifest(), version: stack.trainer.version, weights: stack.samplerWeights() });
   if (run.startStep === 0 && config.train.evalEvery > 0) await evaluate(0);
   emit({ type: 'started', step: run.startStep, message: run.resuming ? `resuming at step ${run.startStep}` : `training ${config.train.steps} steps` });
   const output = await driveTraining(run, actors, effects, options, asyncState);

@@ -17,7 +17,8 @@ import { type CheckpointContent, loadCheckpoint, resolveCheckpointDir } from '..
 import { RunStore } from '../../store/run-store.js';
 import { asyncSettingsOf } from '../async/async-train.js';
 import { restoreStaleness, type StalenessState } from '../async/staleness.js';
-import { buildPolicyStack, type PolicyStack } from '../policy-stack.js';
+import { buildRunStack } from '../engine-stack.js';
+import type { RunStack } from '../run-stack.js';
 import type { RewardShaping } from '../../algorithms/reward-shapers.js';
 import { RunAlarms, restorePersistedAlarms } from '../alarms/run-alarms.js';
 import { type BaseModelIdentity, baseModelIdentity } from '../../models/hf/fingerprint.js';
@@ -44,7 +45,7 @@ export interface OpenedRun {
   /** Completed steps when the run (re)starts. */
   readonly startStep: number;
   readonly checkpoint: CheckpointContent | null;
-  readonly stack: PolicyStack;
+  readonly stack: RunStack;
   /** The asynchronous loop's staleness state saved with the checkpoint, checked. */
   readonly restoredStaleness: StalenessState;
   readonly store: RunStore;
@@ -66,6 +67,9 @@ export function checkTrainRunOptions(options: TrainRunOptions): void {
   // The bus is chosen by how the run is started; a config asking for NATS without a server would silently run in-process.
   if (config.runtime.bus === 'nats' && !options.distributed) {
     throw new InvalidConfigError('runtime.bus', "'nats' needs a NATS server: start the run with --nats <url> (e.g. turnwise train config.yaml --nats nats://127.0.0.1:4222), or set runtime.bus: memory");
+  }
+  if (config.model.engine !== 'local' && options.distributed) {
+    throw new InvalidConfigError('model.engine', `'${config.model.engine}' runs on the in-process bus for now: a Tinker server already spreads the model work; drop --nats`);
   }
   if (config.mode !== 'sync' && options.distributed) {
     throw InvalidArgumentError.format('mode', `'${config.mode}' runs on the in-process bus only for now (issue 9); use mode 'sync' with a distributed rollout`);
@@ -101,9 +105,10 @@ export async function openRun(options: TrainRunOptions, folder: ClaimedRunFolder
         }),
       )
     : null;
-  const stack = await buildPolicyStack(config, spec, checkpoint);
-  // After the stack: a resumed run's base was checked against its checkpoint's record there.
-  const baseModel = config.model.from === null ? null : await baseModelIdentity(config.model.from);
+  const stack = await buildRunStack(config, spec, checkpoint, options.engine);
+  // After the stack: a resumed run's base was checked against its checkpoint's record there. (A
+  // remote engine's weights are on the engine; the local folder gives only the tokenizer side.)
+  const baseModel = config.model.from === null || config.model.engine !== 'local' ? null : await baseModelIdentity(config.model.from);
   // Checked before anything is written: a bad `state.async` fails the resume with the field named.
   const restoredStaleness = restoreStaleness(checkpoint?.state.async, stack.trainer.version, asyncSettingsOf(config).maxStaleness, runDir);
   const restoredAlarms = restorePersistedAlarms(checkpoint?.state.alarms, runDir);
@@ -116,7 +121,7 @@ export async function openRun(options: TrainRunOptions, folder: ClaimedRunFolder
     store.createRun({ id: runId, name: config.run.name, createdAt: Date.now(), config, backend: backend.name, seed: config.seed });
     await saveRunConfig(runDir, config);
     // The text side's files (tokenizer.json, tokenizer_config.json, ...): what viewers and workers read.
-    for (const file of stack.text.files({ modelMaxLength: stack.learnerModel.config.maxContext, maxNewTokens: config.sampling.maxActionTokens })) {
+    for (const file of stack.text.files({ modelMaxLength: stack.maxContext, maxNewTokens: config.sampling.maxActionTokens })) {
       await writeFileAtomic(join(runDir, file.name), file.data);
     }
   }
