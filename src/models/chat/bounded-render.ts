@@ -11,8 +11,8 @@
  * - `maxProducedChars` characters summed over every string produced (bounds what a loop accumulates);
  * - `deadlineMs` of wall time, checked every 64 steps: a backstop, far above what real templates take.
  *
- * Real templates stay far below (Qwen2.5's on a 40-turn conversation: 1,391 steps, 21,709
- * characters; docs/faults.md). One amplifying call still allocates before its result is counted
+ * Real templates stay far below: Qwen2.5's on an 81-message conversation renders within a fiftieth
+ * of the step budget (test/models/chat/bounded-render.test.ts). One amplifying call still allocates before its result is counted
  * (`indent` with a huge width, `replace` of a long string): V8 caps a single string at about
  * 512 MiB, and the budget refuses the result right after.
  */
