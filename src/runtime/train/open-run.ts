@@ -78,7 +78,7 @@ export function checkTrainRunOptions(options: TrainRunOptions): void {
 
 /**
  * Opens (or reopens, when resuming) the run folder and builds the models; marks the run running.
- * @example const run = await openRun({ config }); … run.store.close();
+ * @example const run = await openRun({ config }, await claimRunFolder({ config }, config.run)); … run.store.close();
  */
 export async function openRun(options: TrainRunOptions, folder: ClaimedRunFolder): Promise<OpenedRun> {
   const { config } = options;
