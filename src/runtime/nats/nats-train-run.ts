@@ -14,6 +14,8 @@
  * The run's NATS state is named by its unique run id; the run name is claimed in the registry
  * before anything is published, and a finished run's streams are deleted (`./run-registry.ts`).
  * A slow learner slows sampling: plans of step s+1 are published only after step s is trained.
+ * A restart of the NATS server is waited out (`./outage.ts`): every call above is repeated until
+ * the server answers, for up to `outageWaitMs`; past that the run fails, resumable.
  */
 import { headers } from '@nats-io/transport-node';
 import { type Clock, systemClock } from '../../core/clock.js';
@@ -140,7 +142,9 @@ export async function natsTrainRun(options: NatsTrainRunOptions): Promise<TrainR
       });
       try {
         // Safe to repeat: a collection replays the step from the stream, and the store keeps each trajectory once.
-        const { trajectories, stats } = await retried(`collecting step ${step}`, () => collectStep({
+        const { trajectories, stats } = await retried(`collecting step ${step}`, () => {
+          stored = 0; // a repeat counts the step's trajectories afresh as it replays them
+          return collectStep({
           infra: current,
           store: (storeRef as NonNullable<typeof storeRef>).store,
           storeRunId: (storeRef as NonNullable<typeof storeRef>).runId,
@@ -155,7 +159,8 @@ export async function natsTrainRun(options: NatsTrainRunOptions): Promise<TrainR
             stored++;
           },
           signal: abort.signal,
-        }));
+          });
+        });
         if (stats.replayed > 0 || stats.duplicates > 0 || stats.rejected > 0) {
           log(`step ${step}: ${stats.replayed} trajectories replayed from the stream, ${stats.duplicates} already stored, ${stats.rejected} rejected`);
         }
