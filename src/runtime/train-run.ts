@@ -37,7 +37,7 @@ import { describeBackend, selectBackend } from '../models/backend/select.js';
 import { checkRunMemory, memoryLimitsOf } from './run-memory.js';
 import { startTrainingActors } from './train/actors.js';
 import { driveTraining } from './train/drive.js';
-import { type ClaimedRunFolder, claimRunFolder } from './run-folder.js';
+import { type ClaimedRunFolder, claimRunFolder, releaseUnusedRunFolder } from './run-folder.js';
 import { checkTrainRunOptions, type OpenedRun, openRun } from './train/open-run.js';
 import { type AsyncStateSource, coordinatorEffects, type Evaluate, evaluator } from './train/step-effects.js';
 import type { EvalPoint, TrainRunOptions, TrainRunResult } from './train/types.js';
@@ -64,6 +64,8 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
     return await trainInFolder(options, folder);
   } finally {
     folder.lock.release();
+    // Refused while opening (a bad model folder): the name is free again, no `<name>-2` for the next run.
+    if (!folder.resuming) await releaseUnusedRunFolder(folder.runDir);
   }
 }
 
