@@ -17,10 +17,11 @@
  * | `trajectories-stored` | a training step's trajectories are in the run store, not yet trained on (`src/runtime/train/step-effects.ts`) |
  * | `trajectory-stored` | the learner committed one trajectory of the stream to the run store, before acknowledging it (`src/runtime/nats/trajectory-stream.ts`) |
  * | `trajectory-published` | an episodes worker published a trajectory, before acknowledging its plan (`src/runtime/nats/episodes-worker.ts`) |
+ * | `weights-publishing` | the NATS learner is about to publish a weights version (`src/runtime/nats/nats-train-run.ts`) |
  */
 
 /** Every fault point the product code names. */
-export const FAULT_POINTS = ['checkpoint-latest-written', 'trajectories-stored', 'trajectory-stored', 'trajectory-published'] as const;
+export const FAULT_POINTS = ['checkpoint-latest-written', 'trajectories-stored', 'trajectory-stored', 'trajectory-published', 'weights-publishing'] as const;
 export type FaultPoint = (typeof FAULT_POINTS)[number];
 
 interface ArmedFault {

@@ -79,11 +79,11 @@ describe('NatsBus with bad input', () => {
     expect((error as RemoteError).remoteName).toBe('InvalidMessageError');
     expect((error as RemoteError).remoteMessage).toContain(`'${subject}'`);
     expect(rec.lines.join('\n')).toContain(`rejected request on '${subject}'`);
-    // A wrongly-typed weights message is logged, never delivered to the actor.
+    // A wrongly-typed weights message is logged, never delivered to the actor; a good release is.
     bus.publish(subjects.weights('faults'), { version: 'three' });
-    bus.publish(subjects.samplerControl('faults'), { type: 'PAUSE' });
+    bus.publish(subjects.samplerRelease('faults'), { episodeIds: ['e1'] });
     await bus.drain();
-    expect(sent).toEqual(['PAUSE']);
+    expect(sent).toEqual(['RELEASE']);
     expect(rec.lines.join('\n')).toContain(`handler for '${subjects.weights('faults')}' failed`);
     served.close();
     await bus.close();
