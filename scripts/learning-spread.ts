@@ -47,12 +47,19 @@ function runOnce(file: string, kernel: string, seed: string): Promise<SpreadRun>
   if (kernel !== 'wasm') delete env.TURNWISE_NATIVE_BLAS;
   if (seed !== 'fixed') env.TURNWISE_LEARNING_SEED = seed;
   const started = Date.now();
-  const child = spawn(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', `test/learning/${file}.test.ts`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Its own process group, so that stopping the study stops vitest's workers too.
+  const child = spawn(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', `test/learning/${file}.test.ts`], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const stop = () => {
+    if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+    process.exit(130);
+  };
+  process.once('SIGINT', stop).once('SIGTERM', stop);
   let output = '';
   child.stdout.on('data', (d: Buffer) => (output += d.toString('utf8')));
   child.stderr.on('data', (d: Buffer) => (output += d.toString('utf8')));
   return new Promise((resolve) =>
     child.once('close', (exitCode) => {
+      process.off('SIGINT', stop).off('SIGTERM', stop);
       const figures = [...output.matchAll(FIGURES_LINE)].map((m) => JSON.parse(m[1] as string) as Record<string, number | string>);
       const core = kernel === 'wasm' ? 'wasm' : (/Core: (\w+)/.exec(output)?.[1] ?? 'unknown');
       if (figures.length === 0) console.error(output.slice(-4000));
