@@ -11,7 +11,8 @@
  *     node --import tsx scripts/learning-spread.ts --table .scratch/spread.jsonl
  *
  * Results are appended as JSON lines; a (test, kernel, seed) already in `--out` is not run again,
- * so an interrupted study resumes. `--table` prints the markdown table of a results file.
+ * so an interrupted study resumes. `--table` prints two markdown tables of a results file: the range
+ * of each test's figures, and every run's.
  */
 import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
@@ -96,6 +97,24 @@ function table(runs: readonly SpreadRun[]): string {
   return lines.join('\n');
 }
 
+/** Markdown: per test, its runs and the range of before, after and gain (after − before) over them. */
+function summary(runs: readonly SpreadRun[]): string {
+  const byTest = new Map<string, { before: number; after: number }[]>();
+  for (const f of runs.flatMap((r) => r.figures)) {
+    if (typeof f.before !== 'number' || typeof f.after !== 'number') continue;
+    const list = byTest.get(String(f.test)) ?? [];
+    list.push({ before: f.before, after: f.after });
+    byTest.set(String(f.test), list);
+  }
+  const range = (xs: number[]) => `${fmt(Math.min(...xs))} – ${fmt(Math.max(...xs))}`;
+  const lines = ['| test | runs | before | after | gain (after − before) |', '|---|---|---|---|---|'];
+  for (const [test, list] of [...byTest].sort(([a], [b]) => a.localeCompare(b))) {
+    const gains = list.map((x) => x.after - x.before);
+    lines.push(`| ${test} | ${list.length} | ${range(list.map((x) => x.before))} | ${range(list.map((x) => x.after))} | ${range(gains)} |`);
+  }
+  return lines.join('\n');
+}
+
 const { values } = parseArgs({
   options: {
     tests: { type: 'string' },
@@ -107,7 +126,8 @@ const { values } = parseArgs({
 });
 
 if (values.table !== undefined) {
-  console.log(table(readRuns(values.table)));
+  const runs = readRuns(values.table);
+  console.log(`${summary(runs)}\n\n${table(runs)}`);
 } else {
   if (values.tests === undefined) throw new Error('--tests: name the learning test files to run (e.g. sokoban-grpo,maze-grpo)');
   const done = new Set(readRuns(values.out).map((r) => `${r.file}/${r.kernel}/${r.seed}`));

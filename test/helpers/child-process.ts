@@ -81,6 +81,7 @@ export function watchProcess(proc: ChildProcess, label: string): WatchedProcess 
           waiters = waiters.filter((w) => w !== waiter);
           reject(new Error(`${label} (pid ${proc.pid}) printed no ${pattern} within ${timeoutMs} ms; its last output lines:\n${lastLines(output)}`));
         }, timeoutMs);
+        timer.unref(); // a wait nobody awaits any more must not hold the process open
         const waiter = {
           pattern,
           resolve: () => {
