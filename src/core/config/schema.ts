@@ -1,7 +1,7 @@
 /**
  * The config schema: one zod schema, nested by concern, a `.describe()` line on every
  * field, `.strict()` objects so that a misspelt key is an error, defaults filled in. YAML files,
- * the CLI and the README table all come from it.
+ * the CLI and the table in docs/configuration.md all come from it.
  */
 import { z } from 'zod';
 import { engineIssues } from './engine-checks.js';

@@ -1,6 +1,9 @@
 /**
  * `turnwise simulate`: N concurrent episodes played by a scripted, random, trained or remote policy,
- * back to back over the training split until a turn or time budget is spent. Scripted and random
+ * back to back over the training split until a turn or time budget is spent; the episodes still in
+ * flight then are cut (`FlowBudget`), so `--turns T` plays T turns (plus at most the rest of the
+ * wave of answers that reached T) and turns/s is measured with every agent live, without a
+ * wind-down while the last episodes finish. Scripted and random
  * policies run on the flow path (each episode an event-driven `episode-flow` machine fed by the
  * batched `FlowDriver`, one xstate event per turn); so does a checkpoint, its model in inference
  * worker threads behind the sampler's dynamic batching (`checkpoint-flow.ts`), so the main thread
@@ -22,7 +25,7 @@ import type { OpenAIChatDeps } from '../../policies/openai-chat.js';
 import { checkpointConfig, type EvalAgent, openAgent } from '../agents.js';
 import { checkpointSpec, type PolicySpec } from '../policy-spec.js';
 import { openCheckpointFlow } from './checkpoint-flow.js';
-import { FlowDriver } from './flow-driver.js';
+import { type FlowBudget, FlowDriver, type FlowDriverStats } from './flow-driver.js';
 import { flowPolicyFor } from './flow-policies.js';
 import { mainThreadCpuSeconds } from './thread-cpu.js';
 
@@ -33,7 +36,7 @@ export type SimPolicy =
   | { readonly kind: 'checkpoint'; readonly location: string }
   | { readonly kind: 'remote'; readonly spec: Extract<PolicySpec, { kind: 'remote' }> };
 
-/** When to stop starting episodes (episodes in flight then finish). */
+/** When to stop: after this many turns played, or seconds (the episodes in flight are then cut). */
 export type SimBudget = { readonly turns: number } | { readonly seconds: number };
 
 /** Options of {@link simulate}. */
@@ -71,8 +74,11 @@ export interface SimulateReport {
   readonly policy: string;
   readonly envPlacement: string;
   readonly horizon: number;
+  /** Episodes that finished before the budget was spent (the ones counted in `outcomes`). */
   readonly episodes: number;
-  /** Agent turns of every finished episode (the sum of their turn counts). */
+  /** Episodes in flight when the budget was spent, cut there: in no outcome count. */
+  readonly cutAtBudget: number;
+  /** Agent turns played (steps the environments answered), in finished and in cut episodes. */
   readonly turns: number;
   readonly seconds: number;
   readonly turnsPerSecond: number;
@@ -100,7 +106,9 @@ function checkBudget(budget: SimBudget): void {
 interface SimRunner {
   readonly description: string;
   readonly envPlacement: string;
-  play(horizon: number, plan: (i: number) => EpisodePlan | null, onEpisode: (turns: number, outcome: Outcome) => void): Promise<void>;
+  play(plan: (i: number) => EpisodePlan | null, onEpisode: (outcome: Outcome) => void, budget: FlowBudget): Promise<void>;
+  /** Turns played so far, episodes cut at the budget. */
+  stats(): FlowDriverStats;
   close(): Promise<void>;
 }
 
@@ -110,7 +118,7 @@ async function openRunner(options: SimulateOptions, envWorkers: number, horizon:
   if (policy.kind === 'checkpoint' && (await actsThroughTools(policy.location, spec, settings))) {
     // Tool calls need the rollout runner (a reply that is no valid call is answered without stepping
     // the environment), which the flow path does not have: play as eval does.
-    return agentRunner(await openAgent(checkpointSpec(policy.location), { spec, envSettings: settings, clock, poolSize: agents, envWorkers, field: '--policy', purpose: 'the simulation' }));
+    return agentRunner(await openAgent(checkpointSpec(policy.location), { spec, envSettings: settings, clock, poolSize: agents, envWorkers, field: '--policy', purpose: 'the simulation' }), horizon);
   }
   if (policy.kind === 'checkpoint') {
     // A model policy: the same flow path, with the model in inference workers behind the sampler's dynamic batching.
@@ -128,7 +136,8 @@ async function openRunner(options: SimulateOptions, envWorkers: number, horizon:
     return {
       description: flow.description,
       envPlacement: flow.envPlacement,
-      play: (_, plan, onEpisode) => flow.driver.run(plan, (__, r: FlowResult) => onEpisode(r.turnCount, r.trajectory.outcome)),
+      play: (plan, onEpisode, budget) => flow.driver.run(plan, (_, r: FlowResult) => onEpisode(r.trajectory.outcome), undefined, budget),
+      stats: () => flow.driver.stats(),
       close: () => flow.close(),
     };
   }
@@ -143,7 +152,7 @@ async function openRunner(options: SimulateOptions, envWorkers: number, horizon:
       purpose: 'the simulation',
       ...(options.remoteDeps ? { remoteDeps: options.remoteDeps } : {}),
     });
-    return agentRunner(agent);
+    return agentRunner(agent, horizon);
   }
   const flowPolicy = flowPolicyFor(policy.kind, spec.name);
   const env = createBatchEnv(spec, settings, envWorkers);
@@ -151,17 +160,28 @@ async function openRunner(options: SimulateOptions, envWorkers: number, horizon:
   return {
     description: flowPolicy.description,
     envPlacement: env.description,
-    play: (_, plan, onEpisode) => driver.run(plan, (__, r: FlowResult) => onEpisode(r.turnCount, r.trajectory.outcome)),
+    play: (plan, onEpisode, budget) => driver.run(plan, (_, r: FlowResult) => onEpisode(r.trajectory.outcome), undefined, budget),
+    stats: () => driver.stats(),
     close: () => env.close(),
   };
 }
 
-/** A policy opened as for `eval` (a rollout runner), as a simulation runner. */
-function agentRunner(agent: EvalAgent): SimRunner {
+/**
+ * A policy opened as for `eval` (a rollout runner), as a simulation runner. The runner cannot cut
+ * an episode: once the budget is spent it starts no new one and lets those in flight finish (at
+ * most `agents × horizon` turns more); turns are counted as episodes finish.
+ */
+function agentRunner(agent: EvalAgent, horizon: number): SimRunner {
+  let turns = 0;
   return {
     description: agent.description,
     envPlacement: agent.runner.envPlacement,
-    play: (h, plan, onEpisode) => agent.runner.runStream(0, h, plan, (_, t) => onEpisode(t.turns.length, t.outcome)),
+    play: (plan, onEpisode) =>
+      agent.runner.runStream(0, horizon, plan, (_, t) => {
+        turns += t.turns.length;
+        onEpisode(t.outcome);
+      }),
+    stats: () => ({ batches: 0, ops: 0, turns, cut: 0 }),
     close: () => agent.close(),
   };
 }
@@ -202,20 +222,19 @@ export async function simulate(options: SimulateOptions): Promise<SimulateReport
   };
   const opened = await openRunner(options, envWorkers, horizon);
   const outcomes: Record<Outcome, number> = { success: 0, failure: 0, truncated: 0, length: 0, error: 0 };
-  let turns = 0;
   let episodes = 0;
   const lag = monitorEventLoopDelay({ resolution: 10 });
   const start = clock.now();
   const elapsed = () => (clock.now() - start) / 1000;
   const budget = options.budget;
-  const spent = (): boolean => ('turns' in budget ? turns >= budget.turns : elapsed() >= budget.seconds);
+  const flowBudget: FlowBudget = 'turns' in budget ? { turns: budget.turns } : { until: start + budget.seconds * 1000 };
+  const spent = (): boolean => ('turns' in budget ? opened.stats().turns >= budget.turns : elapsed() >= budget.seconds);
   const plan = (i: number): EpisodePlan | null => {
     if (spent()) return null;
     const taskIndex = indices[i % indices.length] as number;
     return { taskId: `${spec.name}_${taskIndex}`, taskIndex, groupId: `sim/${i}`, trajectoryId: `sim/${i}`, seed: seeds.fork('episode', i).int(0x7fffffff) };
   };
-  const onEpisode = (turnCount: number, outcome: Outcome): void => {
-    turns += turnCount;
+  const onEpisode = (outcome: Outcome): void => {
     episodes++;
     outcomes[outcome]++;
   };
@@ -227,7 +246,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulateReport
     const now = elapsed();
     if (options.onProgress && (now - lastProgress) * 1000 >= progressMs) {
       lastProgress = now;
-      options.onProgress({ seconds: now, turns, episodes });
+      options.onProgress({ seconds: now, turns: opened.stats().turns, episodes });
     }
   }, 100);
   timer.unref();
@@ -235,13 +254,14 @@ export async function simulate(options: SimulateOptions): Promise<SimulateReport
   const mainBefore = mainThreadCpuSeconds();
   lag.enable();
   try {
-    await opened.play(horizon, plan, onEpisode);
+    await opened.play(plan, onEpisode, flowBudget);
   } finally {
     lag.disable();
     clearInterval(timer);
     sampleMemory();
   }
   const seconds = elapsed();
+  const { turns, cut: cutAtBudget } = opened.stats();
   const cpu = process.cpuUsage(cpuBefore);
   const mainAfter = mainThreadCpuSeconds();
   const perTurn = (us: number) => (turns > 0 ? us / turns : 0);
@@ -254,6 +274,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulateReport
     envPlacement,
     horizon,
     episodes,
+    cutAtBudget,
     turns,
     seconds,
     turnsPerSecond: seconds > 0 ? turns / seconds : 0,
