@@ -14,7 +14,7 @@
 import { InvalidArgumentError } from '../core/errors.js';
 import { type ToolCall, type ToolSpec, toolCallId } from '../core/tools.js';
 import { type ChatLayout, ChatContextBuilder, type ChatModelFileContents, generationConfigJson, parseChatModelFiles, turnwiseChatFiles } from './chat/index.js';
-import { ChatTemplateError } from './chat/errors.js';
+import { ChatTemplateBudgetError, ChatTemplateError } from './chat/errors.js';
 import { ToolChatBuilder } from './chat/tool-chat.js';
 import type { ToolCallFormat, ToolReply } from './chat/tool-formats.js';
 import { buildContext, type ContextInput, type ContextPolicy, encodeActionChoices } from './context.js';
@@ -171,7 +171,8 @@ export function chatText(contents: ChatModelFileContents, options: ChatTextOptio
           },
         };
       } catch (error) {
-        if (!(error instanceof ChatTemplateError)) throw error;
+        // A template over its render budget is refused outright, not run without tools.
+        if (!(error instanceof ChatTemplateError) || error instanceof ChatTemplateBudgetError) throw error;
         result = { ok: false, reason: error.message };
       }
       toolTexts.set(key, result);

@@ -13,7 +13,7 @@
  * back as text.
  */
 import { z } from 'zod';
-import { type ChatMessage, type ChatTemplate, ChatTemplateError, type HfTokenizer } from '../models/chat/index.js';
+import { type ChatMessage, type ChatTemplate, ChatTemplateBudgetError, ChatTemplateError, type HfTokenizer } from '../models/chat/index.js';
 import { ToolChatBuilder } from '../models/chat/tool-chat.js';
 import { parseToolReply, type ToolCallFormat, type ToolReply } from '../models/chat/tool-formats.js';
 import { ApiError } from './openai-errors.js';
@@ -126,7 +126,7 @@ export function toolCallReader(template: ChatTemplate, tokenizer: HfTokenizer, s
       tools: [{ name: PROBE.name, description: 'probe', parameters: { type: 'object', properties: { [PROBE.argument]: { type: 'integer' } } } }],
     });
   } catch (error) {
-    if (error instanceof ChatTemplateError) return error.message;
+    if (error instanceof ChatTemplateError && !(error instanceof ChatTemplateBudgetError)) return error.message;
     throw error;
   }
   // A probe call as the template writes it: what comes before the name opens any call; what comes
