@@ -7,6 +7,7 @@
  * action with a clear observation (and `info.invalid = true`), never by throwing.
  */
 import type { Observation, Split, StepResult } from '../core/types.js';
+import type { ToolSpec } from './tools.js';
 
 export interface Environment {
   /** Registry name, e.g. `babyai`. Task ids are `${name}_${index}`. */
@@ -24,6 +25,11 @@ export interface Environment {
    * Not shown to the agent.
    */
   render?(): string;
+  /**
+   * The environment's actions as function declarations (optional). An environment that declares
+   * tools accepts a call's canonical text (`toolCallText` in `./tools.ts`) as its `step` action.
+   */
+  tools?(): readonly ToolSpec[];
 }
 
 /** Which task indices belong to each split, and an optional category per task (for reporting). */
