@@ -1,6 +1,6 @@
 /**
  * `turnwise simulate`: N concurrent episodes played by a scripted, random or trained policy, back
- * to back over the training split until a turn or time budget is spent. Scripted and random
+ * to back over the training split (or `--split test`) until a turn, time or episode budget is spent. Scripted and random
  * policies run on the flow path (each episode an event-driven `episode-flow` machine fed by the
  * batched `FlowDriver`, one xstate event per turn); so does a checkpoint, its model in inference
  * worker threads behind the sampler's dynamic batching (`checkpoint-flow.ts`), so the main thread
@@ -25,8 +25,8 @@ import { mainThreadCpuSeconds } from './thread-cpu.js';
 /** Which policy plays. */
 export type SimPolicy = { readonly kind: 'scripted' } | { readonly kind: 'random' } | { readonly kind: 'checkpoint'; readonly location: string };
 
-/** When to stop starting episodes (episodes in flight then finish). */
-export type SimBudget = { readonly turns: number } | { readonly seconds: number };
+/** When to stop starting episodes (episodes in flight then finish); `episodes: n` plays exactly n. */
+export type SimBudget = { readonly turns: number } | { readonly seconds: number } | { readonly episodes: number };
 
 /** Options of {@link simulate}. */
 export interface SimulateOptions {
@@ -36,6 +36,8 @@ export interface SimulateOptions {
   readonly agents: number;
   readonly policy: SimPolicy;
   readonly budget: SimBudget;
+  /** Split the episodes are drawn from, cycling over its tasks in catalog order (default `config.env.trainSplit`). */
+  readonly split?: string;
   /** Horizon of each episode (default: the config's largest). */
   readonly horizon?: number;
   /** Environment worker threads (default `config.env.workers`; 0 = in-process). */
@@ -81,6 +83,8 @@ export interface SimulateReport {
 function checkBudget(budget: SimBudget): void {
   if ('turns' in budget) {
     if (!Number.isInteger(budget.turns) || budget.turns < 1) throw InvalidArgumentError.format('--turns', `expected a positive integer, got ${String(budget.turns)}`);
+  } else if ('episodes' in budget) {
+    if (!Number.isInteger(budget.episodes) || budget.episodes < 1) throw InvalidArgumentError.format('--episodes', `expected a positive integer, got ${String(budget.episodes)}`);
   } else if (!(budget.seconds > 0) || !Number.isFinite(budget.seconds)) {
     throw InvalidArgumentError.format('--seconds', `expected a positive number of seconds, got ${String(budget.seconds)}`);
   }
@@ -117,7 +121,7 @@ async function openRunner(options: SimulateOptions, envWorkers: number, horizon:
       close: () => flow.close(),
     };
   }
-  const flowPolicy = flowPolicyFor(policy.kind, spec.name);
+  const flowPolicy = flowPolicyFor(policy.kind, spec);
   const env = createBatchEnv(spec, settings, envWorkers);
   const driver = new FlowDriver({ env, policy: flowPolicy, envName: spec.name, lanes: agents, step: 0, horizon, envTimeoutMs: config.runtime.envTimeoutMs, clock });
   return {
@@ -142,8 +146,9 @@ export async function simulate(options: SimulateOptions): Promise<SimulateReport
   if (!Number.isInteger(envWorkers) || envWorkers < 0) throw InvalidArgumentError.format('--env-workers', `expected a non-negative integer, got ${String(envWorkers)}`);
   const horizon = options.horizon ?? config.derived.maxHorizon;
   const settings = config.env.settings as Record<string, unknown>;
-  const indices = spec.catalog({ settings }).indices(config.env.trainSplit as Split);
-  if (indices.length === 0) throw InvalidArgumentError.format('env.trainSplit', `split '${config.env.trainSplit}' of ${spec.name} has no tasks`);
+  const split = options.split ?? config.env.trainSplit;
+  const indices = spec.catalog({ settings }).indices(split as Split);
+  if (indices.length === 0) throw InvalidArgumentError.format(options.split === undefined ? 'env.trainSplit' : '--split', `split '${split}' of ${spec.name} has no tasks`);
   const seeds = Rng.fromSeed(config.seed).fork('simulate');
 
   // `memoryUsage.rss()` reads the resident size alone; `memoryUsage()` also walks every heap (about 1 ms each time).
@@ -160,9 +165,9 @@ export async function simulate(options: SimulateOptions): Promise<SimulateReport
   const start = clock.now();
   const elapsed = () => (clock.now() - start) / 1000;
   const budget = options.budget;
-  const spent = (): boolean => ('turns' in budget ? turns >= budget.turns : elapsed() >= budget.seconds);
+  const spent = (i: number): boolean => ('turns' in budget ? turns >= budget.turns : 'episodes' in budget ? i >= budget.episodes : elapsed() >= budget.seconds);
   const plan = (i: number): EpisodePlan | null => {
-    if (spent()) return null;
+    if (spent(i)) return null;
     const taskIndex = indices[i % indices.length] as number;
     return { taskId: `${spec.name}_${taskIndex}`, taskIndex, groupId: `sim/${i}`, trajectoryId: `sim/${i}`, seed: seeds.fork('episode', i).int(0x7fffffff) };
   };
