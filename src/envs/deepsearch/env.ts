@@ -1,9 +1,11 @@
 /**
  * The deep-search environment: AgentGym SearchQA's protocol over a local corpus. The agent searches
  * with `<search>query</search>` (the top-k documents come back in an `<information>` block) and
- * answers with `<answer>text</answer>`. A correct answer (exact match after normalisation) ends the
- * episode with reward 1; a wrong one is told so and the episode goes on, as in AgentGym; after
- * `maxTurns` turns it ends as failed.
+ * answers with `<answer>text</answer>` (or calls the `search` / `answer` tools). A correct answer
+ * (exact match after normalisation, or the chosen `metric`) ends the episode with reward 1; a
+ * wrong one is told so and the episode goes on, as in AgentGym (`wrongAnswer: retry`), or ends it
+ * as in Search-R1 (`wrongAnswer: end`); after `maxTurns` turns it ends as failed. With
+ * `turnRewards`, the first search whose documents contain a gold answer pays 0.1.
  */
 import { EnvironmentError } from '../../core/errors.js';
 import type { Observation, StepResult } from '../../core/types.js';
@@ -101,7 +103,7 @@ export class DeepSearchEnvironment implements Environment {
     }
     const score = qaScore(this.settings.metric, action.answer, item.answers);
     const correct = score === 1;
-    this.log.push(`answer "${action.answer}" (${correct ? 'correct' : `incorrect, ${this.settings.metric} ${score.toFixed(2)}`})`);
+    this.log.push(`answer "${action.answer}" (${correct ? 'correct' : 'incorrect'}${this.settings.metric === 'em' ? '' : `, ${this.settings.metric} ${score.toFixed(2)}`})`);
     if (correct || this.settings.wrongAnswer === 'end') {
       this.done = true;
       return { observation: { text: correct ? CORRECT : INCORRECT_FINAL }, reward: score, done: true, success: correct, info: { invalid: false, action: 'answer', answer: action.answer.slice(0, 200), template: item.template, correct } };
