@@ -137,7 +137,7 @@ describe('deep search over QA files and a retriever (Search-R1 setting)', () => 
     expect((await env.step('{"name":"lookup","arguments":{}}')).observation.text).toMatch(/no tool named "lookup"; the tools are search, answer/);
     expect((await env.step('{"name":"search","arguments":{}}')).observation.text).toMatch(/needs the argument "query"/);
     const untagged = await env.step('Budapest');
-    expect(untagged.info.invalid).toBe(true);
+    expect(untagged.info?.invalid).toBe(true);
     expect(untagged.done).toBe(false);
   });
 
