@@ -12,7 +12,7 @@ import './deepsearch/register.js';
 export type { Environment, EnvironmentOptions, EnvironmentSpec, TaskCatalog } from './environment.js';
 export { getEnvironmentSpec, listEnvironments, registerEnvironment } from './registry.js';
 export type { JsonSchemaObject, JsonSchemaProperty, ParsedToolCall, ToolCall, ToolSpec } from './tools.js';
-export { looksLikeToolCallText, parseToolCallText, toolCallText } from './tools.js';
+export { checkToolCall, looksLikeToolCallText, parseToolCallText, toolCallText } from './tools.js';
 export type { ParsedAction } from './parse-action.js';
 export { MULTIPLE_ACTIONS_MESSAGE, normaliseAction, parseAction } from './parse-action.js';
 export {

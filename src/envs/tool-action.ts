@@ -1,10 +1,11 @@
 /**
  * Reading a tool call sent as an environment action: a `step` text that looks like a call's
- * canonical JSON (`toolCallText`) is parsed, its name checked against the environment's tools and
- * its required string arguments read. Everything else is left to the environment's text parser
+ * canonical JSON (`toolCallText`) is parsed, checked against the environment's tools
+ * (`checkToolCall`: known name, required arguments, types) and its required string arguments
+ * read (non-empty after trimming). Everything else is left to the environment's text parser
  * (AgentGym's `Thought: … Action: …`, tags). Pure; shared by the native environments.
  */
-import { looksLikeToolCallText, parseToolCallText, type ToolSpec } from './tools.js';
+import { checkToolCall, looksLikeToolCallText, parseToolCallText, type ToolSpec } from './tools.js';
 
 /** What an action text holds: no call (free text), a checked call, or the message a malformed call gets. */
 export type ToolAction =
@@ -21,16 +22,13 @@ export function readToolAction(text: string, tools: readonly ToolSpec[]): ToolAc
   if (!looksLikeToolCallText(text)) return { kind: 'text' };
   const parsed = parseToolCallText(text);
   if (!parsed.ok) return { kind: 'invalid', message: `Error: ${parsed.message}` };
-  const tool = tools.find((t) => t.name === parsed.call.name);
-  if (tool === undefined) {
-    return { kind: 'invalid', message: `Error: there is no tool named ${JSON.stringify(parsed.call.name)}; the tools are ${tools.map((t) => t.name).join(', ')}.` };
-  }
+  const problem = checkToolCall(parsed.call, tools);
+  if (problem !== null) return { kind: 'invalid', message: `Error: ${problem}` };
+  const tool = tools.find((t) => t.name === parsed.call.name) as ToolSpec;
   const args: Record<string, string> = {};
   for (const key of tool.parameters.required ?? []) {
     const value = parsed.call.arguments[key];
-    if (typeof value !== 'string' || value.trim().length === 0) {
-      return { kind: 'invalid', message: `Error: the call of ${tool.name} needs the argument "${key}" as a non-empty string.` };
-    }
+    if (typeof value !== 'string' || value.trim().length === 0) return { kind: 'invalid', message: `Error: The argument "${key}" of "${tool.name}" must not be empty.` };
     args[key] = value.trim();
   }
   return { kind: 'call', name: tool.name, args };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { looksLikeToolCallText, parseToolCallText, toolCallText } from '../../src/envs/tools.js';
+import { type ToolSpec, checkToolCall, looksLikeToolCallText, parseToolCallText, toolCallText } from '../../src/envs/tools.js';
 
 describe('tool call text', () => {
   it('writes compact JSON with name before arguments and reads it back', () => {
@@ -26,5 +26,25 @@ describe('tool call text', () => {
   it('tells a call from free text', () => {
     expect(looksLikeToolCallText('{"name":"guess","arguments":{}}')).toBe(true);
     expect(looksLikeToolCallText('Action: guess crane')).toBe(false);
+  });
+});
+
+describe('checkToolCall', () => {
+  const tools: ToolSpec[] = [
+    { name: 'guess', description: 'Guess a word.', parameters: { type: 'object', properties: { word: { type: 'string' } }, required: ['word'] } },
+    { name: 'move', description: 'Move.', parameters: { type: 'object', properties: { dir: { type: 'string', enum: ['up', 'down'] }, steps: { type: 'integer' } }, required: ['dir'] } },
+  ];
+
+  it('accepts a call that matches its declaration (undeclared arguments allowed)', () => {
+    expect(checkToolCall({ name: 'guess', arguments: { word: 'crane', why: 'x' } }, tools)).toBeNull();
+    expect(checkToolCall({ name: 'move', arguments: { dir: 'up', steps: 2 } }, tools)).toBeNull();
+  });
+
+  it('names the unknown tool, the missing argument, the wrong type and the value outside the enum', () => {
+    expect(checkToolCall({ name: 'jump', arguments: {} }, tools)).toBe('There is no tool "jump"; the tools are "guess", "move".');
+    expect(checkToolCall({ name: 'guess', arguments: {} }, tools)).toBe('The tool "guess" needs the argument "word".');
+    expect(checkToolCall({ name: 'guess', arguments: { word: 5 } }, tools)).toBe('The argument "word" of "guess" must be of type string, got number.');
+    expect(checkToolCall({ name: 'move', arguments: { dir: 'up', steps: 1.5 } }, tools)).toMatch(/"steps" of "move" must be of type integer/);
+    expect(checkToolCall({ name: 'move', arguments: { dir: 'left' } }, tools)).toBe('The argument "dir" of "move" must be one of "up", "down".');
   });
 });

@@ -9,13 +9,15 @@ const graph = readImportGraph(root, 'src');
  * The layers of `src/`, lowest first (the README's "How it is put together"). A file may import its
  * own folder and any lower layer; two folders on the same rank never import each other. The tensor
  * backend (`models/backend/`) sits below the algorithms, which compute on it, while the rest of
- * `models/` builds on the algorithms.
+ * `models/` builds on the algorithms. The model engines (`engines/`: the in-process tfjs engine and
+ * the Tinker client) sit above the models and below the runtime that drives them.
  */
 const LAYERS: readonly (readonly string[])[] = [
   ['core'],
   ['models/backend'],
   ['algorithms', 'envs', 'store', 'policies'],
   ['models', 'actors'],
+  ['engines'],
   ['runtime'],
   ['eval', 'serve'],
   ['ui'],

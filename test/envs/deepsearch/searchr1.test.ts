@@ -134,8 +134,8 @@ describe('deep search over QA files and a retriever (Search-R1 setting)', () => 
   it('answers a malformed tool call and an untagged reply with a message, not a crash', async () => {
     const env = getEnvironmentSpec('deepsearch').create({ settings: { qa, corpus: corpusPath } });
     await env.reset(0);
-    expect((await env.step('{"name":"lookup","arguments":{}}')).observation.text).toMatch(/no tool named "lookup"; the tools are search, answer/);
-    expect((await env.step('{"name":"search","arguments":{}}')).observation.text).toMatch(/needs the argument "query"/);
+    expect((await env.step('{"name":"lookup","arguments":{}}')).observation.text).toMatch(/There is no tool "lookup"; the tools are "search", "answer"/);
+    expect((await env.step('{"name":"search","arguments":{}}')).observation.text).toMatch(/The tool "search" needs the argument "query"/);
     const untagged = await env.step('Budapest');
     expect(untagged.info?.invalid).toBe(true);
     expect(untagged.done).toBe(false);

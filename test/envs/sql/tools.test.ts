@@ -19,7 +19,7 @@ describe('SQL free mode with tools', () => {
     const submitted = await env.step(toolCallText({ name: 'submit_query', arguments: { sql: item.sql } }));
     expect(submitted).toMatchObject({ done: true, reward: 1, success: true });
     env.reset(0);
-    expect((await env.step('{"name":"submit_query","arguments":{"query":"SELECT 1"}}')).observation.text).toMatch(/needs the argument "sql"/);
+    expect((await env.step('{"name":"submit_query","arguments":{"query":"SELECT 1"}}')).observation.text).toMatch(/The tool "submit_query" needs the argument "sql"/);
     expect((await env.step(toolCallText({ name: 'submit_query', arguments: { sql: 'DROP TABLE cars' } }))).observation.text).toMatch(/Only a single read-only SELECT/);
   });
 

@@ -34,7 +34,7 @@ describe('TextCraft free mode (listActions: false)', () => {
       expect(last).toMatchObject({ success: true, done: true });
     }
     env.reset(0);
-    expect(env.step('{"name":"mine","arguments":{}}').observation.text).toMatch(/no tool named "mine"; the tools are get, craft, inventory/);
+    expect(env.step('{"name":"mine","arguments":{}}').observation.text).toMatch(/There is no tool "mine"; the tools are "get", "craft", "inventory"/);
   });
 
   it('pays shaped rewards for new items of the recipe tree with turnRewards, once each', () => {

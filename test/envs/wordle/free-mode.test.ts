@@ -21,8 +21,8 @@ describe('Wordle free mode (candidates: 0)', () => {
   it('answers a malformed call or a non-word without using a guess', () => {
     const env = new WordleEnvironment({ settings: { candidates: 0 } });
     env.reset(0);
-    expect(env.step('{"name":"guess","arguments":{"w":"crane"}}').observation.text).toMatch(/needs the argument "word"/);
-    expect(env.step('{"name":"spell","arguments":{}}').observation.text).toMatch(/no tool named "spell"; the tools are guess/);
+    expect(env.step('{"name":"guess","arguments":{"w":"crane"}}').observation.text).toMatch(/The tool "guess" needs the argument "word"/);
+    expect(env.step('{"name":"spell","arguments":{}}').observation.text).toMatch(/There is no tool "spell"; the tools are "guess"/);
     expect(env.step(toolCallText({ name: 'guess', arguments: { word: 'xqzzv' } })).observation.text).toMatch(/not in the word list/);
     expect(env.step('crane').info).toMatchObject({ guesses: 1 });
   });
