@@ -42,8 +42,9 @@ export function parseSimulateFlags(flags: SimulateFlags): { agents: number; poli
   const policyText = flags.policy ?? 'scripted';
   let policy: SimPolicy;
   if (policyText === 'scripted' || policyText === 'random') policy = { kind: policyText };
+  else if (policyText === 'random:tools') policy = { kind: 'random', form: 'tools' };
   else if (policyText.startsWith('checkpoint:') && policyText.length > 'checkpoint:'.length) policy = { kind: 'checkpoint', location: policyText.slice('checkpoint:'.length) };
-  else throw InvalidArgumentError.format('--policy', `expected scripted, random or checkpoint:<run or checkpoint folder>, got '${policyText}'`);
+  else throw InvalidArgumentError.format('--policy', `expected scripted, random, random:tools or checkpoint:<run or checkpoint folder>, got '${policyText}'`);
   const budgets = [flags.turns, flags.seconds, flags.episodes].filter((b) => b !== undefined).length;
   if (budgets > 1) throw InvalidArgumentError.format(flags.turns !== undefined ? '--turns' : '--seconds', 'give one of --turns, --seconds or --episodes');
   let budget: SimBudget;
@@ -92,7 +93,7 @@ export function registerSimulateCommand(program: Command): void {
     .description('run N concurrent episodes with a scripted, random or trained policy; report turns/s, memory per live episode, event-loop lag')
     .argument('<config>', 'YAML config (its env section picks the environment, its horizon the episode length)')
     .option('--agents <n>', 'concurrent episodes (required)')
-    .option('--policy <policy>', 'scripted | random | checkpoint:<run or checkpoint folder>', 'scripted')
+    .option('--policy <policy>', 'scripted | random | random:tools (free-mode actions as tool calls) | checkpoint:<run or checkpoint folder>', 'scripted')
     .option('--turns <n>', 'stop starting episodes after this many turns (default 10 x agents)')
     .option('--seconds <s>', 'stop starting episodes after this many seconds')
     .option('--episodes <n>', 'play exactly this many episodes (with --split test and n = the split size: each held-out task once)')

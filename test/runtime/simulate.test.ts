@@ -60,6 +60,10 @@ describe('turnwise simulate --policy random on free action modes, held-out split
     expect(free.outcomes.failure + free.outcomes.success).toBe(140);
     expect(free.outcomes.success).toBeLessThanOrEqual(2);
     expect(listed.outcomes.success).toBeGreaterThan(120);
+    const calls = await simulate({ config: wordle({ candidates: 0 }), spec: getEnvironmentSpec('wordle'), agents: 4, policy: { kind: 'random', form: 'tools' }, budget: { episodes: 20 }, split: 'test', clock: systemClock });
+    expect(calls.policy).toMatch(/random tool calls/);
+    expect(calls.outcomes.failure + calls.outcomes.success).toBe(20); // valid guess calls: games end by guesses, not turns
+    expect(parseSimulateFlags({ agents: '1', policy: 'random:tools' }).policy).toEqual({ kind: 'random', form: 'tools' });
   });
 });
 

@@ -14,6 +14,7 @@ import { InvalidArgumentError } from '../../core/errors.js';
 import { Rng } from '../../core/rng.js';
 import type { Outcome, Split } from '../../core/types.js';
 import type { EnvironmentSpec } from '../../envs/environment.js';
+import type { ActionForm } from '../../envs/random-action.js';
 import type { FlowResult } from '../../actors/episode-flow.js';
 import { createBatchEnv } from '../env-pool/batch-env.js';
 import type { EpisodePlan } from '../rollout.js';
@@ -23,7 +24,8 @@ import { flowPolicyFor } from './flow-policies.js';
 import { mainThreadCpuSeconds } from './thread-cpu.js';
 
 /** Which policy plays. */
-export type SimPolicy = { readonly kind: 'scripted' } | { readonly kind: 'random' } | { readonly kind: 'checkpoint'; readonly location: string };
+/** `random` with `form: 'tools'` writes free-mode actions as tool calls (canonical call text) instead of text. */
+export type SimPolicy = { readonly kind: 'scripted' } | { readonly kind: 'random'; readonly form?: ActionForm } | { readonly kind: 'checkpoint'; readonly location: string };
 
 /** When to stop starting episodes (episodes in flight then finish); `episodes: n` plays exactly n. */
 export type SimBudget = { readonly turns: number } | { readonly seconds: number } | { readonly episodes: number };
@@ -121,7 +123,7 @@ async function openRunner(options: SimulateOptions, envWorkers: number, horizon:
       close: () => flow.close(),
     };
   }
-  const flowPolicy = flowPolicyFor(policy.kind, spec);
+  const flowPolicy = flowPolicyFor(policy.kind, spec, policy.kind === 'random' ? policy.form : undefined);
   const env = createBatchEnv(spec, settings, envWorkers);
   const driver = new FlowDriver({ env, policy: flowPolicy, envName: spec.name, lanes: agents, step: 0, horizon, envTimeoutMs: config.runtime.envTimeoutMs, clock });
   return {
