@@ -22,7 +22,7 @@
  * `episodeId`); `RELEASE` (sent when episodes end) frees them at once, in any state, through the
  * `release` effect. Without it the policy's LRU bound still caps their memory.
  */
-import { type ActorRefFrom, assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
+import { assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
 import { TurnwiseError } from '../core/errors.js';
 import type { ActRequest, ActResult } from '../core/policy.js';
 
@@ -335,6 +335,3 @@ export function withSamplerEffects(effects: SamplerEffects) {
     },
   });
 }
-
-/** A running sampler. */
-export type SamplerRef = ActorRefFrom<typeof samplerMachine>;

@@ -75,7 +75,7 @@ export function formatSimulateReport(r: SimulateReport): string[] {
   const o = r.outcomes;
   return [
     `agents ${r.agents} | policy ${r.policy} | envs ${r.envPlacement} | horizon ${r.horizon}`,
-    `episodes finished ${r.episodes} | turns ${r.turns} in ${r.seconds.toFixed(2)} s | ${Math.round(r.turnsPerSecond).toLocaleString('en-US')} turns/s`,
+    `episodes finished ${r.episodes}, cut at the budget ${r.cutAtBudget} | turns ${r.turns} in ${r.seconds.toFixed(2)} s | ${Math.round(r.turnsPerSecond).toLocaleString('en-US')} turns/s`,
     `outcomes: success ${o.success}, failure ${o.failure}, truncated ${o.truncated}, error ${o.error}`,
     `resident memory: ${(r.memory.baselineBytes / MiB).toFixed(0)} MiB before, ${(r.memory.peakBytes / MiB).toFixed(0)} MiB peak, ${(r.memory.perEpisodeBytes / 1024).toFixed(1)} KiB per live episode`,
     `event-loop lag: p50 ${r.eventLoopLagMs.p50.toFixed(1)} ms, p99 ${r.eventLoopLagMs.p99.toFixed(1)} ms, max ${r.eventLoopLagMs.max.toFixed(1)} ms`,
@@ -94,9 +94,9 @@ export function registerSimulateCommand(program: Command): void {
     .argument('<config>', 'YAML config (its env section picks the environment, its horizon the episode length)')
     .option('--agents <n>', 'concurrent episodes (required)')
     .option('--policy <policy>', 'scripted | random | random:tools (free-mode actions as tool calls) | checkpoint:<run or checkpoint folder>', 'scripted')
-    .option('--turns <n>', 'stop starting episodes after this many turns (default 10 x agents)')
-    .option('--seconds <s>', 'stop starting episodes after this many seconds')
-    .option('--episodes <n>', 'play exactly this many episodes (with --split test and n = the split size: each held-out task once)')
+    .option('--turns <n>', 'stop after this many turns, cutting the episodes in flight (default 10 x agents)')
+    .option('--seconds <s>', 'stop after this many seconds, cutting the episodes in flight')
+    .option('--episodes <n>', 'play exactly this many episodes, each to its end (with --split test and n = the split size: each held-out task once)')
     .option('--split <split>', 'task split to play (default: env.trainSplit of the config)')
     .option('--env-workers <n>', 'environment worker threads (default: env.workers of the config; 0 = in-process)')
     .option('--inference-workers <n>', "threads running a checkpoint policy's model (default: runtime.inferenceWorkers of its run; 0 = the main thread)")

@@ -27,8 +27,8 @@ interface TrainFlags extends Partial<NatsFlags> {
 }
 
 /**
- * The commands a user runs next on a finished run folder (printed after training; the README's
- * follow-ups are the same commands on the first run's folder).
+ * The commands a user runs next on a finished run folder (printed after training; the README shows
+ * them for the quickstart's first run folder).
  * @example followUps('runs/babyai-grpo-2', 60) // ['turnwise eval runs/babyai-grpo-2 --split test', …]
  */
 export function followUps(runDir: string, completedSteps: number): string[] {

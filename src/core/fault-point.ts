@@ -14,7 +14,7 @@
  * | point | where |
  * |---|---|
  * | `checkpoint-latest-written` | `checkpoints/latest` is being replaced (`src/models/checkpoint.ts`) |
- * | `trajectories-stored` | a training step's trajectories are in the run store, not yet trained on (`src/runtime/train-run.ts`) |
+ * | `trajectories-stored` | a training step's trajectories are in the run store, not yet trained on (`src/runtime/train/step-effects.ts`) |
  * | `trajectory-stored` | the learner committed one trajectory of the stream to the run store, before acknowledging it (`src/runtime/nats/trajectory-stream.ts`) |
  * | `trajectory-published` | an episodes worker published a trajectory, before acknowledging its plan (`src/runtime/nats/episodes-worker.ts`) |
  */

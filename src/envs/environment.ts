@@ -50,7 +50,7 @@ export interface EnvironmentOptions {
 /** A registered environment: how to make instances and which tasks exist. */
 export interface EnvironmentSpec {
   readonly name: string;
-  /** One line for `turnwise envs` and the README. */
+  /** One line for `turnwise envs` and docs/environments.md. */
   readonly description: string;
   create(options?: EnvironmentOptions): Environment;
   catalog(options?: EnvironmentOptions): TaskCatalog;

@@ -11,6 +11,7 @@
  */
 // Registers every built-in environment, so callers need not import them themselves.
 import '../envs/index.js';
+import type { CoordinatorOutput } from '../actors/coordinator.js';
 import { InvalidConfigError } from '../core/errors.js';
 import { getEnvironmentSpec } from '../envs/registry.js';
 import { describeBackend, selectBackend } from '../models/backend/select.js';
@@ -18,8 +19,8 @@ import { checkRunMemory, memoryLimitsOf } from './run-memory.js';
 import { startTrainingActors } from './train/actors.js';
 import { driveTraining } from './train/drive.js';
 import { type ClaimedRunFolder, claimRunFolder } from './run-folder.js';
-import { checkTrainRunOptions, openRun } from './train/open-run.js';
-import { type AsyncStateSource, coordinatorEffects, evaluator } from './train/step-effects.js';
+import { checkTrainRunOptions, type OpenedRun, openRun } from './train/open-run.js';
+import { type AsyncStateSource, coordinatorEffects, type Evaluate, evaluator } from './train/step-effects.js';
 import type { EvalPoint, TrainRunOptions, TrainRunResult } from './train/types.js';
 
 export { trainPlans } from './train/plans.js';
@@ -56,7 +57,7 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
 async function trainInFolder(options: TrainRunOptions, folder: ClaimedRunFolder): Promise<TrainRunResult> {
   // 1. Backend, environment, checkpoint (when resuming), models, run store.
   const run = await openRun(options, folder);
-  const { config, stack, store, emit } = run;
+  const { stack, store, emit } = run;
 
   // 2. The actors: sampler, learner, horizon scheduler, rollout runner, on one in-process bus.
   const actors = startTrainingActors(run, options);
@@ -69,11 +70,9 @@ async function trainInFolder(options: TrainRunOptions, folder: ClaimedRunFolder)
 
   // 4. Announce, evaluate the untrained policy, then run the steps.
   for (const note of stack.notes) emit({ type: 'info', message: note });
-  emit({ type: 'info', message: `${describeBackend(run.backend)} | sampling: ${stack.policy.placement} | run folder ${run.runDir} | ${stack.learnerModel.parameterCount} parameters, vocab ${stack.text.vocabSize}` });
-  await options.distributed?.start({ runId: run.runId, store, text: stack.text.manifest(), version: stack.trainer.version, weights: stack.learnerModel.namedWeights() });
-  if (run.startStep === 0 && config.train.evalEvery > 0) await evaluate(0);
-  emit({ type: 'started', step: run.startStep, message: run.resuming ? `resuming at step ${run.startStep}` : `training ${config.train.steps} steps` });
-  const output = await driveTraining(run, actors, effects, options, asyncState);
+  emit({ type: 'info', message: `${describeBackend(run.backend)} | sampling: ${stack.policy.placement} | run folder ${run.runDir} | ${stack.summary}, vocab ${stack.text.vocabSize}` });
+  await options.distributed?.start({ runId: run.runId, store, text: stack.text.manifest(), version: stack.trainer.version, weights: stack.samplerWeights() });
+  const output = (await evaluateUntrained(run, evaluate)) ?? (await driveTraining(run, actors, effects, options, asyncState));
 
   // 5. Record how it ended, then stop everything in reverse order of starting.
   const finalStatus = output.status === 'finished' ? 'completed' : output.status === 'stopped' ? 'interrupted' : 'failed';
@@ -84,4 +83,23 @@ async function trainInFolder(options: TrainRunOptions, folder: ClaimedRunFolder)
   store.close();
   await stack.close(); // frees the models and waits for the gradient workers (train.dataParallel) to exit
   return { runDir: run.runDir, runId: run.runId, status: output.status, completedSteps: output.completedSteps, error: output.error, evals };
+}
+
+/**
+ * The held-out evaluation before the first step of a new run; then announces the start. A failure
+ * ends the run as a failed step's evaluation would (status `failed`, the message kept), so the run
+ * is recorded as failed and everything started is stopped, instead of the error escaping with the
+ * run still marked `running`. Returns null when training should go on.
+ */
+async function evaluateUntrained(run: OpenedRun, evaluate: Evaluate): Promise<CoordinatorOutput | null> {
+  const { config } = run;
+  if (run.startStep === 0 && config.train.evalEvery > 0) {
+    try {
+      await evaluate(0);
+    } catch (error) {
+      return { status: 'failed', completedSteps: 0, error: `evaluate failed: ${error instanceof Error ? error.message : String(error)}` };
+    }
+  }
+  run.emit({ type: 'started', step: run.startStep, message: run.resuming ? `resuming at step ${run.startStep}` : `training ${config.train.steps} steps` });
+  return null;
 }

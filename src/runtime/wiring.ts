@@ -15,7 +15,7 @@
  * Only the `Bus` interface is used, so the same actors run on the memory bus and on NATS with
  * nothing else changed.
  *
- * Assembling a run (the lead's code): create the bus; start one sampler actor and
+ * Assembling a run (`src/runtime/train/actors.ts` does this): create the bus; start one sampler actor and
  * `serveSampler(bus, runId, sampler)`; per env instance start an env-session actor and
  * `serveEnvSession(bus, runId, sessionId, session)`; the coordinator's `rollout` effect reads the
  * horizon actor's snapshot and runs episode actors whose effects are

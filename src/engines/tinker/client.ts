@@ -121,7 +121,7 @@ export class TinkerClient {
     let apiKey: string | undefined;
     if (this.settings.apiKeyEnv !== undefined) {
       apiKey = env[this.settings.apiKeyEnv];
-      if (apiKey === undefined || apiKey === '') throw new InvalidConfigError('model.engine.apiKeyEnv', `environment variable ${this.settings.apiKeyEnv} is not set`);
+      if (apiKey === undefined || apiKey === '') throw new InvalidConfigError('model.tinker.apiKeyEnv', `environment variable ${this.settings.apiKeyEnv} is not set`);
     }
     this.clock = deps.clock ?? systemClock;
     this.http = new TinkerHttp(this.settings.url, apiKey, { fetch: deps.fetch ?? globalThis.fetch, clock: this.clock });

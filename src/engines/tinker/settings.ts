@@ -53,10 +53,10 @@ function positiveInteger(path: string, value: number | undefined, fallback: numb
 }
 
 /**
- * Fills in defaults and checks every value, naming the field at fault (`model.engine.<field>`).
+ * Fills in defaults and checks every value, naming the field at fault (`model.tinker.<field>`).
  * @example resolveTinkerSettings({ url: 'http://localhost:8000' }).concurrency // 64
  */
-export function resolveTinkerSettings(settings: TinkerClientSettings, path = 'model.engine'): ResolvedTinkerSettings {
+export function resolveTinkerSettings(settings: TinkerClientSettings, path = 'model.tinker'): ResolvedTinkerSettings {
   let url: URL;
   try {
     url = new URL(settings.url);

@@ -85,12 +85,12 @@ export class TinkerEngine implements ModelEngine {
     const offered = (await client.getServerCapabilities(signal)).supported_models;
     const names = offered.map((m) => m.model_name).filter((n): n is string => typeof n === 'string');
     if (names.length > 0 && !names.includes(options.baseModel)) {
-      throw new InvalidConfigError('model.engine.baseModel', `${client.server} does not offer ${JSON.stringify(options.baseModel)}; it offers ${names.map((n) => JSON.stringify(n)).join(', ')}`);
+      throw new InvalidConfigError('model.tinker.baseModel', `${client.server} does not offer ${JSON.stringify(options.baseModel)}; it offers ${names.map((n) => JSON.stringify(n)).join(', ')}`);
     }
     const told = offered.find((m) => m.model_name === options.baseModel)?.max_lora_rank;
     if (typeof told === 'number') maxLoraRank = told;
     if (maxLoraRank !== undefined && options.lora.rank > maxLoraRank) {
-      throw new InvalidConfigError('model.engine.loraRank', `${client.server} takes LoRA ranks up to ${maxLoraRank}, got ${options.lora.rank}`);
+      throw new InvalidConfigError('model.lora.rank', `${client.server} takes LoRA ranks up to ${maxLoraRank}, got ${options.lora.rank}`);
     }
     const model = await client.createModel(options.baseModel, options.lora, signal);
     const engine = new TinkerEngine(client, model, options, maxLoraRank);

@@ -17,7 +17,8 @@ import { type CheckpointContent, loadCheckpoint, resolveCheckpointDir } from '..
 import { RunStore } from '../../store/run-store.js';
 import { asyncSettingsOf } from '../async/async-train.js';
 import { restoreStaleness, type StalenessState } from '../async/staleness.js';
-import { buildPolicyStack, type PolicyStack } from '../policy-stack.js';
+import { buildRunStack } from '../engine-stack.js';
+import type { RunStack } from '../run-stack.js';
 import type { RewardShaping } from '../../algorithms/reward-shapers.js';
 import { RunAlarms, restorePersistedAlarms } from '../alarms/run-alarms.js';
 import { rolloutShapingOf } from '../reward-shaping.js';
@@ -43,7 +44,7 @@ export interface OpenedRun {
   /** Completed steps when the run (re)starts. */
   readonly startStep: number;
   readonly checkpoint: CheckpointContent | null;
-  readonly stack: PolicyStack;
+  readonly stack: RunStack;
   /** The asynchronous loop's staleness state saved with the checkpoint, checked. */
   readonly restoredStaleness: StalenessState;
   readonly store: RunStore;
@@ -64,6 +65,9 @@ export function checkTrainRunOptions(options: TrainRunOptions): void {
   if (config.runtime.bus === 'nats' && !options.distributed) {
     throw new InvalidConfigError('runtime.bus', "'nats' needs a NATS server: start the run with --nats <url> (e.g. turnwise train config.yaml --nats nats://127.0.0.1:4222), or set runtime.bus: memory");
   }
+  if (config.model.engine !== 'local' && options.distributed) {
+    throw new InvalidConfigError('model.engine', `'${config.model.engine}' runs on the in-process bus for now: a Tinker server already spreads the model work; drop --nats`);
+  }
   if (config.mode !== 'sync' && options.distributed) {
     throw InvalidArgumentError.format('mode', `'${config.mode}' runs on the in-process bus only for now (issue 9); use mode 'sync' with a distributed rollout`);
   }
@@ -71,7 +75,7 @@ export function checkTrainRunOptions(options: TrainRunOptions): void {
 
 /**
  * Opens (or reopens, when resuming) the run folder and builds the models; marks the run running.
- * @example const run = await openRun({ config }); … run.store.close();
+ * @example const run = await openRun({ config }, await claimRunFolder({ config }, config.run)); … run.store.close();
  */
 export async function openRun(options: TrainRunOptions, folder: ClaimedRunFolder): Promise<OpenedRun> {
   const { config } = options;
@@ -98,7 +102,7 @@ export async function openRun(options: TrainRunOptions, folder: ClaimedRunFolder
         }),
       )
     : null;
-  const stack = await buildPolicyStack(config, spec, checkpoint);
+  const stack = await buildRunStack(config, spec, checkpoint, options.engine);
   // Checked before anything is written: a bad `state.async` fails the resume with the field named.
   const restoredStaleness = restoreStaleness(checkpoint?.state.async, stack.trainer.version, asyncSettingsOf(config).maxStaleness, runDir);
   const restoredAlarms = restorePersistedAlarms(checkpoint?.state.alarms, runDir);
@@ -111,7 +115,7 @@ export async function openRun(options: TrainRunOptions, folder: ClaimedRunFolder
     store.createRun({ id: runId, name: config.run.name, createdAt: Date.now(), config, backend: backend.name, seed: config.seed });
     await saveRunConfig(runDir, config);
     // The text side's files (tokenizer.json, tokenizer_config.json, ...): what viewers and workers read.
-    for (const file of stack.text.files({ modelMaxLength: stack.learnerModel.config.maxContext, maxNewTokens: config.sampling.maxActionTokens })) {
+    for (const file of stack.text.files({ modelMaxLength: stack.maxContext, maxNewTokens: config.sampling.maxActionTokens })) {
       await writeFileAtomic(join(runDir, file.name), file.data);
     }
   }

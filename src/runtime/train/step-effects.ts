@@ -8,10 +8,8 @@ import { persistHorizon } from '../../actors/horizon.js';
 import { evalHorizonFor, type HorizonSpec } from '../../actors/horizon-per-env.js';
 import type { Trajectory } from '../../core/types.js';
 import { saveCheckpoint } from '../../models/checkpoint.js';
-import { checkpointContentOf } from '../checkpoint-content.js';
 import type { StalenessState } from '../async/staleness.js';
 import { evaluatePolicy } from '../evaluate.js';
-import { optimizerTensors } from '../policy-stack.js';
 import { rolloutMetrics } from '../rollout-metrics.js';
 import type { TrainingActors } from './actors.js';
 import type { OpenedRun } from './open-run.js';
@@ -91,12 +89,9 @@ export function coordinatorEffects(run: OpenedRun, actors: TrainingActors, evalu
     },
     evaluate: async (step) => evaluate(step + 1),
     checkpoint: async (completedSteps) => {
-      const { trainer } = run.stack;
-      const state = await trainer.getState();
       const dir = await saveCheckpoint(
         run.runDir,
-        checkpointContentOf(config, run.stack, completedSteps, optimizerTensors(state), {
-          policyVersion: trainer.version,
+        await run.stack.checkpointContent(completedSteps, {
           horizon: persistHorizon(actors.horizon.getSnapshot()),
           alarms: run.alarms.persist(),
           seed: config.seed,

@@ -10,7 +10,7 @@ import { subjects } from '../wiring.js';
 import { remoteEnvSession } from './env-session.js';
 import { remoteAct } from './sampler.js';
 
-/** How the lead turns an episode's state into a sampler request and the sampled ids into text. */
+/** How a run turns an episode's state into a sampler request and the sampled ids into text. */
 export interface ActCodec {
   /**
    * Builds the context and action choices (the run's `PolicyText`); `exhausted` when the context

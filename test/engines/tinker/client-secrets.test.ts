@@ -94,7 +94,7 @@ describe('TinkerClient and the API key', () => {
   });
 
   it('refuses a missing key variable or credentials in the URL, naming the setting and never a value', () => {
-    expect(() => new TinkerClient({ url: 'https://tinker.example', apiKeyEnv: 'TINKER_API_KEY' }, { env: {} })).toThrow(new InvalidConfigError('model.engine.apiKeyEnv', 'environment variable TINKER_API_KEY is not set'));
+    expect(() => new TinkerClient({ url: 'https://tinker.example', apiKeyEnv: 'TINKER_API_KEY' }, { env: {} })).toThrow(new InvalidConfigError('model.tinker.apiKeyEnv', 'environment variable TINKER_API_KEY is not set'));
     const inUrl = (() => {
       try {
         new TinkerClient({ url: `https://user:${KEY}@tinker.example` }, { env: {} });
@@ -103,7 +103,7 @@ describe('TinkerClient and the API key', () => {
       }
     })();
     expect(inUrl).toBeInstanceOf(InvalidConfigError);
-    expect(inUrl?.message).toMatch(/model\.engine\.url/);
+    expect(inUrl?.message).toMatch(/model\.tinker\.url/);
     expect(inUrl?.message).not.toContain(KEY);
     expect(() => new TinkerClient({ url: 'https://tinker.example', apiKeyEnv: KEY }, { env: {} })).toThrow(/apiKeyEnv.*NAME of an environment variable/);
   });

@@ -111,8 +111,8 @@ describe('TinkerEngine checks', () => {
   });
 
   it("refuses a base model the server does not offer, and a rank above the server's", async () => {
-    await expect(engineWith(() => json(500, {}), { baseModel: 'other' })).rejects.toThrow(/model\.engine\.baseModel.*does not offer "other"; it offers "base"/);
-    await expect(engineWith(() => json(500, {}), { lora: { rank: 64 } })).rejects.toThrow(new InvalidConfigError('model.engine.loraRank', 'http://srv.test takes LoRA ranks up to 32, got 64'));
+    await expect(engineWith(() => json(500, {}), { baseModel: 'other' })).rejects.toThrow(/model\.tinker\.baseModel.*does not offer "other"; it offers "base"/);
+    await expect(engineWith(() => json(500, {}), { lora: { rank: 64 } })).rejects.toThrow(new InvalidConfigError('model.lora.rank', 'http://srv.test takes LoRA ranks up to 32, got 64'));
   });
 
   it("refuses a loss or a gradient clip the server's profile does not offer", async () => {

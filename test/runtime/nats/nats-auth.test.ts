@@ -1,7 +1,7 @@
 /**
  * User/password and NKey authentication against a real nats-server whose config lists one user of
- * each kind; wrong credentials are refused with an error naming the server URL. And the setup the
- * README recommends: a user for the run, and users without publish rights on `turnwise.>` and the
+ * each kind; wrong credentials are refused with an error naming the server URL. And the setup
+ * docs/distributed.md recommends: a user for the run, and users without publish rights on `turnwise.>` and the
  * JetStream API, who cannot pre-seed a run's trajectory stream.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -77,7 +77,7 @@ describe('NATS authentication', () => {
   });
 });
 
-describe('the README\'s recommended NATS setup: one user for the run, read-only users for everyone else', () => {
+describe('the recommended NATS setup of docs/distributed.md: one user for the run, read-only users for everyone else', () => {
   it("lets the run's user publish trajectories, and refuses another user's attempt to pre-seed a run's stream", async () => {
     const locked = await startNatsServer({
       extraConfig: [

@@ -1,6 +1,8 @@
 /**
- * The README tables generated from code, so documentation cannot drift from the schema, the metric
- * vocabulary or the environment registry.
+ * The documentation tables generated from code, so the manual cannot drift from the schema, the
+ * metric vocabulary or the environment registry: each lives in a page of `docs/` between
+ * `<!-- name:start -->` and `<!-- name:end -->`. `npm run docs` rewrites them, `npm run docs --
+ * --check` (and a unit test) fails when one is stale.
  */
 import { configMarkdownTable } from '../core/config.js';
 import { METRIC_FAMILIES, METRICS } from '../core/metrics.js';
@@ -28,23 +30,31 @@ export function environmentsMarkdownTable(): string {
   return ['| environment | train tasks | test tasks | description |', '|---|---|---|---|', ...rows].join('\n');
 }
 
-/** Every generated section by marker name. */
-export function readmeSections(): Record<string, string> {
-  return { config: configMarkdownTable(), metrics: metricsMarkdownTable(), environments: environmentsMarkdownTable() };
+/**
+ * Every generated section, by page (a path from the repository root) and marker name.
+ * @example docSections()['docs/metrics.md']?.metrics // '| metric | meaning |\n…'
+ */
+export function docSections(): Record<string, Record<string, string>> {
+  return {
+    'docs/configuration.md': { config: configMarkdownTable() },
+    'docs/metrics.md': { metrics: metricsMarkdownTable() },
+    'docs/environments.md': { environments: environmentsMarkdownTable() },
+  };
 }
 
 /**
- * Replaces the text between `<!-- name:start -->` and `<!-- name:end -->` for each section.
- * @example replaceSections(readme, { metrics: metricsMarkdownTable() })
+ * Replaces the text between `<!-- name:start -->` and `<!-- name:end -->` for each section;
+ * `page` names the document in the error when its markers are missing.
+ * @example replaceSections(text, { metrics: metricsMarkdownTable() }, 'docs/metrics.md')
  */
-export function replaceSections(text: string, sections: Record<string, string>): string {
+export function replaceSections(text: string, sections: Record<string, string>, page = 'the document'): string {
   let out = text;
   for (const [name, body] of Object.entries(sections)) {
     const start = `<!-- ${name}:start -->`;
     const end = `<!-- ${name}:end -->`;
     const i = out.indexOf(start);
     const j = out.indexOf(end);
-    if (i < 0 || j < i) throw new Error(`README is missing the ${start} … ${end} markers`);
+    if (i < 0 || j < i) throw new Error(`${page} is missing the ${start} … ${end} markers`);
     out = `${out.slice(0, i + start.length)}\n${body}\n${out.slice(j)}`;
   }
   return out;
