@@ -11,6 +11,7 @@ import { EnvironmentError } from '../../core/errors.js';
 import type { Observation, StepResult } from '../../core/types.js';
 import type { Environment, EnvironmentOptions } from '../environment.js';
 import type { ToolSpec } from '../tools.js';
+import { SEARCH_HIT_REWARD } from './env.js';
 import { LocalBm25Retriever } from './local-bm25.js';
 import { passageTitleAndText } from './passages.js';
 import { DEEPSEARCH_TOOLS, INVALID_ACTION_MESSAGE, parseSearchAction } from './protocol.js';
@@ -129,7 +130,7 @@ export class SearchR1Environment implements Environment {
       this.log.push(`search "${action.query}" -> ${hits.map((h) => h.passage.id).join(', ') || 'nothing'}`);
       const found = this.settings.turnRewards && !this.goldSeen && hits.some((h) => substringMatchScore(h.passage.contents, item.goldenAnswers) === 1);
       if (found) this.goldSeen = true;
-      return this.afterTurn(informationBlock(hits), { invalid: false, action: 'search', query: action.query.slice(0, 200), hits: hits.length }, found ? 0.1 : 0);
+      return this.afterTurn(informationBlock(hits), { invalid: false, action: 'search', query: action.query.slice(0, 200), hits: hits.length }, found ? SEARCH_HIT_REWARD : 0);
     }
     const score = qaScore(this.settings.metric, action.answer, item.goldenAnswers);
     const correct = score === 1;
