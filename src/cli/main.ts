@@ -95,7 +95,8 @@ program
   .option('--backend <name>', "tensor backend: auto, tensorflow, wasm or cpu (default: a run's own, else auto)")
   .option('--seed <n>', 'seed of the stream for requests that send no seed', nonNegativeInt)
   .option('--max-body-bytes <n>', 'largest request body (413 beyond)', positiveInt)
-  .action(async (location: string, opts: { port: number; host: string; modelName?: string; maxContext?: number; backend?: string; seed?: number; maxBodyBytes?: number }) => {
+  .option('--max-queue <n>', 'generation requests in the server at once, generating or waiting (429 with Retry-After beyond; default 64)', positiveInt)
+  .action(async (location: string, opts: { port: number; host: string; modelName?: string; maxContext?: number; backend?: string; seed?: number; maxBodyBytes?: number; maxQueue?: number }) => {
     const { serveCommand } = await import('./serve-command.js');
     await serveCommand(location, opts);
   });

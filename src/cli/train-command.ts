@@ -6,6 +6,7 @@
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import type { ResolvedConfig } from '../core/config.js';
+import { redactCredentials } from '../core/redact.js';
 import type { RunEvent } from '../runtime/run-events.js';
 import type { TrainRunResult } from '../runtime/train-run.js';
 import { EXIT, exitCodeForSignal, UsageError } from './exit-codes.js';
@@ -92,7 +93,7 @@ async function runTraining(config: ResolvedConfig, opts: TrainFlags, progress: T
   return natsTrainRun({
     ...runOptions,
     nats: natsOptionsOf({ ...opts, nats: opts.nats }),
-    log: (line) => progress.log(line),
+    log: (line) => progress.log(redactCredentials(line)),
     ...(opts.planAckWaitMs ? { infra: { planAckWaitMs: opts.planAckWaitMs } } : {}),
     ...(opts.replaceNatsRun ? { replaceRun: true } : {}),
     ...(opts.workerWaitMs ? { workerWaitMs: opts.workerWaitMs } : {}),
@@ -112,5 +113,5 @@ function printResult(result: TrainRunResult, warnings: readonly string[], json: 
   }
   console.log(`run ${result.status} after ${result.completedSteps} steps: ${result.runDir}`);
   if (next.length > 0) console.log(`next: ${next.join('\n      ')}`);
-  if (result.status === 'failed') console.error(`error: ${result.error}`);
+  if (result.status === 'failed') console.error(`error: ${redactCredentials(result.error ?? '')}`);
 }

@@ -1,13 +1,33 @@
 /**
- * Assembles and runs one training job on the embedded default: every actor of the picture in the
- * README ("How it is put together"), connected over an in-process bus exactly as
- * `src/runtime/wiring.ts` lists. {@link trainRun} reads top to bottom; each step is one file of
- * `src/runtime/train/`.
+ * Assembles and runs one training job on the embedded default: every actor of the picture in
+ * docs/architecture.md, connected over an in-process bus exactly as `src/runtime/wiring.ts` lists.
+ * {@link trainRun} reads top to bottom; each step is one file of `src/runtime/train/`.
  *
  * Randomness: every stream derives from `config.seed` and the step or episode it serves
  * (`rng.fork('tasks', step)`, per-episode and per-turn seeds), never from a shared mutable stream.
  * A resumed run therefore needs only the step count, the weights, the optimizer and the horizon
  * state to continue the same curves.
+ *
+ * Reading order, from here to the PPO loss (`src/runtime/reference-loop.ts` is the same loop on
+ * one page, without bus or actors, and a test keeps the two bit-identical):
+ *  1. `runtime/train-run.ts` (this file): claim the run folder, open the run, start the actors, drive.
+ *  2. `runtime/train/open-run.ts`: backend, environment, checkpoint, run store, and the models
+ *     (`runtime/engine-stack.ts` → `runtime/policy-stack.ts`: tokenizer, model, sampler policy, trainer).
+ *  3. `runtime/train/actors.ts`: the sampler, learner and horizon actors on a `MemoryBus`, and the rollout runner.
+ *  4. `runtime/train/drive.ts`: the coordinator actor (mode sync) or the asynchronous loop (`runtime/async/`).
+ *  5. `actors/coordinator.ts`: rollout → train → evaluate? → checkpoint?, one step at a time.
+ *  6. `runtime/train/step-effects.ts`: what each phase does; `runtime/train/plans.ts`: a step's tasks and seeds.
+ *  7. `runtime/rollout.ts`: env sessions, one episode actor per plan, and the context each turn sends.
+ *  8. `actors/episode.ts`: one episode, reset → act → step until done or the horizon.
+ *  9. `runtime/wiring/episode.ts`, `runtime/wiring/sampler.ts`: an episode's act request over the bus.
+ * 10. `actors/sampler.ts`: dynamic batching of act requests and weight swaps.
+ * 11. `models/transformer-policy.ts`: batched decoding; sampled ids and their behaviour log-probs.
+ * 12. `runtime/wiring/learner.ts` → `actors/learner.ts`: the step's trajectories to the trainer.
+ * 13. `models/trainer.ts`: one update — prepare, gradients, clip, Adam.
+ * 14. `models/train-signals.ts`: per-token layout, advantages, packed micro-batches.
+ * 15. `algorithms/advantages.ts` (GRPO: `algorithms/group-baselines.ts`): the estimator.
+ * 16. `models/grad-accumulate.ts`: forward, loss and summed gradients of a mini-batch.
+ * 17. `algorithms/losses.ts`: `ppoClipLoss`, the PPO-clip surrogate.
  */
 // Registers every built-in environment, so callers need not import them themselves.
 import '../envs/index.js';
@@ -18,7 +38,7 @@ import { describeBackend, selectBackend } from '../models/backend/select.js';
 import { checkRunMemory, memoryLimitsOf } from './run-memory.js';
 import { startTrainingActors } from './train/actors.js';
 import { driveTraining } from './train/drive.js';
-import { type ClaimedRunFolder, claimRunFolder } from './run-folder.js';
+import { type ClaimedRunFolder, claimRunFolder, releaseUnusedRunFolder } from './run-folder.js';
 import { checkTrainRunOptions, type OpenedRun, openRun } from './train/open-run.js';
 import { type AsyncStateSource, coordinatorEffects, type Evaluate, evaluator } from './train/step-effects.js';
 import type { EvalPoint, TrainRunOptions, TrainRunResult } from './train/types.js';
@@ -51,6 +71,8 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
     return await trainInFolder(options, folder);
   } finally {
     folder.lock.release();
+    // Refused while opening (a bad model folder): the name is free again, no `<name>-2` for the next run.
+    if (!folder.resuming) await releaseUnusedRunFolder(folder.runDir);
   }
 }
 

@@ -21,6 +21,7 @@ import { buildRunStack } from '../engine-stack.js';
 import type { RunStack } from '../run-stack.js';
 import type { RewardShaping } from '../../algorithms/reward-shapers.js';
 import { RunAlarms, restorePersistedAlarms } from '../alarms/run-alarms.js';
+import { type BaseModelIdentity, baseModelIdentity } from '../../models/hf/fingerprint.js';
 import { rolloutShapingOf } from '../reward-shaping.js';
 import type { RunEvent } from '../run-events.js';
 import { type ClaimedRunFolder, newRunId, saveRunConfig } from '../run-folder.js';
@@ -54,6 +55,8 @@ export interface OpenedRun {
   readonly shaping: { readonly shaping?: RewardShaping };
   /** Collapse alarms, fed after every step (`src/runtime/alarms/`). */
   readonly alarms: RunAlarms;
+  /** A pretrained run's base model (`model.from`) as opened, recorded in every checkpoint; null for turnwise's own model. */
+  readonly baseModel: BaseModelIdentity | null;
   /** Aborted by a `stop` alarm: the run stops after the current phase, as on Ctrl-C. */
   readonly alarmStop: AbortController;
 }
@@ -103,6 +106,9 @@ export async function openRun(options: TrainRunOptions, folder: ClaimedRunFolder
       )
     : null;
   const stack = await buildRunStack(config, spec, checkpoint, options.engine);
+  // After the stack: a resumed run's base was checked against its checkpoint's record there. (A
+  // remote engine's weights are on the engine; the local folder gives only the tokenizer side.)
+  const baseModel = config.model.from === null || config.model.engine !== 'local' ? null : await baseModelIdentity(config.model.from);
   // Checked before anything is written: a bad `state.async` fails the resume with the field named.
   const restoredStaleness = restoreStaleness(checkpoint?.state.async, stack.trainer.version, asyncSettingsOf(config).maxStaleness, runDir);
   const restoredAlarms = restorePersistedAlarms(checkpoint?.state.alarms, runDir);
@@ -142,5 +148,5 @@ export async function openRun(options: TrainRunOptions, folder: ClaimedRunFolder
     },
     restoredAlarms,
   );
-  return { config, clock, emit, backend, spec, settings, catalog, trainIndices, resuming, runDir, runId, startStep, checkpoint, stack, restoredStaleness, store, shaping, alarms, alarmStop, stopExport };
+  return { config, clock, emit, backend, spec, settings, catalog, trainIndices, resuming, runDir, runId, startStep, checkpoint, stack, restoredStaleness, store, shaping, alarms, alarmStop, stopExport, baseModel };
 }

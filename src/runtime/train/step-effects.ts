@@ -17,6 +17,20 @@ import { trainPlans } from './plans.js';
 import { failIfAllEpisodesFailed } from '../rollout-health.js';
 import { faultPoint } from '../../core/fault-point.js';
 import type { EvalPoint, TrainRunOptions } from './types.js';
+import { NonFiniteTrainingError, nonFiniteMetrics } from '../alarms/non-finite.js';
+
+/** A step whose loss or gradients went non-finite: the alarm is stored and reported, and the run stops before any checkpoint of it. */
+function stopIfNonFinite(run: OpenedRun, completedSteps: number, metrics: Readonly<Record<string, number>>): void {
+  const bad = nonFiniteMetrics(metrics);
+  if (bad.length === 0) return;
+  const values = Object.fromEntries(bad.map((name) => [name, metrics[name] as number]));
+  const error = new NonFiniteTrainingError(completedSteps, values);
+  const consequence = 'the run stops without a checkpoint of this step (resumable from the last one)';
+  // NaN is not JSON: the values go into the event as text.
+  run.store.logEvent(completedSteps, 'alarm/nonFinite', `${error.message}`, { alarm: 'nonFinite', metrics: bad, values: Object.fromEntries(bad.map((name) => [name, String(metrics[name])])), action: 'stop', consequence });
+  run.emit({ type: 'alarm', step: completedSteps, name: 'nonFinite', message: `non-finite training: ${bad.map((n) => `${n} ${metrics[n]}`).join(', ')}`, action: 'stop', consequence });
+  throw error;
+}
 
 /** Evaluates the policy after `completedSteps` steps, stores the episodes and metrics, returns the metrics. */
 export type Evaluate = (completedSteps: number) => Promise<Record<string, number>>;
@@ -85,6 +99,7 @@ export function coordinatorEffects(run: OpenedRun, actors: TrainingActors, evalu
       faultPoint('trajectories-stored');
       const started = clock.now();
       const { metrics } = await actors.train(step, trajectories);
+      stopIfNonFinite(run, step + 1, metrics);
       return { metrics: { ...pending.get(step), ...metrics, 'time/trainSec': (clock.now() - started) / 1000 } };
     },
     evaluate: async (step) => evaluate(step + 1),
@@ -96,6 +111,8 @@ export function coordinatorEffects(run: OpenedRun, actors: TrainingActors, evalu
           alarms: run.alarms.persist(),
           seed: config.seed,
           backend: run.backend.name,
+          // A LoRA checkpoint holds only adapters: the base they go on is checked against this at resume, eval and serve.
+          ...(run.baseModel !== null ? { baseModel: run.baseModel } : {}),
           ...(asyncState.read !== null ? { async: asyncState.read() } : {}),
         }),
       );
