@@ -2,16 +2,18 @@
  * A tool-calling LLM agent that learns with GRPO + LoRA from a "pretrained" start. As in
  * `llm-lora-grpo.test.ts`, no pretrained weights can be downloaded here, so the setup pretrains a
  * stand-in: a tiny Llama-family model whose ChatML template takes tools (Qwen2.5's `<tool_call>`
- * format), trained by next-token prediction on tool-call transcripts of *random* play — every reply
- * one valid call of `guess(word)` with the word uniform over the pool — laid out as the run lays out
- * tool contexts (the tools in the system message, each result a tool message). It knows how to call
- * the tool, not which word to call it with. The run loads it with `model.from`, acts through tools
- * (`context.actions: tools`), and GRPO with LoRA raises held-out success by a clear margin while
- * invalid calls stay rare.
+ * format), trained by next-token prediction on tool-call transcripts of random play — every reply
+ * one valid call of `guess(word)`, the word drawn uniformly among the pool words the observation
+ * lists — laid out as the run lays out tool contexts (the tools in the system message, each result a
+ * tool message). It pretrains on the game with every word alike (`wordle_tools_uniform`), so it knows
+ * how to call the tool, copies the one word still listed after a wrong guess about a third of the
+ * time, and does not know which word is common. The run loads it with `model.from`, acts through
+ * tools (`context.actions: tools`) on the game that favours the first word, and GRPO with LoRA
+ * raises held-out success while invalid calls stay rare: it learns to open with the common word
+ * and to copy the word a wrong first guess leaves.
  *
- * The game (`wordle-tools-env.ts`): Wordle's listed mode over a pool of four words whose marks tell
- * them apart, two guesses. Random play wins 1/4 + 3/4 · 1/4 ≈ 0.44; reading the tool result (the
- * marks, the pool words still consistent with them) wins every game.
+ * The game (`wordle-tools-env.ts`): Wordle over a pool of four words whose marks tell them apart,
+ * two guesses, the first word the answer of 5 games in 8 (real Wordle favours common words).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +25,7 @@ import { chatTextOptionsOf } from '../../src/runtime/pretrained-stack.js';
 import { buildStandinAgent, type StandinReport } from '../../src/runtime/standin-agent.js';
 import { trainRun } from '../../src/runtime/train-run.js';
 import { RunStore } from '../../src/store/run-store.js';
+import { learningSeed, reportFigures } from './figures.js';
 import { registerWordleTools } from './wordle-tools-env.js';
 
 registerWordleTools();
@@ -31,17 +34,16 @@ const folder = join(dir, 'standin-wordle-tools');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const HORIZON = 2;
-const STEPS = 16;
-const SEED = 7;
+const STEPS = 40;
 
 const input: TurnwiseConfigInput = {
-  seed: SEED,
+  seed: learningSeed(7),
   run: { dir, name: 'llm-lora-tools' },
   env: { name: 'wordle_tools', settings: { answers: ['about', 'badly', 'candy', 'dealt'], maxGuesses: 2, candidates: 4 } },
   model: { from: folder, lora: { rank: 8, alpha: 16, dropout: 0 }, maxContext: 1024, backend: 'wasm' },
   context: { format: 'chat', actions: 'tools' },
   sampling: { temperature: 0.7, constrained: false, maxActionTokens: 40 },
-  algorithm: { tasksPerStep: 8, groupSize: 8, lr: 0.001, klCoef: 0.1, maxTokensPerMicroBatch: 8192 },
+  algorithm: { tasksPerStep: 8, groupSize: 8, lr: 0.003, klCoef: 0.02, maxTokensPerMicroBatch: 8192 },
   horizon: { schedule: 'fixed', horizon: HORIZON },
   train: { steps: STEPS, evalEvery: STEPS, evalTasks: 120, checkpointEvery: 0 },
 };
@@ -50,7 +52,7 @@ let standin: StandinReport;
 beforeAll(async () => {
   await selectBackend('wasm');
   const config = resolveConfig(parseConfig(input));
-  standin = await buildStandinAgent({ folder, seed: 1, env: config.env, actions: 'tools', chat: chatTextOptionsOf(config, config.model.maxContext), episodes: 300, turns: HORIZON });
+  standin = await buildStandinAgent({ folder, seed: 1, env: { ...config.env, name: 'wordle_tools_uniform' }, actions: 'tools', chat: chatTextOptionsOf(config, config.model.maxContext), episodes: 600, turns: HORIZON });
 }, 600_000);
 
 /** Share of the turns of held-out episodes at `step` that were invalid (no readable single valid call). */
@@ -84,7 +86,14 @@ describe('GRPO with LoRA on a pretrained stand-in that calls tools (Wordle, gues
     const invalidBefore = evalInvalidRate(runDir, 0);
     const invalidAfter = evalInvalidRate(runDir, STEPS);
     console.log(`stand-in ${JSON.stringify(standin)}; held-out success ${before?.successRate} -> ${after?.successRate}; invalid ${invalidBefore.toFixed(3)} -> ${invalidAfter.toFixed(3)}`);
-    expect(after!.successRate).toBeGreaterThanOrEqual(before!.successRate + 0.15);
-    expect(invalidAfter).toBeLessThan(0.1);
-  }, 1_200_000);
+    reportFigures('llm-lora-tools', { seed: input.seed as number, before: before?.successRate ?? Number.NaN, after: after?.successRate ?? Number.NaN, invalidAfter });
+    // The bounds, from four runs of this test (2-core machine, shared): the fixed seed under the
+    // default OpenBLAS kernel 0.600 -> 0.733 and under OPENBLAS_CORETYPE=Haswell 0.600 -> 0.708,
+    // TURNWISE_LEARNING_SEED=101 0.542 -> 0.708 and =102 0.533 -> 0.725; invalid turns after at most
+    // 0.009. The smallest rise was +0.108, so the bound is +0.08, about three of the 120 held-out
+    // games below it; the invalid bound leaves room over the largest 0.009.
+    expect(after!.successRate).toBeGreaterThanOrEqual(before!.successRate + 0.08);
+    expect(invalidAfter).toBeLessThan(0.05);
+    // About 160 s of CPU time; 22 minutes of wall time when four ran at once on 2 busy cores.
+  }, 1_800_000);
 });
