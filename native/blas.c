@@ -177,10 +177,13 @@ napi_value log_softmax_stats(napi_env env, napi_callback_info info);
 napi_value log_softmax_stats_grad(napi_env env, napi_callback_info info);
 /* native/adam.c */
 napi_value adam_step_js(napi_env env, napi_callback_info info);
+napi_value adam_step_host_js(napi_env env, napi_callback_info info);
 /* native/greedy.c */
 napi_value greedy_rows_js(napi_env env, napi_callback_info info);
 /* native/decode_attention.c */
 napi_value decode_attention_js(napi_env env, napi_callback_info info);
+/* native/fma_peak.c */
+napi_value fma_peak_js(napi_env env, napi_callback_info info);
 /* native/layers.c */
 napi_value rms_norm_forward_js(napi_env env, napi_callback_info info);
 napi_value rms_norm_backward_js(napi_env env, napi_callback_info info);
@@ -193,7 +196,9 @@ napi_value softmax_backward_js(napi_env env, napi_callback_info info);
 NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
   napi_property_descriptor props[] = {
       {"adamStep", NULL, adam_step_js, NULL, NULL, NULL, napi_default, NULL},
+      {"adamStepHost", NULL, adam_step_host_js, NULL, NULL, NULL, napi_default, NULL},
       {"decodeAttention", NULL, decode_attention_js, NULL, NULL, NULL, napi_default, NULL},
+      {"fmaPeak", NULL, fma_peak_js, NULL, NULL, NULL, napi_default, NULL},
       {"greedyRows", NULL, greedy_rows_js, NULL, NULL, NULL, napi_default, NULL},
       {"kernels", NULL, kernels_js, NULL, NULL, NULL, napi_default, NULL},
       {"logSoftmaxStats", NULL, log_softmax_stats, NULL, NULL, NULL, napi_default, NULL},

@@ -25,6 +25,7 @@ const units = [
   ['layers.c', 'fast'],
   ['greedy.c', 'fast'],
   ['decode_attention.c', 'fast'],
+  ['fma_peak.c', 'fast'],
 ];
 const sources = units.map(([f]) => join(root, 'native', f));
 const out = join(root, 'native', 'build', 'turnwise_blas.node');
