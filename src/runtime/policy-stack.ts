@@ -35,6 +35,7 @@ import { InferencePool } from '../models/inference/inference-pool.js';
 import { localServingPolicy, type ServingPolicy } from '../models/inference/serving-policy.js';
 import { criticConfigOf, trainerSettingsOf } from './algorithm-setup.js';
 import { openPretrainedModels } from './pretrained-stack.js';
+import { nativeAdamAvailable } from '../models/backend/native-adam.js';
 import { checkRunMemory, memoryLimitsOf } from './run-memory.js';
 import type { RunModels } from './run-models.js';
 import type { RunStack } from './run-stack.js';
@@ -180,7 +181,7 @@ export async function buildPolicyStack(
   checkpoint: CheckpointContent | null,
 ): Promise<PolicyStack> {
   // Refused before the tokenizer is trained or a tensor allocated (eval, export and serve come here too).
-  checkRunMemory(config, memoryLimitsOf(tf.getBackend()));
+  checkRunMemory(config, memoryLimitsOf(tf.getBackend()), { optimizerOnHost: nativeAdamAvailable() });
   const root = Rng.fromSeed(config.seed);
   const models = config.model.from === null ? openOwnModels(config, spec, checkpoint, root) : await openPretrainedModels(config, checkpoint, root);
   const { text, shape, learner: learnerModel, sampler: samplerModel, reference } = models;

@@ -14,6 +14,7 @@ import '../envs/index.js';
 import type { CoordinatorOutput } from '../actors/coordinator.js';
 import { getEnvironmentSpec } from '../envs/registry.js';
 import { describeBackend, selectBackend } from '../models/backend/select.js';
+import { nativeAdamAvailable } from '../models/backend/native-adam.js';
 import { checkRunMemory, memoryLimitsOf } from './run-memory.js';
 import { startTrainingActors } from './train/actors.js';
 import { driveTraining } from './train/drive.js';
@@ -37,7 +38,7 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
   const { config } = options;
   getEnvironmentSpec(config.env.name).catalog({ settings: config.env.settings as Record<string, unknown> });
   const backend = await selectBackend(config.model.backend, { matmul: config.model.matmul });
-  checkRunMemory(config, memoryLimitsOf(backend.name));
+  checkRunMemory(config, memoryLimitsOf(backend.name), { optimizerOnHost: nativeAdamAvailable() });
   // 0. The run folder, held by this process alone (one writer: ./run-lock.ts) until the run ends.
   const folder = await claimRunFolder(options, config.run);
   try {
