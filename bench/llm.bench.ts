@@ -15,6 +15,7 @@
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Rng } from '../src/core/rng.js';
+import { nativeAdamAvailable } from '../src/models/backend/native-adam.js';
 import { nativeBlas } from '../src/models/backend/native-blas.js';
 import { describeBackend, selectBackend } from '../src/models/backend/select.js';
 import { tf } from '../src/models/backend/tf.js';
@@ -78,7 +79,8 @@ export async function main(args: string[]): Promise<void> {
   const fullOptimizer = new AdamW({ lr: 1e-5, beta1: 0.9, beta2: 0.99 });
   const loraOptimizer = new AdamW({ lr: 1e-5, beta1: 0.9, beta2: 0.99 });
   // A wasm heap that overflows cannot be caught (the module aborts), so the estimate decides first.
-  const fullNeeds = estimateMemory(shape, { loraParameters: null, reference: false, microBatchTokens: tokens, sequenceLength: seq, kvCacheBytes: 0 });
+  // On the native path Adam's moments live outside the heap (AdamW, src/models/host-adam.ts).
+  const fullNeeds = estimateMemory(shape, { loraParameters: null, reference: false, microBatchTokens: tokens, sequenceLength: seq, kvCacheBytes: 0, optimizerOnHost: nativeAdamAvailable(), accumulates: false });
   const fullFits = info.name !== 'wasm' || fullNeeds.total <= WASM_HEAP_BYTES;
   if (!fullFits) full.note = `does not fit the wasm heap (needs about ${formatBytes(fullNeeds.total)}: ${describeEstimate(fullNeeds)})`;
   let lastTorch: TorchFigures | null = null;
