@@ -24,7 +24,7 @@ import { AdamW } from '../src/models/optimizer.js';
 import { TransformerModel } from '../src/models/transformer.js';
 import { corePeak, decodeStepFlops, describePeak, peakShare, prefillFlops, trainStepFlops } from './flops.js';
 import { decodeTiming, type Plan, prefillTiming, SMOLLM2_135M, type TorchFigures, torchRound, trainTiming } from './llm-work.js';
-import { fmt, Rates, ratio } from './samples.js';
+import { fmt, Rates, ratio, type Timing } from './samples.js';
 import { describeTorch, torchPython } from './torch-python.js';
 
 export { SMOLLM2_135M } from './llm-work.js';
@@ -74,10 +74,7 @@ export async function main(args: string[]): Promise<void> {
   const started = performance.now();
   const model = new TransformerModel(shape, Rng.fromSeed(0));
   console.log(`built ${(model.parameterCount / 1e6).toFixed(1)}M parameters in ${((performance.now() - started) / 1000).toFixed(1)} s; tensor memory ${(tf.memory().numBytes / 2 ** 20).toFixed(0)} MiB`);
-  // The LoRA model shares the base (no copy) and trains its own adapters.
-  const adapted = model.withOwnAdapters({ ...LORA, targets: [...LORA.targets], rank: plan.loraRank }, Rng.fromSeed(2));
   const fullOptimizer = new AdamW({ lr: 1e-5, beta1: 0.9, beta2: 0.99 });
-  const loraOptimizer = new AdamW({ lr: 1e-5, beta1: 0.9, beta2: 0.99 });
   // A wasm heap that overflows cannot be caught (the module aborts), so the estimate decides first.
   // On the native path Adam's moments live outside the heap (AdamW, src/models/host-adam.ts).
   const fullNeeds = estimateMemory(shape, { loraParameters: null, reference: false, microBatchTokens: tokens, sequenceLength: seq, kvCacheBytes: 0, optimizerOnHost: nativeAdamAvailable(), accumulates: false });
@@ -88,7 +85,7 @@ export async function main(args: string[]): Promise<void> {
     for (let round = 0; round < rounds; round++) {
       // Training first: its activations are the largest allocations, before the decode caches fragment the heap.
       if (fullFits) full.ours.add(tokens, await trainTiming(model, fullOptimizer, plan, rng));
-      lora.ours.add(tokens, await trainTiming(adapted, loraOptimizer, plan, rng));
+      lora.ours.add(tokens, await loraTiming(model, plan, rng));
       prefill.ours.add(plan.prefillTokens, await prefillTiming(model, plan.prefillTokens, plan.repeat, rng));
       for (const [i, b] of plan.decodeRows.entries()) decode[i]?.ours.add(b * plan.decodeSteps, await decodeTiming(model, b, plan, rng));
       const t = torchRound(plan, shape);
@@ -104,8 +101,6 @@ export async function main(args: string[]): Promise<void> {
     }
   } finally {
     fullOptimizer.dispose();
-    loraOptimizer.dispose();
-    adapted.dispose();
     model.dispose();
   }
   printTable(figures, lastTorch?.torch ?? torch.version ?? 'n/a');
@@ -115,6 +110,20 @@ export async function main(args: string[]): Promise<void> {
   console.log(`\ndecode B=${top} / B=1: turnwise ${ratio(dTop.ours.best, d1.ours.best)}, PyTorch ${ratio(dTop.theirs.best, d1.theirs.best)}`);
   console.log(`resident memory: max RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB (PyTorch ${lastTorch ? lastTorch.maxRssMiB.toFixed(0) : 'n/a'} MiB)`);
   console.log(`${rounds} round(s) in ${((performance.now() - started) / 1000).toFixed(0)} s; load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+}
+
+/** A LoRA step on `model`'s base (shared, no copy) with adapters of its own; the base trains again afterwards. */
+async function loraTiming(model: TransformerModel, plan: Plan, rng: Rng): Promise<Timing> {
+  const adapted = model.withOwnAdapters({ ...LORA, targets: [...LORA.targets], rank: plan.loraRank }, Rng.fromSeed(2));
+  const optimizer = new AdamW({ lr: 1e-5, beta1: 0.9, beta2: 0.99 });
+  try {
+    return await trainTiming(adapted, optimizer, plan, rng);
+  } finally {
+    optimizer.dispose();
+    adapted.dispose();
+    // Adapters freeze the base they sit on; the next round's full fine-tuning trains it again.
+    for (const v of model.trainableVariables()) v.trainable = true;
+  }
 }
 
 /** The table: each side's best (spread; per CPU-second), the ratios, the peak shares (of the per-CPU-second rates). */
