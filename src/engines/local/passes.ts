@@ -18,11 +18,45 @@ import { elementwiseLossTensor, type ResolvedLoss } from './losses.js';
 export const MIN_WEIGHT_SUM = 1e-9;
 
 /**
+ * Padded tokens one forward (and backward) pass holds at most. A request with more data runs in
+ * consecutive micro-batches whose log-probs are joined and whose gradients are added: every
+ * per-token loss enters the objective with its own datum's factor, so the split changes only the
+ * float summation order. (One padded batch of 64 sequences of 1,000 tokens overran the wasm heap.)
+ */
+export const MICRO_BATCH_TOKENS = 8192;
+
+/**
+ * `data` cut into consecutive micro-batches of at most `budget` padded tokens (a longer datum alone).
+ * @example microBatches(data, 8192).length
+ */
+export function microBatches(data: readonly EngineDatum[], budget = MICRO_BATCH_TOKENS): EngineDatum[][] {
+  const chunks: EngineDatum[][] = [];
+  let current: EngineDatum[] = [];
+  let longest = 0;
+  for (const d of data) {
+    const n = d.inputTokens.length;
+    if (current.length > 0 && (current.length + 1) * Math.max(longest, n) > budget) {
+      chunks.push(current);
+      current = [];
+      longest = 0;
+    }
+    current.push(d);
+    longest = Math.max(longest, n);
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}
+
+/**
  * [data][n] log-prob of each target under `model` (adapters as they are; wrap in
  * `model.withAdaptersOff` for the base).
  * @example const [lp] = targetLogprobs(model, [datum]);
  */
-export function targetLogprobs(model: TransformerModel, data: readonly EngineDatum[]): Float32Array[] {
+export function targetLogprobs(model: TransformerModel, data: readonly EngineDatum[], budget = MICRO_BATCH_TOKENS): Float32Array[] {
+  return microBatches(data, budget).flatMap((chunk) => chunkLogprobs(model, chunk));
+}
+
+function chunkLogprobs(model: TransformerModel, data: readonly EngineDatum[]): Float32Array[] {
   const { batch, offsets } = datumBatch(data);
   const flat = tf.tidy(() => Float32Array.from(model.forwardTrain(batch, 1).logprobs.dataSync() as Float32Array));
   return split(flat, offsets);
@@ -38,7 +72,20 @@ export interface LossGradients {
  * One backward pass (module comment for the reduction).
  * @example const { logprobs, grads } = lossGradients(model, data, resolved, 'sequence-mean');
  */
-export function lossGradients(model: TransformerModel, data: readonly EngineDatum[], loss: ResolvedLoss, reduction: LossReduction): LossGradients {
+export function lossGradients(model: TransformerModel, data: readonly EngineDatum[], loss: ResolvedLoss, reduction: LossReduction, budget = MICRO_BATCH_TOKENS): LossGradients {
+  const parts = microBatches(data, budget).map((chunk) => chunkGradients(model, chunk, loss, reduction));
+  const [first, ...rest] = parts;
+  if (first === undefined) throw new Error('lossGradients: no data');
+  for (const part of rest) {
+    part.grads.forEach((g, i) => {
+      const sum = first.grads[i] as Float32Array;
+      for (let k = 0; k < g.length; k++) sum[k] = (sum[k] as number) + (g[k] as number);
+    });
+  }
+  return { logprobs: parts.flatMap((p) => p.logprobs), grads: first.grads };
+}
+
+function chunkGradients(model: TransformerModel, data: readonly EngineDatum[], loss: ResolvedLoss, reduction: LossReduction): LossGradients {
   const { batch, offsets } = datumBatch(data);
   const constants = lossConstants(data);
   const scale = tokenScale(data, offsets, reduction);
