@@ -40,6 +40,7 @@ import {
   targetLogProbsAndEntropy,
 } from './transformer/layers.js';
 import { RopeTable, ropeInverseFrequencies } from './transformer/rope.js';
+import { chunkedTargetStats, headChunkRows } from './transformer/chunked-head.js';
 import { NativeDecoder } from './transformer/native-decode.js';
 import { constraintMask, everyPosition, validateTrainBatch } from './transformer/train-inputs.js';
 import { WeightStore } from './transformer/weight-store.js';
@@ -296,15 +297,30 @@ export class TransformerModel {
       // Every position a target, in order (dense targets): the rows are `hidden` itself; skip the slow wasm Gather.
       const selected = everyPosition(batch) ? hidden : tf.gather(hidden, tf.tensor1d(batch.targetPositions, 'int32')); // [N, d]
       const normed = this.finalNorm(selected); // [N, d]
-      // Temperature 1 (training's usual): skip a division pass over [N, V] and its gradient.
-      let logits = temperature === 1 ? this.project(normed) : tf.div(this.project(normed), temperature); // [N, V]
-      if (constraint !== null) logits = tf.add(logits, tf.tensor2d(constraint, [n, v]));
-      else if (this.outputs < v) logits = tf.add(logits, this.unusedRowsMask()); // ids past the tokenizer's: never sampled, never scored
-      const both = targetLogProbsAndEntropy(logits as tf.Tensor2D, targetIds); // [2, N]
+      const both = constraint === null && n > headChunkRows(v) ? this.chunkedHead(normed, targetIds, temperature) : this.wholeHead(normed, targetIds, temperature, constraint); // [2, N]
       const logprobs = tf.reshape(tf.slice(both, [0, 0], [1, n]), [n]) as tf.Tensor1D;
       const entropy = tf.reshape(tf.slice(both, [1, 0], [1, n]), [n]) as tf.Tensor1D;
       return withHidden ? { logprobs, entropy, hidden: normed } : { logprobs, entropy };
     });
+  }
+
+  /** The loss head over all `[N, V]` logits at once (constrained targets, or few enough rows). */
+  private wholeHead(normed: tf.Tensor2D, targetIds: Int32Array, temperature: number, constraint: Float32Array | null): tf.Tensor2D {
+    const [n] = normed.shape;
+    const v = this.config.vocabSize;
+    // Temperature 1 (training's usual): skip a division pass over [N, V] and its gradient.
+    let logits = temperature === 1 ? this.project(normed) : tf.div(this.project(normed), temperature); // [N, V]
+    if (constraint !== null) logits = tf.add(logits, tf.tensor2d(constraint, [n, v]));
+    else if (this.outputs < v) logits = tf.add(logits, this.unusedRowsMask()); // ids past the tokenizer's: never sampled, never scored
+    return targetLogProbsAndEntropy(logits as tf.Tensor2D, targetIds);
+  }
+
+  /** The loss head a chunk of rows at a time (transformer/chunked-head.ts): large vocabularies. */
+  private chunkedHead(normed: tf.Tensor2D, targetIds: Int32Array, temperature: number): tf.Tensor2D {
+    const tied = this.config.tieEmbeddings;
+    const weight = this.weight2d(tied ? 'model.embed_tokens.weight' : 'lm_head.weight');
+    const additive = this.outputs < this.config.vocabSize ? this.unusedRowsMask() : null;
+    return chunkedTargetStats(normed, targetIds, { weight, tied, temperature, additive }, headChunkRows(this.config.vocabSize));
   }
 
   /**
