@@ -10,10 +10,11 @@
  * alone, two copies while micro-batches are summed: `host` counts the moments); one micro-batch's activations (every
  * intermediate the backward pass keeps: per layer about `10 d + 2 (q + 2 kv) + 4 f` floats per
  * token plus three `heads x T x T` attention maps per sequence, and three `[targets, vocab]`
- * maps in the loss head); the sampler's KV-cache budget. It is an estimate (tfjs frees and
+ * maps in the loss head, for at most a chunk of rows when the head is chunked); the sampler's KV-cache budget. It is an estimate (tfjs frees and
  * reuses buffers as it goes), meant to be on the safe side by about 20 %.
  */
 import { headDim, kvHeads, queryWidth, type TransformerConfig } from './transformer/config.js';
+import { headChunkRows } from './transformer/chunked-head.js';
 import { weightSpecs } from './transformer/weights.js';
 
 /** The most the wasm backend can hold (its heap is 32-bit addressed). */
@@ -38,6 +39,8 @@ export interface MemoryPlan {
   readonly optimizerOnHost?: boolean;
   /** More than one micro-batch is summed per step (a second copy of the gradients meanwhile). Default true. */
   readonly accumulates?: boolean;
+  /** Targets are constrained to listed ids (turnwise's own model): the loss head is never chunked. Default false. */
+  readonly constrained?: boolean;
 }
 
 /** The estimate, by part, in bytes. */
@@ -83,7 +86,8 @@ export function estimateMemory(config: TransformerConfig, plan: MemoryPlan): Mem
   const perTokenPerLayer = 10 * d + 2 * (queryWidth(config) + 2 * kvHeads(config) * headDim(config)) + 4 * config.ffnHidden;
   const sequences = Math.max(1, Math.ceil(plan.microBatchTokens / Math.max(1, plan.sequenceLength)));
   const attention = 3 * config.nHeads * plan.sequenceLength * plan.sequenceLength * sequences;
-  const head = 3 * plan.microBatchTokens * config.vocabSize;
+  // Unconstrained heads larger than a chunk run a chunk of rows at a time (transformer/chunked-head.ts).
+  const head = 3 * Math.min(plan.microBatchTokens, plan.constrained === true ? Number.POSITIVE_INFINITY : headChunkRows(config.vocabSize)) * config.vocabSize;
   const activations = f32 * (config.nLayers * (plan.microBatchTokens * perTokenPerLayer + attention) + head);
   const kvCache = plan.kvCacheBytes;
   const total = Math.ceil(1.2 * (weights + samplerCopy + reference + optimizer + activations + kvCache));

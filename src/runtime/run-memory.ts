@@ -87,6 +87,7 @@ export function estimateRunMemory(config: ResolvedConfig, placement: OptimizerPl
         sequenceLength: shape.maxContext,
         kvCacheBytes: config.runtime.kvCacheMiB * 2 ** 20,
         optimizerOnHost: placement.optimizerOnHost,
+        constrained: true, // turnwise's own model may train constrained targets: its head is never chunked
       })
     : null;
   const criticConfig = criticConfigOf(config.algorithm);

@@ -9,6 +9,7 @@ import { accumulateGradients, type GradientOptions } from '../../src/models/grad
 import { estimateMemory, parameterCount, WASM_HEAP_BYTES } from '../../src/models/memory-estimate.js';
 import { AdamW } from '../../src/models/optimizer.js';
 import type { MicroBatch } from '../../src/models/train-contract.js';
+import { headChunkRows } from '../../src/models/transformer/chunked-head.js';
 import { type TransformerConfig, TransformerModel } from '../../src/models/transformer.js';
 
 // Issue #31: on the native path Adam's moments live outside the wasm heap and the clip is folded
@@ -86,5 +87,15 @@ describe.runIf(nativeBlas().blas !== null)('memory estimate against a live full 
     expect(estimate.optimizer).toBe(2 * 4 * parameterCount(SMALL)); // two copies while micro-batches are summed
     optimizer.dispose();
     model.dispose();
+  });
+});
+
+describe('memory estimate of a chunked loss head', () => {
+  it('counts one chunk of [rows, vocab] maps for an unconstrained head, every row for a constrained one', () => {
+    const qwen: TransformerConfig = { vocabSize: 151936, dModel: 896, nLayers: 24, nHeads: 14, nKvHeads: 2, headDim: 64, ffnHidden: 4864, maxContext: 2048, ropeTheta: 1e6, rmsNormEps: 1e-6, tieEmbeddings: true, qkvBias: true };
+    const plan = { loraParameters: 1, reference: false, microBatchTokens: 1024, sequenceLength: 256, kvCacheBytes: 0 };
+    const chunked = estimateMemory(qwen, plan);
+    const whole = estimateMemory(qwen, { ...plan, constrained: true });
+    expect(whole.activations - chunked.activations).toBe(4 * 3 * (1024 - headChunkRows(qwen.vocabSize)) * qwen.vocabSize);
   });
 });
