@@ -164,10 +164,11 @@ export async function trainTiming(model: TransformerModel, optimizer: AdamW, pla
 /** What bench/llm_torch.py prints. */
 export interface TorchFigures {
   torch: string;
-  prefillTokPerSec: number;
-  prefillTokPerCpuSec: number;
-  decode: Record<string, number>;
-  decodeCpu: Record<string, number>;
+  /** Absent with `skipInference`. */
+  prefillTokPerSec?: number;
+  prefillTokPerCpuSec?: number;
+  decode?: Record<string, number>;
+  decodeCpu?: Record<string, number>;
   train_full_TokPerSec?: number;
   train_full_TokPerCpuSec?: number;
   train_lora_TokPerSec?: number;
@@ -179,12 +180,12 @@ export interface TorchFigures {
  * One round of the PyTorch side for `plan` on `shape` (one thread), or why it failed.
  * @example const t = torchRound(plan, SMOLLM2_135M); if (typeof t !== 'string') console.log(t.decode['64']);
  */
-export function torchRound(plan: Plan & { readonly skipTraining?: boolean }, shape: TransformerConfig): TorchFigures | string {
+export function torchRound(plan: Plan & { readonly skipTraining?: boolean; readonly skipInference?: boolean; readonly trainKinds?: readonly ('full' | 'lora')[] }, shape: TransformerConfig): TorchFigures | string {
   const torch = torchPython();
   if (torch.version === null) return `no PyTorch: ${torch.why}`;
   const spec = {
     ...plan,
-    model: { vocab: shape.vocabSize, d: shape.dModel, layers: shape.nLayers, heads: shape.nHeads, kvHeads: shape.nKvHeads ?? shape.nHeads, headDim: shape.headDim ?? shape.dModel / shape.nHeads, ffn: shape.ffnHidden, theta: shape.ropeTheta, eps: shape.rmsNormEps },
+    model: { vocab: shape.vocabSize, d: shape.dModel, layers: shape.nLayers, heads: shape.nHeads, kvHeads: shape.nKvHeads ?? shape.nHeads, headDim: shape.headDim ?? shape.dModel / shape.nHeads, ffn: shape.ffnHidden, theta: shape.ropeTheta, eps: shape.rmsNormEps, qkvBias: shape.qkvBias ?? false },
   };
   const run = spawnSync(torch.python, ['bench/llm_torch.py', JSON.stringify(spec)], { encoding: 'utf8', env: torchEnv(1), maxBuffer: 2 ** 24 });
   if (run.status !== 0) return `PyTorch side failed: ${run.stderr.slice(-400)}`;

@@ -10,6 +10,8 @@
  * - prefill: one 256-token prompt through the packed forward (next-token logits of the last token);
  * - decode with the KV cache, batched B = 1, 16, 64: 64-token contexts, then greedy steps through
  *   `TransformerPolicy` (the sampler's own path), the decode steps alone;
+ * - training with LoRA on a Qwen2.5-0.5B-shaped model (151,936-id vocabulary: the loss head runs in
+ *   chunks of rows; `--no-qwen` skips it);
  * - resident memory (RSS).
  */
 import { loadavg } from 'node:os';
@@ -20,10 +22,12 @@ import { nativeBlas } from '../src/models/backend/native-blas.js';
 import { describeBackend, selectBackend } from '../src/models/backend/select.js';
 import { tf } from '../src/models/backend/tf.js';
 import { describeEstimate, estimateMemory, formatBytes, WASM_HEAP_BYTES } from '../src/models/memory-estimate.js';
+import { loraModules } from '../src/models/lora/lora.js';
 import { AdamW } from '../src/models/optimizer.js';
+import { headChunkRows } from '../src/models/transformer/chunked-head.js';
 import { TransformerModel } from '../src/models/transformer.js';
 import { corePeak, decodeStepFlops, describePeak, peakShare, prefillFlops, trainStepFlops } from './flops.js';
-import { decodeTiming, type Plan, prefillTiming, SMOLLM2_135M, type TorchFigures, torchRound, trainTiming } from './llm-work.js';
+import { decodeTiming, type Plan, prefillTiming, QWEN25_05B, SMOLLM2_135M, type TorchFigures, torchRound, trainTiming } from './llm-work.js';
 import { fmt, Rates, ratio, type Timing } from './samples.js';
 import { describeTorch, torchPython } from './torch-python.js';
 
@@ -95,7 +99,7 @@ export async function main(args: string[]): Promise<void> {
         full.theirs.addRates(t.train_full_TokPerSec, t.train_full_TokPerCpuSec);
         lora.theirs.addRates(t.train_lora_TokPerSec, t.train_lora_TokPerCpuSec);
         prefill.theirs.addRates(t.prefillTokPerSec, t.prefillTokPerCpuSec);
-        for (const [i, b] of plan.decodeRows.entries()) decode[i]?.theirs.addRates(t.decode[String(b)], t.decodeCpu[String(b)]);
+        for (const [i, b] of plan.decodeRows.entries()) decode[i]?.theirs.addRates(t.decode?.[String(b)], t.decodeCpu?.[String(b)]);
       }
       console.log(`round ${round + 1}/${rounds} done at ${((performance.now() - started) / 1000).toFixed(0)} s, load ${loadavg()[0].toFixed(2)}`);
     }
@@ -103,6 +107,7 @@ export async function main(args: string[]): Promise<void> {
     fullOptimizer.dispose();
     model.dispose();
   }
+  if (!args.includes('--no-qwen')) figures.push(await qwenLora(plan, quick ? 1 : 2, rng));
   printTable(figures, lastTorch?.torch ?? torch.version ?? 'n/a');
   const top = plan.decodeRows[plan.decodeRows.length - 1] as number;
   const d1 = decode[0] as Figure;
@@ -124,6 +129,34 @@ async function loraTiming(model: TransformerModel, plan: Plan, rng: Rng): Promis
     // Adapters freeze the base they sit on; the next round's full fine-tuning trains it again.
     for (const v of model.trainableVariables()) v.trainable = true;
   }
+}
+
+/**
+ * LoRA r=16 on a Qwen2.5-0.5B-shaped model (494M parameters, a 151,936-id vocabulary, tied, q/k/v
+ * biases), interleaved with the same in PyTorch: that it fits the wasm heap and how fast it runs.
+ */
+async function qwenLora(plan: Plan, rounds: number, rng: Rng): Promise<Figure> {
+  const [rows, seq] = plan.trainBatch;
+  const tokens = rows * seq;
+  const spec = { ...LORA, targets: [...LORA.targets], rank: plan.loraRank };
+  const fig: Figure = { label: `training, LoRA r=${plan.loraRank}, Qwen2.5-0.5B shape [${rows}, ${seq}]`, flopsPerToken: trainStepFlops(QWEN25_05B, rows, seq, spec) / tokens, ours: new Rates(), theirs: new Rates(), note: '' };
+  const started = performance.now();
+  const model = new TransformerModel(QWEN25_05B, Rng.fromSeed(0));
+  const loraParameters = loraModules(QWEN25_05B, spec).reduce((n, m) => n + spec.rank * (m.inFeatures + m.outFeatures), 0);
+  const needs = estimateMemory(QWEN25_05B, { loraParameters, reference: false, microBatchTokens: tokens, sequenceLength: seq, kvCacheBytes: 0, optimizerOnHost: nativeAdamAvailable(), accumulates: false });
+  console.log(`Qwen2.5-0.5B shape: ${(model.parameterCount / 1e6).toFixed(0)}M parameters built in ${((performance.now() - started) / 1000).toFixed(0)} s; LoRA estimate ${describeEstimate(needs)} (loss head in chunks of ${headChunkRows(QWEN25_05B.vocabSize)} rows)`);
+  try {
+    for (let round = 0; round < rounds; round++) {
+      fig.ours.add(tokens, await loraTiming(model, plan, rng));
+      const t = torchRound({ ...plan, skipInference: true, trainKinds: ['lora'] }, QWEN25_05B);
+      if (typeof t === 'string') console.log(`Qwen round ${round + 1}: ${t}`);
+      else fig.theirs.addRates(t.train_lora_TokPerSec, t.train_lora_TokPerCpuSec);
+    }
+    console.log(`Qwen2.5-0.5B shape: live tensor memory ${formatBytes(tf.memory().numBytes)} after the steps; max RSS so far ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
+  } finally {
+    model.dispose();
+  }
+  return fig;
 }
 
 /** The table: each side's best (spread; per CPU-second), the ratios, the peak shares (of the per-CPU-second rates). */

@@ -35,9 +35,9 @@ class Rms(torch.nn.Module):
 class Lora(torch.nn.Module):
     """A linear layer with an optional LoRA pair (PEFT's form, no dropout)."""
 
-    def __init__(self, inp, out, rank):
+    def __init__(self, inp, out, rank, bias=False):
         super().__init__()
-        self.base = torch.nn.Linear(inp, out, bias=False)
+        self.base = torch.nn.Linear(inp, out, bias=bias)
         self.rank = rank
         if rank:
             self.a = torch.nn.Parameter(torch.randn(rank, inp) / math.sqrt(inp))
@@ -56,9 +56,10 @@ class Block(torch.nn.Module):
         d, hd = c["d"], c["headDim"]
         self.h, self.kv, self.hd = c["heads"], c["kvHeads"], hd
         self.n1, self.n2 = Rms(d, c["eps"]), Rms(d, c["eps"])
-        self.q = Lora(d, self.h * hd, rank)
-        self.k = Lora(d, self.kv * hd, rank)
-        self.v = Lora(d, self.kv * hd, rank)
+        bias = c.get("qkvBias", False)  # Qwen2
+        self.q = Lora(d, self.h * hd, rank, bias)
+        self.k = Lora(d, self.kv * hd, rank, bias)
+        self.v = Lora(d, self.kv * hd, rank, bias)
         self.o = Lora(self.h * hd, d, rank)
         self.gate = Lora(d, c["ffn"], rank)
         self.up = Lora(d, c["ffn"], rank)
@@ -134,34 +135,37 @@ def timed(fn, repeat):
 def main(spec):
     c = spec["model"]
     out = {"torch": torch.__version__, "threads": torch.get_num_threads()}
-    model = Model(c).eval()
+    # "skipInference": training only (the Qwen2.5-0.5B figure of `npm run bench -- llm`).
+    model = None if spec.get("skipInference") else Model(c).eval()
     with torch.no_grad():
-        prompt = torch.randint(0, c["vocab"], (1, spec["prefillTokens"]))
-        wall, cpu = timed(lambda: model(prompt, last_only=True), spec["repeat"])
-        out["prefillTokPerSec"] = spec["prefillTokens"] / wall
-        out["prefillTokPerCpuSec"] = spec["prefillTokens"] / cpu
-        out["decode"], out["decodeCpu"] = {}, {}
-        for rows in spec["decodeRows"]:
-            ctx = torch.randint(0, c["vocab"], (rows, spec["decodeContext"]))
+        if model is not None:
+            prompt = torch.randint(0, c["vocab"], (1, spec["prefillTokens"]))
+            wall, cpu = timed(lambda: model(prompt, last_only=True), spec["repeat"])
+            out["prefillTokPerSec"] = spec["prefillTokens"] / wall
+            out["prefillTokPerCpuSec"] = spec["prefillTokens"] / cpu
+            out["decode"], out["decodeCpu"] = {}, {}
+            for rows in spec["decodeRows"]:
+                ctx = torch.randint(0, c["vocab"], (rows, spec["decodeContext"]))
 
-            def run():
-                caches = [{} for _ in range(c["layers"])]
-                logits = model(ctx, 0, caches, last_only=True)
-                tok = logits[:, -1].argmax(-1, keepdim=True)
-                start, cpu = time.perf_counter(), time.process_time()
-                for s in range(spec["decodeSteps"]):
-                    logits = model(tok, spec["decodeContext"] + s, caches, last_only=True)
+                def run():
+                    caches = [{} for _ in range(c["layers"])]
+                    logits = model(ctx, 0, caches, last_only=True)
                     tok = logits[:, -1].argmax(-1, keepdim=True)
-                return time.perf_counter() - start, time.process_time() - cpu
+                    start, cpu = time.perf_counter(), time.process_time()
+                    for s in range(spec["decodeSteps"]):
+                        logits = model(tok, spec["decodeContext"] + s, caches, last_only=True)
+                        tok = logits[:, -1].argmax(-1, keepdim=True)
+                    return time.perf_counter() - start, time.process_time() - cpu
 
-            run()
-            runs = [run() for _ in range(spec["repeat"])]
-            out["decode"][str(rows)] = rows * spec["decodeSteps"] / min(w for w, _ in runs)
-            out["decodeCpu"][str(rows)] = rows * spec["decodeSteps"] / min(c for _, c in runs)
+                run()
+                runs = [run() for _ in range(spec["repeat"])]
+                out["decode"][str(rows)] = rows * spec["decodeSteps"] / min(w for w, _ in runs)
+                out["decodeCpu"][str(rows)] = rows * spec["decodeSteps"] / min(c for _, c in runs)
     b, t = spec["trainBatch"]
     ids = torch.randint(0, c["vocab"], (b, t + 1))
     # "skipTraining": decode and prefill only (the decode part of `npm run bench -- scale`).
-    for kind, rank in () if spec.get("skipTraining") else (("full", 0), ("lora", spec["loraRank"])):
+    kinds = spec.get("trainKinds", ["full", "lora"])
+    for kind, rank in () if spec.get("skipTraining") else [(k, 0 if k == "full" else spec["loraRank"]) for k in kinds]:
         m = Model(c, rank)
         if rank:
             for name, p in m.named_parameters():

@@ -40,7 +40,7 @@ export async function measure(options: ScaleOptions): Promise<ScaleSection> {
       for (const [i, b] of plan.decodeRows.entries()) ours[i]?.add(b * plan.decodeSteps, await decodeTiming(model, b, plan, rng));
       const t = torchRound(plan, SMOLLM2_135M);
       if (typeof t === 'string') torchNote = t;
-      else for (const [i, b] of plan.decodeRows.entries()) theirs[i]?.addRates(t.decode[String(b)], t.decodeCpu[String(b)]);
+      else for (const [i, b] of plan.decodeRows.entries()) theirs[i]?.addRates(t.decode?.[String(b)], t.decodeCpu?.[String(b)]);
     }
   } finally {
     model.dispose();
