@@ -107,14 +107,20 @@ export async function main(args: string[]): Promise<void> {
     fullOptimizer.dispose();
     model.dispose();
   }
-  if (!args.includes('--no-qwen')) figures.push(await qwenLora(plan, quick ? 1 : 2, rng));
-  printTable(figures, lastTorch?.torch ?? torch.version ?? 'n/a');
+  // The SmolLM2 figures are printed before the Qwen part: a wasm heap abort there cannot be caught
+  // and must not take them with it.
+  const torchVersion = lastTorch?.torch ?? torch.version ?? 'n/a';
+  printTable(figures, torchVersion);
   const top = plan.decodeRows[plan.decodeRows.length - 1] as number;
   const d1 = decode[0] as Figure;
   const dTop = decode[decode.length - 1] as Figure;
   console.log(`\ndecode B=${top} / B=1: turnwise ${ratio(dTop.ours.best, d1.ours.best)}, PyTorch ${ratio(dTop.theirs.best, d1.theirs.best)}`);
   console.log(`resident memory: max RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB (PyTorch ${lastTorch ? lastTorch.maxRssMiB.toFixed(0) : 'n/a'} MiB)`);
-  console.log(`${rounds} round(s) in ${((performance.now() - started) / 1000).toFixed(0)} s; load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(`${rounds} round(s) in ${((performance.now() - started) / 1000).toFixed(0)} s; load average: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  if (!args.includes('--no-qwen')) {
+    printTable([await qwenLora(plan, quick ? 1 : 2, rng)], torchVersion);
+    console.log(`all done in ${((performance.now() - started) / 1000).toFixed(0)} s; load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  }
 }
 
 /** A LoRA step on `model`'s base (shared, no copy) with adapters of its own; the base trains again afterwards. */
