@@ -50,3 +50,56 @@ export function episodesAtCurveStep(store: RunStore, filter: EpisodeFilter): Epi
     .slice(offset, offset + limit)
     .map(episodeJson);
 }
+
+/** Episode counts at one curve step: `total` plus one count per outcome that occurs. */
+export type StepCounts = { step: number; total: number } & Record<string, number>;
+
+/** One page of {@link episodeStepPage}: `next` is the `from` of the following page, null at the end. */
+export interface EpisodeStepPage {
+  readonly steps: StepCounts[];
+  readonly next: number | null;
+}
+
+/**
+ * The first `want` curve steps (from `from` up) that hold `split`'s episodes, with their counts.
+ * Stops reading at the first row of the step after those: rows come in stored-step order, so
+ * every step already begun is complete by then.
+ */
+function splitStepCounts(store: RunStore, split: EpisodeSplit, from: number, want: number): Map<number, StepCounts> {
+  const steps = new Map<number, StepCounts>();
+  for (const row of store.episodeCounts(split, storedStepOf(split, from) ?? 0)) {
+    const step = curveStepOf({ split, step: row.step });
+    if (step < from) continue;
+    let counts = steps.get(step);
+    if (counts === undefined) {
+      if (steps.size === want) break;
+      counts = { step, total: 0 } as StepCounts;
+      steps.set(step, counts);
+    }
+    counts.total += row.count;
+    counts[row.outcome] = (counts[row.outcome] ?? 0) + row.count;
+  }
+  return steps;
+}
+
+/**
+ * Curve steps that have episodes (of `split`, or of any split), from curve step `from` up, at most
+ * `limit` of them, with outcome counts. Reads the episodes of about `limit + 2` steps per split
+ * through an index, never the whole run.
+ * @example episodeStepPage(store, { split: 'train', from: 0, limit: 2 }) // { steps: [{ step: 1, total: 8, success: 3, failure: 5 }, …], next: 3 }
+ */
+export function episodeStepPage(store: RunStore, query: { split?: EpisodeSplit; from: number; limit: number }): EpisodeStepPage {
+  const merged = new Map<number, StepCounts>();
+  for (const split of query.split === undefined ? SPLITS : [query.split]) {
+    for (const [step, counts] of splitStepCounts(store, split, query.from, query.limit + 1)) {
+      const into = merged.get(step);
+      if (into === undefined) {
+        merged.set(step, counts);
+        continue;
+      }
+      for (const [key, n] of Object.entries(counts)) if (key !== 'step') into[key] = (into[key] ?? 0) + n;
+    }
+  }
+  const ordered = [...merged.values()].sort((a, b) => a.step - b.step);
+  return { steps: ordered.slice(0, query.limit), next: ordered[query.limit]?.step ?? null };
+}
