@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Trajectory, Turn } from '../../src/core/types.js';
 import { RunStore } from '../../src/store/run-store.js';
+import { EPISODES_PER_PAGE } from '../../src/ui/server/episode-steps.js';
 import { type RunningUi, startUiServer } from '../../src/ui/server/server.js';
 
 const root = mkdtempSync(join(tmpdir(), 'turnwise-ui-large-'));
@@ -107,8 +108,8 @@ describe('turnwise ui on a 50,000-episode run', () => {
     expect(large.text.replace('"large"', '"small"')).toBe(small.text);
 
     const defaultPage = await get('api/runs/large/episode-steps?split=train');
-    expect((defaultPage.body.steps as unknown[]).length).toBe(1000);
-    expect(defaultPage.body.next).toBe(1001);
+    expect(defaultPage.body.steps).toEqual(expectedSteps(500, 'train'));
+    expect(defaultPage.body.next).toBe(501);
     const tooMany = await get('api/runs/large/episode-steps?limit=1001');
     expect(tooMany.status).toBe(400);
     expect((tooMany.body.error as { message: string }).message).toMatch(/'limit'.*\[1, 1000\]/);
@@ -120,15 +121,27 @@ describe('turnwise ui on a 50,000-episode run', () => {
       let pages = 0;
       for (let from: number | null = 0; from !== null; pages++) {
         const page = await get(`api/runs/large/episode-steps?from=${from}&limit=700${split ? `&split=${split}` : ''}`);
-        expect((page.body.steps as unknown[]).length).toBeLessThanOrEqual(700);
-        seen.push(...(page.body.steps as unknown[]));
+        const steps = page.body.steps as { total: number }[];
+        expect(steps.length).toBeLessThanOrEqual(700);
+        // Each split's counting stops at the step boundary after EPISODES_PER_PAGE episodes.
+        const counted = steps.reduce((a, s) => a + s.total, 0);
+        expect(counted).toBeLessThanOrEqual((split ? 1 : 2) * (EPISODES_PER_PAGE + EPISODES_PER_STEP));
+        seen.push(...steps);
         expect(page.body.next === null || typeof page.body.next === 'number').toBe(true);
-        expect(pages).toBeLessThan(20);
+        expect(pages).toBeLessThan(40);
         from = page.body.next as number | null;
       }
       expect(seen).toEqual(expectedSteps(5_000, split));
-      expect(pages).toBe(Math.ceil(seen.length / 700));
     }
+  });
+
+  it('ends a page at the step boundary after EPISODES_PER_PAGE episodes, before `limit` steps', async () => {
+    const page = await get('api/runs/large/episode-steps?split=train&from=1&limit=1000');
+    const steps = page.body.steps as { step: number; total: number }[];
+    expect(steps.length).toBe(EPISODES_PER_PAGE / EPISODES_PER_STEP);
+    expect(page.body.next).toBe((steps.at(-1)?.step ?? 0) + 1);
+    const rest = await get(`api/runs/large/episode-steps?split=train&from=${page.body.next}&limit=1000`);
+    expect((rest.body.steps as { step: number }[])[0]?.step).toBe(page.body.next);
   });
 
   it("finds an episode's turns by id, early or late in the run, and 404s a wrong id or step", async () => {
