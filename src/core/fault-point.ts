@@ -7,7 +7,9 @@
  * to stderr and then
  * - `kill` (default): sends itself SIGKILL — a kill -9 at that moment, nothing flushed or cleaned up;
  * - `stop`: sends itself SIGSTOP, so the test can act while the process is frozen there (kill -9
- *   nats-server, send SIGTERM) and resume it with SIGCONT.
+ *   nats-server, send SIGTERM) and resume it with SIGCONT. The line comes before the stop, so a
+ *   test must wait until the process is stopped (state `T` in `/proc/<pid>/stat`) before it sends
+ *   SIGCONT: one sent earlier is lost and the process then stays stopped for good.
  *
  * Unset (every normal run) a point costs one comparison. The points:
  *

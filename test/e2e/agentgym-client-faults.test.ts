@@ -3,13 +3,13 @@
  * 503 retries, the health report of a server that keeps failing, and no instance leaked.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { Rng } from '../../../src/core/rng.js';
-import { backoffDelay } from '../../../src/envs/agentgym/backoff.js';
-import type { AgentGymEnvironment } from '../../../src/envs/agentgym/environment.js';
-import { AgentGymProtocolError, AgentGymServerError, AgentGymTransportError } from '../../../src/envs/agentgym/errors.js';
-import { type AgentGymHealthReport, onAgentGymHealthReport } from '../../../src/envs/agentgym/health.js';
-import { createAgentGymSpec } from '../../../src/envs/agentgym/spec.js';
-import { type FixtureServer, loadFixture, startFixtureServer } from './fixture-server.js';
+import { Rng } from '../../src/core/rng.js';
+import { backoffDelay } from '../../src/envs/agentgym/backoff.js';
+import type { AgentGymEnvironment } from '../../src/envs/agentgym/environment.js';
+import { AgentGymProtocolError, AgentGymServerError, AgentGymTransportError } from '../../src/envs/agentgym/errors.js';
+import { type AgentGymHealthReport, onAgentGymHealthReport } from '../../src/envs/agentgym/health.js';
+import { createAgentGymSpec } from '../../src/envs/agentgym/spec.js';
+import { type FixtureServer, loadFixture, startFixtureServer } from '../envs/agentgym/fixture-server.js';
 
 const spec = createAgentGymSpec(() => undefined);
 const babyai = loadFixture('babyai');

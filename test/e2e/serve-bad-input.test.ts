@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { selectBackend } from '../../src/models/backend/select.js';
 import { type RunningServer, serveModel } from '../../src/serve/server.js';
-import { writeTinyChatModel } from './tiny-chat-model.js';
+import { writeTinyChatModel } from '../serve/tiny-chat-model.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-serve-bad-'));
 let server: RunningServer;

@@ -7,8 +7,8 @@
  */
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { babyaiSpec } from '../../../src/envs/babyai/index.js';
-import { type RunningServer, startAgentGymServer } from '../../../src/envs/agentgym/server/serve.js';
+import { babyaiSpec } from '../../src/envs/babyai/index.js';
+import { type RunningServer, startAgentGymServer } from '../../src/envs/agentgym/server/serve.js';
 
 interface Reply {
   readonly status: number;

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ensureSqlDatabases } from '../../../src/envs/sql/build.js';
-import { DEFAULT_MAX_CHARS, SqlSandbox } from '../../../src/envs/sql/sandbox.js';
+import { ensureSqlDatabases } from '../../src/envs/sql/build.js';
+import { DEFAULT_MAX_CHARS, SqlSandbox } from '../../src/envs/sql/sandbox.js';
 
 const paths = ensureSqlDatabases();
 const cars = paths.cars as string;

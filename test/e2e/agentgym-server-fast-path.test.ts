@@ -9,10 +9,10 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SimulatedClock } from '../../../src/core/clock.js';
-import { babyaiSpec } from '../../../src/envs/babyai/index.js';
-import { createAgentGymApp } from '../../../src/envs/agentgym/server/app.js';
-import { createFastListener } from '../../../src/envs/agentgym/server/fast-listener.js';
+import { SimulatedClock } from '../../src/core/clock.js';
+import { babyaiSpec } from '../../src/envs/babyai/index.js';
+import { createAgentGymApp } from '../../src/envs/agentgym/server/app.js';
+import { createFastListener } from '../../src/envs/agentgym/server/fast-listener.js';
 
 interface Side {
   readonly port: number;

@@ -3,14 +3,14 @@
  * a logged error naming the subject and never stop a subscriber; wrong credentials are refused.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InvalidMessageError } from '../../../src/core/errors.js';
-import { RemoteError } from '../../../src/runtime/memory-bus.js';
-import { NatsConnectError } from '../../../src/runtime/nats/connect.js';
-import { NatsBus } from '../../../src/runtime/nats/nats-bus.js';
-import { runWorker } from '../../../src/runtime/nats/worker.js';
-import { subjects } from '../../../src/runtime/wiring.js';
-import { serveSampler } from '../../../src/runtime/wiring/sampler.js';
-import { type NatsServerHandle, startNatsServer } from '../../helpers/nats-server.js';
+import { InvalidMessageError } from '../../src/core/errors.js';
+import { RemoteError } from '../../src/runtime/memory-bus.js';
+import { NatsConnectError } from '../../src/runtime/nats/connect.js';
+import { NatsBus } from '../../src/runtime/nats/nats-bus.js';
+import { runWorker } from '../../src/runtime/nats/worker.js';
+import { subjects } from '../../src/runtime/wiring.js';
+import { serveSampler } from '../../src/runtime/wiring/sampler.js';
+import { type NatsServerHandle, startNatsServer } from '../helpers/nats-server.js';
 
 let server: NatsServerHandle;
 const TOKEN = 's3cret-token';

@@ -4,10 +4,10 @@
  * strings, content-type) and how it reads each answer shape.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { AGENTGYM_TYPES } from '../../../src/envs/agentgym/adapters/types.js';
-import type { AgentGymEnvironment } from '../../../src/envs/agentgym/environment.js';
-import { createAgentGymSpec } from '../../../src/envs/agentgym/spec.js';
-import { type FixtureServer, loadFixture, startFixtureServer } from './fixture-server.js';
+import { AGENTGYM_TYPES } from '../../src/envs/agentgym/adapters/types.js';
+import type { AgentGymEnvironment } from '../../src/envs/agentgym/environment.js';
+import { createAgentGymSpec } from '../../src/envs/agentgym/spec.js';
+import { type FixtureServer, loadFixture, startFixtureServer } from '../envs/agentgym/fixture-server.js';
 
 const spec = createAgentGymSpec(() => undefined);
 let server: FixtureServer | null = null;

@@ -6,9 +6,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Rng } from '../../../src/core/rng.js';
-import { AgentGymTransportError } from '../../../src/envs/agentgym/errors.js';
-import { AgentGymHttpClient } from '../../../src/envs/agentgym/http-client.js';
+import { Rng } from '../../src/core/rng.js';
+import { AgentGymTransportError } from '../../src/envs/agentgym/errors.js';
+import { AgentGymHttpClient } from '../../src/envs/agentgym/http-client.js';
 
 interface Held {
   readonly body: string;

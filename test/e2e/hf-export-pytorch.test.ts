@@ -1,6 +1,6 @@
 /**
  * Checkpoints and exported model folders as the ecosystem reads them: the independent PyTorch
- * reference (torch_reference.py --check, reading config.json, the model's safetensors,
+ * reference (test/models/hf/torch_reference.py --check, reading config.json, the model's safetensors,
  * tokenizer_config.json and generation_config.json as a Hugging Face loader would) must find the
  * fields generation depends on and compute the same logits as turnwise — for turnwise's own model
  * and for a LoRA run's adapters merged into a pretrained base.
@@ -10,19 +10,19 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig, resolveConfig } from '../../../src/core/config.js';
-import { Rng } from '../../../src/core/rng.js';
-import { getEnvironmentSpec } from '../../../src/envs/registry.js';
-import '../../../src/envs/index.js';
-import { selectBackend } from '../../../src/models/backend/select.js';
-import { saveCheckpoint } from '../../../src/models/checkpoint.js';
-import { writeHfConfig } from '../../../src/models/hf/hf-config.js';
-import { writeSafetensors } from '../../../src/models/safetensors.js';
-import { TransformerModel } from '../../../src/models/transformer.js';
-import { checkpointContentOf } from '../../../src/runtime/checkpoint-content.js';
-import { exportModelFolder } from '../../../src/runtime/export-model.js';
-import { buildPolicyStack, type PolicyStack } from '../../../src/runtime/policy-stack.js';
-import { saveRunConfig } from '../../../src/runtime/run-folder.js';
+import { parseConfig, resolveConfig } from '../../src/core/config.js';
+import { Rng } from '../../src/core/rng.js';
+import { getEnvironmentSpec } from '../../src/envs/registry.js';
+import '../../src/envs/index.js';
+import { selectBackend } from '../../src/models/backend/select.js';
+import { saveCheckpoint } from '../../src/models/checkpoint.js';
+import { writeHfConfig } from '../../src/models/hf/hf-config.js';
+import { writeSafetensors } from '../../src/models/safetensors.js';
+import { TransformerModel } from '../../src/models/transformer.js';
+import { checkpointContentOf } from '../../src/runtime/checkpoint-content.js';
+import { exportModelFolder } from '../../src/runtime/export-model.js';
+import { buildPolicyStack, type PolicyStack } from '../../src/runtime/policy-stack.js';
+import { saveRunConfig } from '../../src/runtime/run-folder.js';
 
 interface Checked {
   readonly config: Record<string, unknown>;
@@ -33,6 +33,8 @@ interface Checked {
   readonly logits: number[];
 }
 
+/** The independent PyTorch reference, beside the model tests it serves. */
+const TORCH_REFERENCE = join(import.meta.dirname, '..', 'models', 'hf', 'torch_reference.py');
 let dir: string;
 beforeAll(async () => {
   await selectBackend('wasm');
@@ -43,7 +45,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function referenceCheck(folder: string, prompt: number[]): Checked {
   const ids = join(dir, 'ids.json');
   writeFileSync(ids, JSON.stringify(prompt));
-  const out = execFileSync('/usr/bin/python3', [join(import.meta.dirname, 'torch_reference.py'), '--check', folder, ids], { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
+  const out = execFileSync('/usr/bin/python3', [TORCH_REFERENCE, '--check', folder, ids], { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
   return JSON.parse(out) as Checked;
 }
 
@@ -97,7 +99,7 @@ describe('a LoRA run of a pretrained model', () => {
     // A tiny "pretrained" chat model: the SmolLM2-style fixture tokenizer and random weights.
     const base = join(dir, 'base');
     mkdirSync(base);
-    const fixture = join(import.meta.dirname, '..', 'chat', 'fixtures', 'smollm2');
+    const fixture = join(import.meta.dirname, '..', 'models', 'chat', 'fixtures', 'smollm2');
     for (const f of ['tokenizer.json', 'tokenizer_config.json', 'generation_config.json']) copyFileSync(join(fixture, f), join(base, f));
     const shape = { vocabSize: 544, dModel: 32, nLayers: 2, nHeads: 4, nKvHeads: 2, ffnHidden: 64, maxContext: 512, ropeTheta: 10000, rmsNormEps: 1e-5, tieEmbeddings: true, architecture: 'llama' as const };
     const pretrained = new TransformerModel(shape, Rng.fromSeed(5));
@@ -130,7 +132,7 @@ describe('a LoRA run of a pretrained model', () => {
       const baseLogits = stack.learnerModel.withAdaptersOff(() => logitsOf(stack.learnerModel, prompt));
       expect(relative(baseLogits, checked.logits)).toBeGreaterThan(1e-3); // the adapters changed the model
       // The checkpoint itself is PEFT's layout on the base: adapter files, the base's config.
-      const { readAdapterFiles } = await import('../../../src/models/lora/peft-files.js');
+      const { readAdapterFiles } = await import('../../src/models/lora/peft-files.js');
       const adapter = await readAdapterFiles(ckpt);
       expect(adapter.spec).toMatchObject({ rank: 4, alpha: 8 });
       expect(adapter.baseModel).toBe(base);

@@ -1,6 +1,6 @@
 /**
  * turnwise's Hugging Face loader and forward passes against an independent PyTorch reference
- * (torch_reference.py beside this file, run with Debian's python3-torch; no transformers): tiny
+ * (test/models/hf/torch_reference.py, run with Debian's python3-torch; no transformers): tiny
  * random Llama (MHA; GQA + tied + llama3 RoPE; attention and MLP biases), Qwen2 (q/k/v biases),
  * Qwen3 (q/k-norm, head_dim != hidden / heads, BF16) and Mistral (1 kv head, sliding window,
  * linear RoPE, F16 in two shards). Logits within 1e-4 relative, identical greedy tokens through
@@ -11,13 +11,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Rng } from '../../../src/core/rng.js';
-import { selectBackend } from '../../../src/models/backend/select.js';
-import { tf } from '../../../src/models/backend/tf.js';
-import { describeHfModel, inspectHfModel, loadHfModel } from '../../../src/models/hf/hf-model.js';
-import { TransformerModel } from '../../../src/models/transformer.js';
-import { readAdapterFiles, writeAdapterFiles } from '../../../src/models/lora/peft-files.js';
-import { TransformerPolicy } from '../../../src/models/transformer-policy.js';
+import { Rng } from '../../src/core/rng.js';
+import { selectBackend } from '../../src/models/backend/select.js';
+import { tf } from '../../src/models/backend/tf.js';
+import { describeHfModel, inspectHfModel, loadHfModel } from '../../src/models/hf/hf-model.js';
+import { TransformerModel } from '../../src/models/transformer.js';
+import { readAdapterFiles, writeAdapterFiles } from '../../src/models/lora/peft-files.js';
+import { TransformerPolicy } from '../../src/models/transformer-policy.js';
 
 interface Reference {
   readonly prompts: number[][];
@@ -27,6 +27,8 @@ interface Reference {
   readonly greedy: number[][];
 }
 
+/** The independent PyTorch reference, beside the model tests it serves. */
+const TORCH_REFERENCE = join(import.meta.dirname, '..', 'models', 'hf', 'torch_reference.py');
 const VARIANTS = ['llama-mha', 'llama-gqa-tied', 'llama-bias', 'qwen2', 'qwen3-bf16', 'mistral-f16-sharded'] as const;
 const EOS = 2; // every variant's config.json eos_token_id
 let dir: string;
@@ -35,7 +37,7 @@ let reference: Record<string, Reference>;
 beforeAll(async () => {
   await selectBackend('wasm');
   dir = mkdtempSync(join(tmpdir(), 'turnwise-hf-ref-'));
-  execFileSync('/usr/bin/python3', [join(import.meta.dirname, 'torch_reference.py'), dir], { stdio: 'inherit' });
+  execFileSync('/usr/bin/python3', [TORCH_REFERENCE, dir], { stdio: 'inherit' });
   reference = JSON.parse(readFileSync(join(dir, 'reference.json'), 'utf8'));
 }, 120_000);
 

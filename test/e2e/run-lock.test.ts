@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { acquireRunLock, readRunWriter, RunFolderLockedError, runLiveness } from '../../src/runtime/run-lock.js';
+import { watchProcess } from '../helpers/child-process.js';
 
 const root = mkdtempSync(join(tmpdir(), 'turnwise-run-lock-'));
 const children: ChildProcess[] = [];
@@ -20,22 +21,21 @@ afterEach(() => {
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-/** A process that takes the lock of `dir`, prints `held <pid>` (or `refused <message>`), and waits. */
+/**
+ * A process that takes the lock of `dir`, prints `held <pid>` (or `refused <message>`), and waits.
+ * `line` rejects at once, with its stderr, if the process exits without printing either.
+ */
 function holder(dir: string): { proc: ChildProcess; line: Promise<string> } {
   const script = `
     import { acquireRunLock } from './src/runtime/run-lock.ts';
     try { await acquireRunLock(${JSON.stringify(dir)}, 'test holder'); console.log('held ' + process.pid); }
     catch (e) { console.log('refused ' + e.message); process.exit(3); }
     setInterval(() => {}, 1000);`;
-  const proc = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(proc);
-  const line = new Promise<string>((resolve) => {
-    let out = '';
-    proc.stdout?.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (out.includes('\n')) resolve(out.trim());
-    });
-  });
+  const watched = watchProcess(proc, 'lock holder');
+  const LINE = /^(?:held|refused) .*$/m;
+  const line = watched.waitFor(LINE).then(() => LINE.exec(watched.output())?.[0] as string);
   return { proc, line };
 }
 

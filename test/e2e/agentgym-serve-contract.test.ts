@@ -4,12 +4,12 @@
  * in-process giving the same observations, rewards and flags.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import '../../../src/envs/index.js';
-import type { AgentGymEnvironment } from '../../../src/envs/agentgym/environment.js';
-import { startAgentGymServer, type RunningServer } from '../../../src/envs/agentgym/server/serve.js';
-import type { Environment } from '../../../src/envs/environment.js';
-import { getEnvironmentSpec, listEnvironments } from '../../../src/envs/registry.js';
-import { runEnvironmentContract } from '../../contracts/environment.contract.js';
+import '../../src/envs/index.js';
+import type { AgentGymEnvironment } from '../../src/envs/agentgym/environment.js';
+import { startAgentGymServer, type RunningServer } from '../../src/envs/agentgym/server/serve.js';
+import type { Environment } from '../../src/envs/environment.js';
+import { getEnvironmentSpec, listEnvironments } from '../../src/envs/registry.js';
+import { runEnvironmentContract } from '../contracts/environment.contract.js';
 
 const natives = listEnvironments().filter((s) => s.name !== 'agentgym');
 const servers = new Map<string, RunningServer>();

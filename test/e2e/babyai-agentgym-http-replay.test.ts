@@ -5,7 +5,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Body, firstDifference, loadTranscripts, type Transcript } from './agentgym-transcripts.js';
+import { type Body, firstDifference, loadTranscripts, type Transcript } from '../envs/babyai/agentgym-transcripts.js';
 
 const transcripts = loadTranscripts();
 let child: ChildProcess | null = null;

@@ -1,10 +1,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { InvalidConfigError } from '../../../src/core/errors.js';
-import { sqlBank } from '../../../src/envs/sql/bank.js';
-import { createSqlCatalog } from '../../../src/envs/sql/catalog.js';
-import { sqlCorpus } from '../../../src/envs/sql/corpus.js';
-import { candidateQueries, SqlEnvironment } from '../../../src/envs/sql/env.js';
-import { resultsEquivalent } from '../../../src/envs/sql/equivalence.js';
+import { InvalidConfigError } from '../../src/core/errors.js';
+import { sqlBank } from '../../src/envs/sql/bank.js';
+import { createSqlCatalog } from '../../src/envs/sql/catalog.js';
+import { sqlCorpus } from '../../src/envs/sql/corpus.js';
+import { candidateQueries, SqlEnvironment } from '../../src/envs/sql/env.js';
+import { resultsEquivalent } from '../../src/envs/sql/equivalence.js';
 
 const env = new SqlEnvironment();
 afterAll(() => env.close());
