@@ -1,19 +1,16 @@
 /**
- * Starts `turnwise tinker serve` on a model folder as a child process on a free loopback port, for
- * end-to-end tests of the Tinker client and `model.engine: tinker`. Resolves with the server's root
- * URL once it listens; rejects at once, with its output, if it exits first.
+ * Starts `turnwise tinker serve` on a model folder as a child process, for end-to-end tests of the
+ * Tinker client and `model.engine: tinker`. Resolves with the server's root URL once it listens;
+ * rejects at once, with its output, if it exits first (`watchProcess`).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { type WatchedProcess, watchProcess } from './child-process.js';
 
 /** A running server. */
 export interface TinkerServerProcess {
   /** Root URL (the client appends /api/v1). */
   readonly url: string;
-  readonly child: ChildProcess;
-  /** Everything it printed so far. */
-  output(): string;
-  /** Resolves with the exit code or signal once it exited. */
-  readonly exited: Promise<number | string>;
+  readonly watched: WatchedProcess;
   /** SIGKILL, then waits for the exit. */
   kill(): Promise<void>;
 }
@@ -21,28 +18,18 @@ export interface TinkerServerProcess {
 /**
  * @example const server = await startTinkerServer(folder, ['--base-model-name', 'standin']); … await server.kill();
  */
-export async function startTinkerServer(folder: string, args: readonly string[] = []): Promise<TinkerServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'tinker', 'serve', folder, '--port', '0', '--backend', 'wasm', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
-  const url = await new Promise<string>((resolve, reject) => {
-    const onData = (chunk: Buffer): void => {
-      out += chunk.toString();
-      const match = /tinker API at (http:\/\/\S+)\/api\/v1 /.exec(out);
-      if (match) resolve(match[1] as string);
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    void exited.then((code) => reject(new Error(`turnwise tinker serve exited (${code}) before listening:\n${out}`)));
-  });
+export async function startTinkerServer(folder: string, args: readonly string[] = [], port = 0): Promise<TinkerServerProcess> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'tinker', 'serve', folder, '--port', String(port), '--backend', 'wasm', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const watched = watchProcess(proc, 'turnwise tinker serve');
+  const listening = /tinker API at (http:\/\/\S+)\/api\/v1 /;
+  await watched.waitFor(listening, { timeoutMs: 120_000 });
+  const url = listening.exec(watched.output())?.[1] as string;
   return {
     url,
-    child,
-    output: () => out,
-    exited,
+    watched,
     async kill() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      await exited;
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+      await watched.exit;
     },
   };
 }

@@ -50,7 +50,7 @@ beforeAll(async () => {
   const config = resolveConfig(parseConfig(inputFor('http://127.0.0.1:1')));
   await buildStandinAgent({ folder, seed: 1, env: config.env, chat: chatTextOptionsOf(config, config.model.maxContext), episodes: 400, turns: HORIZON });
   server = await startTinkerServer(folder, ['--base-model-name', 'standin']);
-}, 300_000);
+}, 900_000);
 
 /** Share of the turns of held-out episodes at `step` that the environment flagged invalid. */
 function evalInvalidRate(runDir: string, step: number): number {
