@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig, type TurnwiseConfigInput } from '../../src/core/config.js';
+import { selectBackend } from '../../src/models/backend/select.js';
 import { chatTextOptionsOf } from '../../src/runtime/pretrained-stack.js';
 import { buildStandinAgent } from '../../src/runtime/standin-agent.js';
 import { startDelayingProxy } from '../helpers/delaying-proxy.js';
@@ -45,6 +46,7 @@ const input: TurnwiseConfigInput = {
 };
 
 beforeAll(async () => {
+  await selectBackend('wasm'); // the stand-in is pretrained in this process
   const config = resolveConfig(parseConfig(input));
   await buildStandinAgent({ folder, seed: 1, env: config.env, chat: chatTextOptionsOf(config, config.model.maxContext), episodes: 40, turns: 3, epochs: 1 });
   writeFileSync(configPath, JSON.stringify(input));

@@ -147,7 +147,8 @@ describe('TinkerEngine checks', () => {
       if (request.path.endsWith('/save_weights')) return json(200, { request_id: '3' });
       if (request.path.endsWith('/load_weights') || request.path.endsWith('/unload_model')) return json(200, { request_id: '4' });
       const id = body.request_id;
-      if (id === '3') return json(200, { path: 'tinker://m1/weights/s1' });
+      // As hosted Tinker and turnwise tinker serve answer it (SkyRL leaves the type out).
+      if (id === '3') return json(200, { path: 'tinker://m1/weights/s1', type: 'save_weights' });
       if (id === '5') return json(200, { model_id: 'm2' });
       return json(200, { type: 'load_weights' });
     });
