@@ -161,6 +161,15 @@ describe('TinkerEngine checks', () => {
   });
 });
 
+describe('closing the engine', () => {
+  it('takes a model the server no longer has (404 on unload) as unloaded, and reports any other failure', async () => {
+    const gone = await engineWith((request) => (request.path.endsWith('/unload_model') ? json(404, { detail: 'Model not found' }) : json(500, {})));
+    await expect(drive(gone.clock, gone.engine.close())).resolves.toBeUndefined();
+    const refused = await engineWith((request) => (request.path.endsWith('/unload_model') ? json(403, { detail: 'not yours' }) : json(500, {})));
+    await expect(drive(refused.clock, refused.engine.close())).rejects.toThrow(/unload_model.*403/);
+  });
+});
+
 describe('TinkerModel', () => {
   it('starts seq_ids at 1', () => {
     expect(new TinkerModel('m', 'b').nextSeqId).toBe(1);
