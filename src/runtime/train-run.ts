@@ -32,6 +32,7 @@
 // Registers every built-in environment, so callers need not import them themselves.
 import '../envs/index.js';
 import type { CoordinatorOutput } from '../actors/coordinator.js';
+import { InvalidConfigError } from '../core/errors.js';
 import { getEnvironmentSpec } from '../envs/registry.js';
 import { describeBackend, selectBackend } from '../models/backend/select.js';
 import { checkRunMemory, memoryLimitsOf } from './run-memory.js';
@@ -55,7 +56,13 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
   // Refused before the folder is claimed: an unknown environment or settings key, and a config too
   // large for this machine (with its estimate, before anything is allocated).
   const { config } = options;
-  getEnvironmentSpec(config.env.name).catalog({ settings: config.env.settings as Record<string, unknown> });
+  const spec = getEnvironmentSpec(config.env.name);
+  const envOptions = { settings: config.env.settings as Record<string, unknown> };
+  spec.catalog(envOptions);
+  // reward.mode sum trains on per-turn rewards: refused where the environment pays none.
+  if (config.reward.mode === 'sum' && spec.paysTurnRewards?.(envOptions) === false) {
+    throw new InvalidConfigError('reward.mode', `'sum' trains on per-turn rewards, and ${spec.name} with these settings pays only a final reward; use 'outcome'${['wordle', 'textcraft', 'deepsearch'].includes(spec.name) ? ', or set env.settings.turnRewards: true' : ''}`);
+  }
   const backend = await selectBackend(config.model.backend, { matmul: config.model.matmul });
   checkRunMemory(config, memoryLimitsOf(backend.name));
   // 0. The run folder, held by this process alone (one writer: ./run-lock.ts) until the run ends.

@@ -148,6 +148,6 @@ describe('environment worker pools', () => {
   it('`turnwise simulate` names the bad flag and exits 2', () => {
     const child = spawnSync(process.execPath, ['dist/src/cli/main.js', 'simulate', 'configs/babyai-grpo.yaml', '--agents', '10', '--policy', 'greedy'], { encoding: 'utf8' });
     expect(child.status).toBe(2);
-    expect(child.stderr).toMatch(/invalid '--policy': expected scripted, random or checkpoint:<run or checkpoint folder>, got 'greedy'/);
+    expect(child.stderr).toMatch(/invalid '--policy': expected scripted, random, random:tools or checkpoint:<run or checkpoint folder>, got 'greedy'/);
   });
 });

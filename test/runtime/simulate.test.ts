@@ -59,6 +59,25 @@ describe('turnwise simulate (in-process)', () => {
   });
 });
 
+describe('turnwise simulate --policy random on free action modes, held-out split', () => {
+  it('plays exactly --episodes held-out tasks with random valid-looking actions: free Wordle almost never wins, listed Wordle nearly always does', async () => {
+    const wordle = (settings: Record<string, unknown>) => resolveConfig(parseConfig({ seed: 1, env: { name: 'wordle', settings }, horizon: { schedule: 'fixed', horizon: 8 } }));
+    const run = (settings: Record<string, unknown>) =>
+      simulate({ config: wordle(settings), spec: getEnvironmentSpec('wordle'), agents: 8, policy: { kind: 'random' }, budget: { episodes: 140 }, split: 'test', clock: systemClock });
+    const [free, listed] = [await run({ candidates: 0 }), await run({ candidates: 20 })];
+    expect(free.episodes).toBe(140);
+    expect(free.policy).toMatch(/random text actions/);
+    // Random vocabulary words are valid guesses: games end by running out of guesses, not turns.
+    expect(free.outcomes.failure + free.outcomes.success).toBe(140);
+    expect(free.outcomes.success).toBeLessThanOrEqual(2);
+    expect(listed.outcomes.success).toBeGreaterThan(120);
+    const calls = await simulate({ config: wordle({ candidates: 0 }), spec: getEnvironmentSpec('wordle'), agents: 4, policy: { kind: 'random', form: 'tools' }, budget: { episodes: 20 }, split: 'test', clock: systemClock });
+    expect(calls.policy).toMatch(/random tool calls/);
+    expect(calls.outcomes.failure + calls.outcomes.success).toBe(20); // valid guess calls: games end by guesses, not turns
+    expect(parseSimulateFlags({ agents: '1', policy: 'random:tools' }).policy).toEqual({ kind: 'random', form: 'tools' });
+  });
+});
+
 describe('simulate flags', () => {
   it('parses agents, policy and budget', () => {
     expect(parseSimulateFlags({ agents: '200', policy: 'checkpoint:runs/x', seconds: '2.5', envWorkers: '2' })).toEqual({
@@ -68,6 +87,7 @@ describe('simulate flags', () => {
       envWorkers: 2,
     });
     expect(parseSimulateFlags({ agents: '3' }).budget).toEqual({ turns: 30 });
+    expect(parseSimulateFlags({ agents: '3', episodes: '140', split: 'test' })).toMatchObject({ budget: { episodes: 140 }, split: 'test' });
   });
 
   it.each([
@@ -82,6 +102,8 @@ describe('simulate flags', () => {
     [{ agents: '2', seconds: '-1' }, '--seconds'],
     [{ agents: '2', envWorkers: '-1' }, '--env-workers'],
     [{ agents: '2', horizon: '0' }, '--horizon'],
+    [{ agents: '2', episodes: '0' }, '--episodes'],
+    [{ agents: '2', turns: '5', episodes: '3' }, '--turns'],
   ])('rejects %o naming %s', (flags, flag) => {
     expect(() => parseSimulateFlags(flags)).toThrow(`invalid '${flag}'`);
   });
