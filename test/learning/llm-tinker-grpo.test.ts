@@ -7,8 +7,9 @@
  *
  * Differences from the in-process test, each forced by the engine: temperature 1 (the engine's
  * log-probs are of the untempered model), the KL in the reward (the engine's loss has no KL term),
- * and the server's LoRA scale (alpha 32, rank 8: scale 4, where the in-process test uses 2), hence
- * half the learning rate.
+ * and the server's LoRA scale (alpha 32: scale 4 at rank 8, where the in-process test uses 2). It is
+ * shorter than the in-process test (12 steps and 64 held-out tasks, against 20 and 128) to fit CI's
+ * budget over HTTP.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -70,8 +71,18 @@ describe('GRPO with LoRA through model.engine: tinker against turnwise tinker se
       invalidBefore,
       invalidAfter,
     });
-    // BOUNDS
-    expect(after!.successRate).toBeGreaterThanOrEqual(before!.successRate + 0.15);
+    // Bounds from the measured spread (lr 0.001, 12 steps, 64 held-out tasks; the same runs in
+    // process through LocalLoraEngine, which gives the HTTP run's figures exactly):
+    //   seed 7 (this test): 0.469 -> 0.719, invalid 0.088 -> 0.176, identical under
+    //     OPENBLAS_CORETYPE=Haswell and the default (SkylakeX) kernels: the engine's model runs on
+    //     tfjs' wasm kernels, so the fixed-seed run does not move with the CPU's BLAS;
+    //   TURNWISE_LEARNING_SEED=101: 0.516 -> 0.656, invalid 0.074 -> 0.119;
+    //   TURNWISE_LEARNING_SEED=102: 0.453 -> 0.641, invalid 0.120 -> 0.159.
+    // Gain 0.14-0.25, so at least 0.1; invalid after at most 0.18, so below 0.25. At temperature 1
+    // (forced, see above) the format slips more often than the in-process test's 0.7, and the rate
+    // rises a little as the policy sharpens; neither the KL at 0.3 (0.163) nor the invalid-action
+    // penalty shaper (0.185) kept it lower in this budget.
+    expect(after!.successRate).toBeGreaterThanOrEqual(before!.successRate + 0.1);
     expect(invalidAfter).toBeLessThan(0.25);
   }, 1_800_000);
 });
