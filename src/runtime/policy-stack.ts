@@ -207,7 +207,8 @@ export async function buildPolicyStack(
   const workers = config.train.dataParallel;
   const gradientPool = workers > 1 ? new GradientPool({ workers, spec: { policy: shape, critic: criticSpec }, policy: learnerModel, critic }) : null;
   const trainer = new PolicyTrainer({ policy: learnerModel, reference, critic, initialVersion: version, gradientPool, ...trainerSettingsOf(config) });
-  if (checkpoint) await trainer.setState(trainerStateOf(checkpoint.optimizer, version));
+  // A model engine's checkpoint keeps its optimizer on the engine: locally it is served and evaluated, not trained on.
+  if (checkpoint && checkpoint.state.engine === undefined) await trainer.setState(trainerStateOf(checkpoint.optimizer, version));
   // turnwise's own model samples in inference workers (a copy each); a pretrained one on this thread.
   const policy = servingPolicyOf({
     config,
