@@ -24,7 +24,7 @@ import { selectBackend } from '../../src/models/backend/select.js';
 import { chatTextOptionsOf } from '../../src/runtime/pretrained-stack.js';
 import { buildStandinAgent, type StandinReport } from '../../src/runtime/standin-agent.js';
 import { trainRun } from '../../src/runtime/train-run.js';
-import { RunStore } from '../../src/store/run-store.js';
+import { evalInvalidRate } from './eval-invalid-rate.js';
 import { learningSeed, reportFigures } from './figures.js';
 import { registerWordleTools } from './wordle-tools-env.js';
 
@@ -54,24 +54,6 @@ beforeAll(async () => {
   const config = resolveConfig(parseConfig(input));
   standin = await buildStandinAgent({ folder, seed: 1, env: { ...config.env, name: 'wordle_tools_uniform' }, actions: 'tools', chat: chatTextOptionsOf(config, config.model.maxContext), episodes: 600, turns: HORIZON });
 }, 600_000);
-
-/** Share of the turns of held-out episodes at `step` that were invalid (no readable single valid call). */
-function evalInvalidRate(runDir: string, step: number): number {
-  const store = RunStore.open(runDir, { readonly: true });
-  try {
-    let turns = 0;
-    let invalid = 0;
-    for (const episode of store.episodes({ split: 'test', step })) {
-      for (const turn of store.episodeTurns(episode.id)) {
-        turns++;
-        if (turn.invalidAction) invalid++;
-      }
-    }
-    return invalid / Math.max(1, turns);
-  } finally {
-    store.close();
-  }
-}
 
 describe('GRPO with LoRA on a pretrained stand-in that calls tools (Wordle, guess(word), fixed seed)', () => {
   it('raises held-out success by a clear margin with few invalid calls', async () => {
