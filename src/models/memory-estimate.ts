@@ -5,13 +5,16 @@
  *
  * Counted, in float32: the learner's weights; the sampler's copy (none for LoRA: it shares the
  * frozen base); the KL reference (a copy for full fine-tuning, none for LoRA: adapters off);
- * Adam's two moments, the gradients of what trains and their clipped copy; one micro-batch's activations (every
+ * Adam's two moments, the gradients of what trains and their clipped copy (on the native path the
+ * moments live outside the heap and the clip is folded into Adam, so the heap holds the gradients
+ * alone, two copies while micro-batches are summed: `host` counts the moments); one micro-batch's activations (every
  * intermediate the backward pass keeps: per layer about `10 d + 2 (q + 2 kv) + 4 f` floats per
  * token plus three `heads x T x T` attention maps per sequence, and three `[targets, vocab]`
- * maps in the loss head); the sampler's KV-cache budget. It is an estimate (tfjs frees and
+ * maps in the loss head, for at most a chunk of rows when the head is chunked); the sampler's KV-cache budget. It is an estimate (tfjs frees and
  * reuses buffers as it goes), meant to be on the safe side by about 20 %.
  */
 import { headDim, kvHeads, queryWidth, type TransformerConfig } from './transformer/config.js';
+import { headChunkRows } from './transformer/chunked-head.js';
 import { weightSpecs } from './transformer/weights.js';
 
 /** The most the wasm backend can hold (its heap is 32-bit addressed). */
@@ -29,6 +32,15 @@ export interface MemoryPlan {
   readonly sequenceLength: number;
   /** Sampler KV-cache budget in bytes. */
   readonly kvCacheBytes: number;
+  /**
+   * Adam's moments kept outside the tensor backend and the clip folded into the update (the native
+   * path: `AdamW` on wasm with the addon, `host-adam.ts`). Default false: everything in the heap.
+   */
+  readonly optimizerOnHost?: boolean;
+  /** More than one micro-batch is summed per step (a second copy of the gradients meanwhile). Default true. */
+  readonly accumulates?: boolean;
+  /** Targets are constrained to listed ids (turnwise's own model): the loss head is never chunked. Default false. */
+  readonly constrained?: boolean;
 }
 
 /** The estimate, by part, in bytes. */
@@ -39,7 +51,10 @@ export interface MemoryEstimate {
   readonly optimizer: number;
   readonly activations: number;
   readonly kvCache: number;
+  /** What the tensor backend must hold (the wasm heap), with the 20 % margin. */
   readonly total: number;
+  /** Bytes outside the tensor backend, exact (Adam's moments on the native path), else 0. */
+  readonly host: number;
 }
 
 /**
@@ -62,16 +77,21 @@ export function estimateMemory(config: TransformerConfig, plan: MemoryPlan): Mem
   const lora = plan.loraParameters !== null;
   const samplerCopy = lora ? trained * f32 : weights;
   const reference = plan.reference && !lora ? weights : 0;
-  const optimizer = 4 * trained * f32; // two Adam moments, the accumulated gradients and their clipped copy
+  // In the heap: two Adam moments, the accumulated gradients and their clipped copy; on the native
+  // path only the gradients (two copies while micro-batches are summed), the moments on the host.
+  const onHost = plan.optimizerOnHost === true;
+  const optimizer = (onHost ? (plan.accumulates === false ? 1 : 2) : 4) * trained * f32;
+  const host = onHost ? 2 * trained * f32 : 0;
   const d = config.dModel;
   const perTokenPerLayer = 10 * d + 2 * (queryWidth(config) + 2 * kvHeads(config) * headDim(config)) + 4 * config.ffnHidden;
   const sequences = Math.max(1, Math.ceil(plan.microBatchTokens / Math.max(1, plan.sequenceLength)));
   const attention = 3 * config.nHeads * plan.sequenceLength * plan.sequenceLength * sequences;
-  const head = 3 * plan.microBatchTokens * config.vocabSize;
+  // Unconstrained heads larger than a chunk run a chunk of rows at a time (transformer/chunked-head.ts).
+  const head = 3 * Math.min(plan.microBatchTokens, plan.constrained === true ? Number.POSITIVE_INFINITY : headChunkRows(config.vocabSize)) * config.vocabSize;
   const activations = f32 * (config.nLayers * (plan.microBatchTokens * perTokenPerLayer + attention) + head);
   const kvCache = plan.kvCacheBytes;
   const total = Math.ceil(1.2 * (weights + samplerCopy + reference + optimizer + activations + kvCache));
-  return { weights, samplerCopy, reference, optimizer, activations, kvCache, total };
+  return { weights, samplerCopy, reference, optimizer, activations, kvCache, total, host };
 }
 
 /**
@@ -91,12 +111,12 @@ export function describeEstimate(e: MemoryEstimate): string {
     ['weights', e.weights],
     ['sampler copy', e.samplerCopy],
     ['KL reference', e.reference],
-    ['optimizer + gradients', e.optimizer],
+    [e.host > 0 ? 'gradients' : 'optimizer + gradients', e.optimizer],
     ['activations', e.activations],
     ['KV caches', e.kvCache],
   ];
   return `${parts
     .filter(([, n]) => n > 0)
     .map(([name, n]) => `${name} ${formatBytes(n)}`)
-    .join(' + ')} (+20 % margin) = ${formatBytes(e.total)}`;
+    .join(' + ')} (+20 % margin${e.host > 0 ? `; Adam's moments ${formatBytes(e.host)} outside the heap` : ''}) = ${formatBytes(e.total)}`;
 }

@@ -15,6 +15,7 @@ import { checkBaseModel } from '../models/hf/fingerprint.js';
 import { describeHfModel, type HfModelInfo, inspectHfModel } from '../models/hf/hf-model.js';
 import { readHfWeights } from '../models/hf/hf-weights.js';
 import { type LoraSpec, loraModules } from '../models/lora/lora.js';
+import { nativeAdamAvailable } from '../models/backend/native-adam.js';
 import { describeEstimate, estimateMemory, formatBytes, type MemoryPlan, WASM_HEAP_BYTES } from '../models/memory-estimate.js';
 import { type ChatTextOptions, chatText } from '../models/policy-text.js';
 import type { TrainableModel } from '../models/train-contract.js';
@@ -61,6 +62,7 @@ export function checkMemory(info: HfModelInfo, config: ResolvedConfig, shape: Tr
     microBatchTokens: Math.min(config.algorithm.maxTokensPerMicroBatch, config.derived.episodesPerStep * shape.maxContext),
     sequenceLength: shape.maxContext,
     kvCacheBytes: config.runtime.kvCacheMiB * 2 ** 20,
+    optimizerOnHost: nativeAdamAvailable(),
   });
   const estimate = estimateMemory(shape, plan(lora));
   const line = `memory needed: ${describeEstimate(estimate)}`;
