@@ -84,11 +84,16 @@ function readRuns(path: string): SpreadRun[] {
     .map((l) => JSON.parse(l) as SpreadRun);
 }
 
+/** The kernels a study runs unless told otherwise: OpenBLAS's own pick, four forced ones, and the wasm matmul path. */
+const KERNELS = ['default', 'Haswell', 'SkylakeX', 'Zen', 'Sandybridge', 'wasm'];
+
 const fmt = (x: number | string | undefined) => (typeof x === 'number' ? x.toFixed(3) : '–');
 
 /** Markdown: one row per (test, seed), one column per kernel, each cell `before → after` (and the invalid-action rate or training success where a test reports them). */
 function table(runs: readonly SpreadRun[]): string {
-  const kernels = [...new Set(runs.map((r) => r.kernel))];
+  // Columns in the study's order (default first), then any other kernel named on the command line.
+  const rank = (k: string) => (KERNELS.includes(k) ? KERNELS.indexOf(k) : KERNELS.length);
+  const kernels = [...new Set(runs.map((r) => r.kernel))].sort((a, b) => rank(a) - rank(b));
   const cells = new Map<string, Map<string, string>>();
   for (const run of runs) {
     for (const f of run.figures) {
@@ -127,7 +132,7 @@ function summary(runs: readonly SpreadRun[]): string {
 const { values } = parseArgs({
   options: {
     tests: { type: 'string' },
-    kernels: { type: 'string', default: 'default,Haswell,SkylakeX,Zen,Sandybridge,wasm' },
+    kernels: { type: 'string', default: KERNELS.join(',') },
     seeds: { type: 'string', default: 'fixed' },
     out: { type: 'string', default: '.scratch/learning-spread.jsonl' },
     table: { type: 'string' },
