@@ -114,7 +114,7 @@ describe('a dead environment server or policy endpoint', () => {
     const evaluation = spawnCli(procs, ['eval', '--remote', `dead=http://127.0.0.1:${port}/v1,model=m,max-retries=1`, '--env', 'babyai', '--tasks', '2', '--out', out]);
     const code = await evaluation.exit;
     expect(code, evaluation.output()).not.toBe(0);
-    expect(evaluation.output()).toContain(`policy 'dead' (http://127.0.0.1:${port}/v1 model m): every episode ended in error (2 of 2) after the client's retries; the first: `);
+    expect(evaluation.output()).toContain(`policy 'dead' (http://127.0.0.1:${port}/v1 model m (actions: text)): every episode ended in error (2 of 2) after the client's retries; the first: `);
     expect(evaluation.output()).toContain(`Results so far are in ${out}`);
     const store = RunStore.open(out, { readonly: true });
     try {
