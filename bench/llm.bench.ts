@@ -204,7 +204,7 @@ export async function main(args: string[]): Promise<void> {
   // the heap never shrinks after the decode runs' caches.
   // A wasm heap that overflows cannot be caught (the module aborts), so the estimate decides first.
   const tokens = plan.trainBatch[0] * plan.trainBatch[1];
-  const fullNeeds = estimateMemory(SMOLLM2_135M, { loraParameters: null, reference: false, microBatchTokens: tokens, sequenceLength: plan.trainBatch[1], kvCacheBytes: 0 });
+  const fullNeeds = estimateMemory(SMOLLM2_135M, { lora: null, reference: false, microBatchTokens: tokens, sequenceLength: plan.trainBatch[1], kvCacheBytes: 0 });
   if (info.name !== 'wasm' || fullNeeds.total <= WASM_HEAP_BYTES) {
     const full = await trainRate(model, plan, rng);
     console.log(`training, full fine-tuning [${plan.trainBatch.join(', ')}]: ${rate(full)}${vs(full, t?.train_full_TokPerSec)}`);

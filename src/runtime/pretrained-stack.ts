@@ -13,12 +13,12 @@ import { readChatModelFileContents } from '../models/chat/index.js';
 import type { CheckpointContent } from '../models/checkpoint.js';
 import { describeHfModel, type HfModelInfo, inspectHfModel } from '../models/hf/hf-model.js';
 import { readHfWeights } from '../models/hf/hf-weights.js';
-import { type LoraSpec, loraModules } from '../models/lora/lora.js';
-import { describeEstimate, estimateMemory, formatBytes, type MemoryPlan, WASM_HEAP_BYTES } from '../models/memory-estimate.js';
+import { LORA_TARGETS, type LoraSpec } from '../models/lora/lora.js';
+import { describeEstimate, estimateMemory, formatBytes, type MemoryEstimate, type MemoryPlan, WASM_HEAP_BYTES } from '../models/memory-estimate.js';
 import { type ChatTextOptions, chatText } from '../models/policy-text.js';
 import type { TrainableModel } from '../models/train-contract.js';
 import { type TransformerConfig, TransformerModel } from '../models/transformer.js';
-import type { RunModels } from './run-models.js';
+import type { PretrainedServing, RunModels } from './run-models.js';
 
 /**
  * The LoRA spec of the config (`model.lora`), or null for full fine-tuning.
@@ -48,32 +48,59 @@ export function runShapeOf(info: HfModelInfo, config: ResolvedConfig): Transform
   return { ...info.config, maxContext: Math.min(info.config.maxContext, config.model.maxContext) };
 }
 
+/** Most new tokens one prefill call of a pretrained sampler feeds (bounds its intermediates: about 0.45 GiB at the SmolLM2-135M shape with LoRA). */
+export const PRETRAINED_PREFILL_TOKENS = 4096;
+
+/**
+ * Inference workers a pretrained run's sampler gets: `runtime.inferenceWorkers`, or for `auto` one
+ * (each worker reads its own copy of the base; one keeps sampling off the event loop).
+ * @example pretrainedSamplerWorkers(config) // 1
+ */
+export function pretrainedSamplerWorkers(config: ResolvedConfig): number {
+  const asked = config.runtime.inferenceWorkers;
+  return asked === 'auto' ? 1 : asked;
+}
+
+/**
+ * The memory plan of a pretrained run: LoRA or full, checkpointed training, and the sampler's
+ * batch (the largest of a step's episodes and an evaluation's, up to `runtime.samplerMaxBatch`).
+ */
+export function pretrainedMemoryPlan(config: ResolvedConfig, shape: TransformerConfig, lora: LoraSpec | null): MemoryPlan {
+  const episodes = Math.max(config.derived.episodesPerStep, config.train.evalEvery > 0 ? config.train.evalTasks : 0);
+  return {
+    lora,
+    reference: config.algorithm.klCoef > 0,
+    // At least one whole sequence: the packer never splits one.
+    microBatchTokens: Math.max(shape.maxContext, Math.min(config.algorithm.maxTokensPerMicroBatch, config.derived.episodesPerStep * shape.maxContext)),
+    sequenceLength: shape.maxContext,
+    kvCacheBytes: config.runtime.kvCacheMiB * 2 ** 20,
+    checkpointing: true,
+    samplerWorkers: pretrainedSamplerWorkers(config),
+    samplerRows: Math.min(config.runtime.samplerMaxBatch, episodes),
+    prefillTokens: PRETRAINED_PREFILL_TOKENS,
+  };
+}
+
 /**
  * What the run's models need, and whether it fits the current backend.
  * @throws InvalidConfigError naming `model.from` with the estimate and what would fit.
  */
 export function checkMemory(info: HfModelInfo, config: ResolvedConfig, shape: TransformerConfig, lora: LoraSpec | null): string {
-  const loraParameters = (spec: LoraSpec) => loraModules(shape, spec).reduce((n, m) => n + spec.rank * (m.inFeatures + m.outFeatures), 0);
-  const plan = (spec: LoraSpec | null): MemoryPlan => ({
-    loraParameters: spec === null ? null : loraParameters(spec),
-    reference: config.algorithm.klCoef > 0,
-    microBatchTokens: Math.min(config.algorithm.maxTokensPerMicroBatch, config.derived.episodesPerStep * shape.maxContext),
-    sequenceLength: shape.maxContext,
-    kvCacheBytes: config.runtime.kvCacheMiB * 2 ** 20,
-  });
-  const estimate = estimateMemory(shape, plan(lora));
+  const estimate = estimateMemory(shape, pretrainedMemoryPlan(config, shape, lora));
   const line = `memory needed: ${describeEstimate(estimate)}`;
-  if (tf.getBackend() !== 'wasm' || estimate.total <= WASM_HEAP_BYTES) return line;
-  const withLora = lora === null ? estimateMemory(shape, plan({ rank: 16, alpha: 32, dropout: 0, targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] })) : null;
+  const fits = (e: MemoryEstimate) => e.total <= WASM_HEAP_BYTES && e.samplerTotal <= WASM_HEAP_BYTES;
+  if (tf.getBackend() !== 'wasm' || fits(estimate)) return line;
+  const withLora = lora === null ? estimateMemory(shape, pretrainedMemoryPlan(config, shape, { rank: 16, alpha: 32, dropout: 0, targets: [...LORA_TARGETS] })) : null;
   const options = [
-    withLora !== null && withLora.total <= WASM_HEAP_BYTES ? `LoRA (model.lora: {rank: 16}, about ${formatBytes(withLora.total)})` : null,
+    withLora !== null && fits(withLora) ? `LoRA (model.lora: {rank: 16}, about ${formatBytes(withLora.total)})` : null,
     `fewer tokens per micro-batch (algorithm.maxTokensPerMicroBatch, now ${config.algorithm.maxTokensPerMicroBatch}) or a shorter context (model.maxContext, now ${shape.maxContext})`,
+    estimate.samplerTotal > WASM_HEAP_BYTES ? `fewer rows per sampling batch (runtime.samplerMaxBatch, now ${config.runtime.samplerMaxBatch})` : null,
     'a smaller model',
     'the tfjs-node backend (npm install @tensorflow/tfjs-node, or -gpu; no 4 GiB limit)',
   ].filter((s) => s !== null);
   throw new InvalidConfigError(
     'model.from',
-    `${info.folder} (${formatBytes(info.parameters * 4)} of float32 weights) needs about ${formatBytes(estimate.total)} (${describeEstimate(estimate)}), more than the wasm backend's ${formatBytes(WASM_HEAP_BYTES)} heap; what would fit: ${options.join('; ')}`,
+    `${info.folder} (${formatBytes(info.parameters * 4)} of float32 weights) needs about ${formatBytes(Math.max(estimate.total, estimate.samplerTotal))} (${describeEstimate(estimate)}), more than the wasm backend's ${formatBytes(WASM_HEAP_BYTES)} heap; what would fit: ${options.join('; ')}`,
   );
 }
 
@@ -103,6 +130,7 @@ export async function openPretrainedModels(config: ResolvedConfig, checkpoint: C
   }
   const base = await readHfWeights(folder);
   const learner = TransformerModel.fromNamedWeights(shape, base);
+  learner.checkpointActivations(true); // tfjs keeps a whole backward pass's tensors otherwise (transformer/checkpointed-layer.ts)
   let reference: TrainableModel | null = null;
   const owned: TransformerModel[] = [];
   let sampler: TransformerModel;
@@ -117,6 +145,7 @@ export async function openPretrainedModels(config: ResolvedConfig, checkpoint: C
     if (config.algorithm.klCoef > 0) {
       // The reference is the pretrained model as it was: the folder's weights, frozen.
       const frozen = TransformerModel.fromNamedWeights(shape, base);
+      frozen.checkpointActivations(true); // its forward then frees each layer's intermediates as it goes
       reference = frozen;
       owned.push(frozen);
     }
@@ -124,7 +153,16 @@ export async function openPretrainedModels(config: ResolvedConfig, checkpoint: C
   }
   // Embedding rows past the tokenizer's ids (vocabularies padded to a round size) are never emitted.
   for (const model of [learner, sampler, ...owned]) model.restrictOutputs(text.vocabSize);
-  return { text, shape, learner, sampler, reference, owned, notes };
+  // The sampler runs in inference workers (off the event loop): a LoRA worker reads the base from
+  // the folder itself and receives only the adapters each version.
+  const workers = pretrainedSamplerWorkers(config);
+  const serving: PretrainedServing = {
+    workers,
+    maxPrefillTokens: PRETRAINED_PREFILL_TOKENS,
+    ...(text.vocabSize < shape.vocabSize ? { outputs: text.vocabSize } : {}),
+    ...(lora !== null ? { base: { folder, lora } } : {}),
+  };
+  return { text, shape, learner, sampler, reference, owned, notes, serving };
 }
 
 /** The learner seen with its adapters off: the frozen base, for the KL term (no copy). */

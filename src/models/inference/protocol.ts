@@ -6,6 +6,7 @@
  */
 import type { ActRequest, ActResult, SamplingOptions } from '../../core/policy.js';
 import type { BackendPreference, MatmulPreference } from '../backend/select.js';
+import type { LoraSpec } from '../lora/lora.js';
 import type { TransformerConfig } from '../transformer/config.js';
 import type { TransformerPolicyOptions } from '../transformer-policy.js';
 import type { SharedWeights } from './shared-weights.js';
@@ -24,6 +25,13 @@ export interface InferenceSpec {
   /** The weights to serve first, and their version. */
   readonly weights: SharedWeights;
   readonly version: number;
+  /**
+   * A pretrained LoRA model's frozen base: the worker reads it from the Hugging Face folder itself
+   * and attaches adapters of this spec; `weights` (and every later load) are then the adapters alone.
+   */
+  readonly base?: { readonly folder: string; readonly lora: LoraSpec };
+  /** Ids the model may emit (`TransformerModel.restrictOutputs`), when fewer than its vocabulary. */
+  readonly outputs?: number;
 }
 
 /** Per-episode KV-cache counters of one worker (see `TransformerPolicy.cacheStats`). */
@@ -41,7 +49,8 @@ export interface WorkerCacheStats {
 export type ToWorker =
   | { readonly kind: 'act'; readonly id: number; readonly greedy: boolean; readonly requests: readonly ActRequest[]; readonly options: SamplingOptions }
   | { readonly kind: 'weights'; readonly id: number; readonly version: number; readonly weights: SharedWeights }
-  | { readonly kind: 'release'; readonly episodeIds: readonly string[] };
+  | { readonly kind: 'release'; readonly episodeIds: readonly string[] }
+  | { readonly kind: 'memory'; readonly id: number };
 
 /** An error as data: the class name, and for argument errors the property and detail to rebuild it. */
 export interface WorkerError {
@@ -57,4 +66,5 @@ export type FromWorker =
   | { readonly kind: 'startFailed'; readonly error: WorkerError }
   | { readonly kind: 'acted'; readonly id: number; readonly results: readonly ActResult[]; readonly cache: WorkerCacheStats }
   | { readonly kind: 'loaded'; readonly id: number; readonly cache: WorkerCacheStats }
+  | { readonly kind: 'memory'; readonly id: number; readonly heapBytes: number }
   | { readonly kind: 'failed'; readonly id: number; readonly error: WorkerError };
