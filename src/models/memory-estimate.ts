@@ -17,7 +17,8 @@
  * projection, and LoRA dropout's five `[tokens, in]` tensors) plus their gradients, and four
  * `heads x T x T` attention maps per sequence. With activation checkpointing (pretrained models)
  * only one layer's tape is alive at a time, plus each layer's `[tokens, d]` input. The loss head
- * holds three `[targets, vocab]` maps (logits, probabilities, their gradient). Checked against the
+ * holds three `[targets, vocab]` maps (logits, probabilities, their gradient) for the targets
+ * alone (the replies' tokens). Checked against the
  * live tensor bytes of training steps in test/models/memory-estimate.test.ts.
  */
 import { type LoraSpec, loraModules } from './lora/lora.js';
@@ -38,8 +39,10 @@ export interface MemoryPlan {
   readonly reference: boolean;
   /** Tokens of one training micro-batch (padded batch x length). */
   readonly microBatchTokens: number;
-  /** Longest training sequence (for the attention maps). */
+  /** Length of its rows (for the attention maps: `microBatchTokens / sequenceLength` rows of it). */
   readonly sequenceLength: number;
+  /** Tokens of the micro-batch that are training targets (the replies; what reaches the LM head). Default every token. */
+  readonly targetTokens?: number;
   /** Bytes of KV caches the sampler keeps between turns (its budget, all workers together). */
   readonly kvCacheBytes: number;
   /** Decoder layers checkpointed in training (only their inputs kept; pretrained models). Default false. */
@@ -107,10 +110,11 @@ export function estimateMemory(config: TransformerConfig, plan: MemoryPlan): Mem
   const tokens = plan.microBatchTokens;
   const t = plan.sequenceLength;
   const sequences = Math.max(1, Math.ceil(tokens / Math.max(1, t)));
+  const targets = Math.min(tokens, plan.targetTokens ?? tokens);
   const layer = layerFloats(config, lora);
   const attention = 4 * config.nHeads * t * t * sequences; // scores and probabilities, and their gradients
   const perLayer = tokens * (layer.forward + layer.gradients) + attention;
-  const head = 3 * tokens * config.vocabSize;
+  const head = 3 * targets * config.vocabSize;
   const layers = plan.checkpointing ? (config.nLayers + 1) * tokens * config.dModel + perLayer : config.nLayers * perLayer;
   const activations = f32 * (layers + head);
 

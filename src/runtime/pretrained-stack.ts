@@ -8,6 +8,7 @@
 import { InvalidConfigError } from '../core/errors.js';
 import type { ResolvedConfig } from '../core/config.js';
 import type { Rng } from '../core/rng.js';
+import { getEnvironmentSpec } from '../envs/registry.js';
 import { tf } from '../models/backend/tf.js';
 import { readChatModelFileContents } from '../models/chat/index.js';
 import type { CheckpointContent } from '../models/checkpoint.js';
@@ -18,6 +19,7 @@ import { describeEstimate, estimateMemory, formatBytes, type MemoryEstimate, typ
 import { type ChatTextOptions, chatText } from '../models/policy-text.js';
 import type { TrainableModel } from '../models/train-contract.js';
 import { type TransformerConfig, TransformerModel } from '../models/transformer.js';
+import { checkFirstPromptsFit, type FirstPrompts, probeFirstPrompts } from './first-prompts.js';
 import type { PretrainedServing, RunModels } from './run-models.js';
 
 /**
@@ -64,33 +66,49 @@ export function pretrainedSamplerWorkers(config: ResolvedConfig): number {
 /**
  * The memory plan of a pretrained run: LoRA or full, checkpointed training, and the sampler's
  * batch (the largest of a step's episodes and an evaluation's, up to `runtime.samplerMaxBatch`).
+ * A micro-batch's rows: without past turns (`context.history: 0`) each is one turn, a first prompt
+ * and a reply, so with measured first prompts the plan is the most demanding micro-batch they
+ * pack into; otherwise rows may grow to the whole context.
  */
-export function pretrainedMemoryPlan(config: ResolvedConfig, shape: TransformerConfig, lora: LoraSpec | null): MemoryPlan {
+export function pretrainedMemoryPlan(config: ResolvedConfig, shape: TransformerConfig, lora: LoraSpec | null, prompts: FirstPrompts | null = null): MemoryPlan {
   const episodes = Math.max(config.derived.episodesPerStep, config.train.evalEvery > 0 ? config.train.evalTasks : 0);
-  return {
+  const reply = config.sampling.maxActionTokens;
+  const context = shape.maxContext;
+  const oneTurn = config.context.history === 0 && prompts !== null;
+  const turnsPerRow = config.context.history === 'full' || config.context.history === 'auto' ? config.derived.maxHorizon : config.context.history + 1;
+  const lengths = oneTurn ? [...new Set(prompts.lengths.map((l) => Math.min(context, l + reply)))] : [context];
+  const budget = config.algorithm.maxTokensPerMicroBatch;
+  const rowsOfAStep = config.derived.episodesPerStep * config.derived.maxHorizon;
+  const base: MemoryPlan = {
     lora,
     reference: config.algorithm.klCoef > 0,
-    // At least one whole sequence: the packer never splits one.
-    microBatchTokens: Math.max(shape.maxContext, Math.min(config.algorithm.maxTokensPerMicroBatch, config.derived.episodesPerStep * shape.maxContext)),
-    sequenceLength: shape.maxContext,
+    microBatchTokens: context,
+    sequenceLength: context,
     kvCacheBytes: config.runtime.kvCacheMiB * 2 ** 20,
     checkpointing: true,
     samplerWorkers: pretrainedSamplerWorkers(config),
     samplerRows: Math.min(config.runtime.samplerMaxBatch, episodes),
     prefillTokens: PRETRAINED_PREFILL_TOKENS,
+    samplerContext: oneTurn ? Math.min(context, prompts.longest + reply) : context,
   };
+  // The packer never splits a row: at least one per micro-batch, more while they fit the budget.
+  const candidates = lengths.map((length): MemoryPlan => {
+    const rows = Math.max(1, Math.min(rowsOfAStep, Math.floor(budget / length)));
+    return { ...base, microBatchTokens: rows * length, sequenceLength: length, targetTokens: rows * Math.min(length, turnsPerRow * reply) };
+  });
+  return candidates.reduce((worst, plan) => (estimateMemory(shape, plan).total > estimateMemory(shape, worst).total ? plan : worst));
 }
 
 /**
  * What the run's models need, and whether it fits the current backend.
  * @throws InvalidConfigError naming `model.from` with the estimate and what would fit.
  */
-export function checkMemory(info: HfModelInfo, config: ResolvedConfig, shape: TransformerConfig, lora: LoraSpec | null): string {
-  const estimate = estimateMemory(shape, pretrainedMemoryPlan(config, shape, lora));
+export function checkMemory(info: HfModelInfo, config: ResolvedConfig, shape: TransformerConfig, lora: LoraSpec | null, prompts: FirstPrompts | null = null): string {
+  const estimate = estimateMemory(shape, pretrainedMemoryPlan(config, shape, lora, prompts));
   const line = `memory needed: ${describeEstimate(estimate)}`;
   const fits = (e: MemoryEstimate) => e.total <= WASM_HEAP_BYTES && e.samplerTotal <= WASM_HEAP_BYTES;
   if (tf.getBackend() !== 'wasm' || fits(estimate)) return line;
-  const withLora = lora === null ? estimateMemory(shape, pretrainedMemoryPlan(config, shape, { rank: 16, alpha: 32, dropout: 0, targets: [...LORA_TARGETS] })) : null;
+  const withLora = lora === null ? estimateMemory(shape, pretrainedMemoryPlan(config, shape, { rank: 16, alpha: 32, dropout: 0, targets: [...LORA_TARGETS] }, prompts)) : null;
   const options = [
     withLora !== null && fits(withLora) ? `LoRA (model.lora: {rank: 16}, about ${formatBytes(withLora.total)})` : null,
     `fewer tokens per micro-batch (algorithm.maxTokensPerMicroBatch, now ${config.algorithm.maxTokensPerMicroBatch}) or a shorter context (model.maxContext, now ${shape.maxContext})`,
@@ -122,9 +140,15 @@ export async function openPretrainedModels(config: ResolvedConfig, checkpoint: C
   const lora = loraSpecOf(config);
   const notes = [`pretrained: ${describeHfModel(info)}`, ...info.notes.map((n) => `note: ${n}`)];
   if (shape.maxContext < info.config.maxContext) notes.push(`context capped at ${shape.maxContext} tokens (model.maxContext)`);
-  notes.push(checkMemory(info, config, shape, lora));
   const contents = await readChatModelFileContents(folder);
   const text = chatText(contents, chatTextOptionsOf(config, shape.maxContext), folder);
+  // Refused before any weight is read: a context that cannot hold a first prompt and a reply.
+  const prompts = await probeFirstPrompts(config, getEnvironmentSpec(config.env.name), text);
+  if (prompts !== null) {
+    checkFirstPromptsFit(config, prompts, shape.maxContext, info.config.maxContext);
+    notes.push(`first prompts: ${prompts.shortest}-${prompts.longest} tokens over ${prompts.lengths.length} sampled tasks, + ${config.sampling.maxActionTokens} for the reply, in a ${shape.maxContext}-token context`);
+  }
+  notes.push(checkMemory(info, config, shape, lora, prompts));
   if (text.vocabSize > shape.vocabSize) {
     throw new InvalidConfigError('model.from', `${folder}: the tokenizer has ${text.vocabSize} ids but the model only ${shape.vocabSize} embedding rows`);
   }
