@@ -76,5 +76,6 @@ async function trainInFolder(options: TrainRunOptions, folder: ClaimedRunFolder)
   run.stopExport();
   store.close();
   await stack.close(); // frees the models and waits for the gradient workers (train.dataParallel) to exit
-  return { runDir: run.runDir, runId: run.runId, status: output.status, completedSteps: output.completedSteps, error: output.error, evals };
+  const lengthWarning = run.lengths.summary();
+  return { runDir: run.runDir, runId: run.runId, status: output.status, completedSteps: output.completedSteps, error: output.error, evals, ...(lengthWarning === null ? {} : { warnings: [lengthWarning] }) };
 }
