@@ -108,7 +108,7 @@ program
   .action(async (location: string, opts: { out: string }) => {
     const { exportModelFolder } = await import('../runtime/export-model.js');
     const exported = await exportModelFolder(location, opts.out);
-    console.log(`wrote ${exported.out} from ${exported.checkpointDir} (step ${exported.step}${exported.merged ? ', LoRA adapters merged' : ''}): ${exported.files.join(', ')}`);
+    console.log(`wrote ${exported.out} from ${exported.checkpointDir} (step ${exported.step}${exported.merged ? ', LoRA adapters merged' : ''}, ${exported.dtype} weights): ${exported.files.join(', ')}`);
   });
 
 const worker = program
