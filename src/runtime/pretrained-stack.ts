@@ -123,6 +123,22 @@ export function checkMemory(info: HfModelInfo, config: ResolvedConfig, shape: Tr
 }
 
 /**
+ * Refuses a training run whose context cannot hold the environment's first prompts and a reply
+ * (read from the folder's config and tokenizer files alone: no weight is read).
+ * @throws InvalidConfigError at `model.maxContext`, naming the tokens needed.
+ * @example await checkPretrainedContext(config);
+ */
+export async function checkPretrainedContext(config: ResolvedConfig): Promise<void> {
+  const folder = config.model.from;
+  if (folder === null || config.context.format === 'turnwise') return;
+  const info = await inspectHfModel(folder);
+  const shape = runShapeOf(info, config);
+  const text = chatText(await readChatModelFileContents(folder), chatTextOptionsOf(config, shape.maxContext), folder);
+  const prompts = await probeFirstPrompts(config, getEnvironmentSpec(config.env.name), text);
+  if (prompts !== null) checkFirstPromptsFit(config, prompts, shape.maxContext, info.config.maxContext);
+}
+
+/**
  * Opens the pretrained models of a run (see the module comment), restored from `checkpoint` when
  * resuming: its full weights, or its adapters on the folder's base.
  * @example const models = await openPretrainedModels(config, null, Rng.fromSeed(1));
@@ -142,10 +158,9 @@ export async function openPretrainedModels(config: ResolvedConfig, checkpoint: C
   if (shape.maxContext < info.config.maxContext) notes.push(`context capped at ${shape.maxContext} tokens (model.maxContext)`);
   const contents = await readChatModelFileContents(folder);
   const text = chatText(contents, chatTextOptionsOf(config, shape.maxContext), folder);
-  // Refused before any weight is read: a context that cannot hold a first prompt and a reply.
+  // The first prompts size the memory plan (a training run refuses a context too short for them first: checkPretrainedContext).
   const prompts = await probeFirstPrompts(config, getEnvironmentSpec(config.env.name), text);
   if (prompts !== null) {
-    checkFirstPromptsFit(config, prompts, shape.maxContext, info.config.maxContext);
     notes.push(`first prompts: ${prompts.shortest}-${prompts.longest} tokens over ${prompts.lengths.length} sampled tasks, + ${config.sampling.maxActionTokens} for the reply, in a ${shape.maxContext}-token context`);
   }
   notes.push(checkMemory(info, config, shape, lora, prompts));

@@ -13,6 +13,7 @@
 import '../envs/index.js';
 import { getEnvironmentSpec } from '../envs/registry.js';
 import { describeBackend, selectBackend } from '../models/backend/select.js';
+import { checkPretrainedContext } from './pretrained-stack.js';
 import { checkRunMemory, memoryLimitsOf } from './run-memory.js';
 import { startTrainingActors } from './train/actors.js';
 import { driveTraining } from './train/drive.js';
@@ -37,6 +38,7 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
   getEnvironmentSpec(config.env.name).catalog({ settings: config.env.settings as Record<string, unknown> });
   const backend = await selectBackend(config.model.backend, { matmul: config.model.matmul });
   checkRunMemory(config, memoryLimitsOf(backend.name));
+  await checkPretrainedContext(config); // a context too short for the first prompts, refused before any weight is read
   // 0. The run folder, held by this process alone (one writer: ./run-lock.ts) until the run ends.
   const folder = await claimRunFolder(options, config.run);
   try {

@@ -1,0 +1,79 @@
+/**
+ * The shipped LoRA config on a SmolLM2-135M-shaped folder (issue #32): random BF16 weights, the
+ * full 49,152-id vocabulary, 30 layers, d 576, 9/3 heads, tied (scripts/make-pretrained-shape.ts).
+ * It trains 2 steps with every group kept, resumes to a third and finishes; the learner's tensor
+ * heap — whose size is its high-water mark — ends within 10 % of the estimate the run printed.
+ * The cost is bounded with overrides of tasks, samples, turns and reply tokens (memory per
+ * micro-batch is what the estimate follows); the rest is the config as shipped. Minutes, and
+ * about 3 GB of memory: the heaviest e2e test.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig, resolveConfig } from '../../src/core/config.js';
+import { parseOverride } from '../../src/core/config/overrides.js';
+import { tensorHeapBytes } from '../../src/models/backend/heap.js';
+import { selectBackend } from '../../src/models/backend/select.js';
+import { loadRunConfig } from '../../src/runtime/run-folder.js';
+import type { RunEvent } from '../../src/runtime/run-events.js';
+import { trainRun } from '../../src/runtime/train-run.js';
+import { RunStore } from '../../src/store/run-store.js';
+import { writePretrainedShape } from '../../scripts/make-pretrained-shape.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'turnwise-smollm2-'));
+const folder = join(dir, 'SmolLM2-135M-shaped');
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+beforeAll(async () => {
+  await selectBackend('wasm');
+  await writePretrainedShape({ folder });
+}, 300_000);
+
+/** The printed learner-heap estimate, in bytes, from the run's `memory needed:` line. */
+function learnerEstimate(events: readonly RunEvent[]): number {
+  const line = events.find((e): e is Extract<RunEvent, { type: 'info' }> => e.type === 'info' && e.message.startsWith('memory needed:'))?.message ?? '';
+  const match = /learner heap: .*? = ([\d.]+) (GiB|MiB);/.exec(line);
+  if (match === null) throw new Error(`no learner estimate in: ${line}`);
+  return Number(match[1]) * 2 ** (match[2] === 'GiB' ? 30 : 20);
+}
+
+describe('configs/babyai-llm-lora.yaml on a SmolLM2-135M-shaped folder', () => {
+  it('trains with every group kept, resumes and finishes, its learner heap within 10 % of the printed estimate', async () => {
+    const runDir = join(dir, 'run');
+    const sets = [
+      `model.from=${folder}`,
+      `run.dir=${dir}`,
+      'algorithm.tasksPerStep=2',
+      'algorithm.groupSize=2',
+      'algorithm.dropZeroAdvantage=false',
+      'horizon.horizon=1',
+      'sampling.maxActionTokens=16',
+      'train.steps=2',
+      'train.evalEvery=0',
+      'train.checkpointEvery=1',
+    ];
+    const events: RunEvent[] = [];
+    const config = resolveConfig(loadConfig('configs/babyai-llm-lora.yaml', sets.map(parseOverride)));
+    const first = await trainRun({ config, runDir, onEvent: (e) => events.push(e) });
+    expect(first.status).toBe('finished');
+    expect(first.completedSteps).toBe(2);
+    const resumed = await trainRun({ config: await loadRunConfig(runDir, (c) => ({ ...c, train: { ...c.train, steps: 3 } })), resumeDir: runDir, onEvent: (e) => events.push(e) });
+    expect(resumed.status).toBe('finished');
+    expect(resumed.completedSteps).toBe(3);
+
+    // Every group was trained on: a gradient each step, over the adapters of every layer.
+    const store = RunStore.open(runDir, { readonly: true });
+    const trained = store.metricsSeries('throughput/trainTokensPerSec').map((p) => p.value);
+    store.close();
+    expect(trained).toHaveLength(3);
+    expect(trained.every((x) => x > 0)).toBe(true);
+
+    const heap = tensorHeapBytes() as number;
+    const estimate = learnerEstimate(events);
+    const ratio = heap / estimate;
+    console.log(`learner heap ${(heap / 2 ** 30).toFixed(3)} GiB vs printed estimate ${(estimate / 2 ** 30).toFixed(3)} GiB: ${ratio.toFixed(3)}`);
+    expect(ratio).toBeGreaterThan(0.9);
+    expect(ratio).toBeLessThan(1.1);
+  }, 3_600_000);
+});
