@@ -29,12 +29,12 @@ function torchLogprobs(folder: string, ids: readonly number[]): { vocab: number;
   return JSON.parse(out);
 }
 
-async function servedLogprobs(folder: string, text: string): Promise<{ ids: number[]; logprobs: number[] }> {
-  const served = await loadServedModel(folder, { backend: 'wasm', maxContext: 256 });
+async function servedLogprobs(folder: string, text: string): Promise<{ ids: number[]; logprobs: number[]; maxContext: number; notes: readonly string[] }> {
+  const served = await loadServedModel(folder, { backend: 'wasm' });
   try {
     const ids = served.tokens.encode(text);
     const { logprobs } = await served.scorer.score(ids, 0);
-    return { ids: Array.from(ids), logprobs: Array.from(logprobs) };
+    return { ids: Array.from(ids), logprobs: Array.from(logprobs), maxContext: served.maxContext, notes: served.notes };
   } finally {
     served.dispose();
   }
@@ -43,10 +43,13 @@ async function servedLogprobs(folder: string, text: string): Promise<{ ids: numb
 const TEXT = '<|im_start|>user\nGo to the red ball. In front of you in this room, you can see several objects: There is a red ball 1 right in front of you 2 steps away.<|im_end|>\n<|im_start|>assistant\nThought: the ball is ahead.\nAction: move forward';
 
 describe('prompt log-probs against PyTorch over the full vocabulary', () => {
-  it('equal on a SmolLM2-135M-shaped folder (30 layers, 49,152 ids, BF16)', async () => {
+  it('equal on a SmolLM2-135M-shaped folder (30 layers, 49,152 ids, BF16), served at a default context that fits', async () => {
     const folder = join(dir, 'smollm2-shape');
     await writePretrainedShape({ folder });
     const ours = await servedLogprobs(folder, TEXT);
+    // The model's own 8192 tokens do not fit the wasm heap: serve starts at what does, and says so.
+    expect(ours.maxContext).toBe(2048);
+    expect(ours.notes.join('\n')).toMatch(/context: 2048 tokens, the longest whose prompt scoring fits the wasm heap \(the model's own 8192/);
     expect(ours.ids.length).toBeGreaterThan(30);
     const ref = torchLogprobs(folder, ours.ids);
     expect(ref.vocab).toBe(49152);
