@@ -7,7 +7,7 @@
  * micro-batch is what the estimate follows); the rest is the config as shipped. Minutes, and
  * about 3 GB of memory: the heaviest e2e test.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +15,13 @@ import { loadConfig, resolveConfig } from '../../src/core/config.js';
 import { parseOverride } from '../../src/core/config/overrides.js';
 import { tensorHeapBytes } from '../../src/models/backend/heap.js';
 import { selectBackend } from '../../src/models/backend/select.js';
+import '../../src/envs/index.js';
+import { getEnvironmentSpec } from '../../src/envs/registry.js';
+import { readChatModelFileContents } from '../../src/models/chat/index.js';
+import { inspectHfModel } from '../../src/models/hf/hf-model.js';
+import { chatText } from '../../src/models/policy-text.js';
+import { probeFirstPrompts } from '../../src/runtime/first-prompts.js';
+import { chatTextOptionsOf, checkMemory, loraSpecOf, runShapeOf } from '../../src/runtime/pretrained-stack.js';
 import { loadRunConfig } from '../../src/runtime/run-folder.js';
 import type { RunEvent } from '../../src/runtime/run-events.js';
 import { trainRun } from '../../src/runtime/train-run.js';
@@ -39,6 +46,23 @@ function learnerEstimate(events: readonly RunEvent[]): number {
 }
 
 describe('configs/babyai-llm-lora.yaml on a SmolLM2-135M-shaped folder', () => {
+  it('prints the estimate its header and docs/llm-real-shapes.md give, for the shipped settings', async () => {
+    const config = resolveConfig(loadConfig('configs/babyai-llm-lora.yaml', [parseOverride(`model.from=${folder}`)]));
+    const info = await inspectHfModel(folder);
+    const shape = runShapeOf(info, config);
+    const text = chatText(await readChatModelFileContents(folder), chatTextOptionsOf(config, shape.maxContext), folder);
+    const prompts = await probeFirstPrompts(config, getEnvironmentSpec('babyai'), text);
+    const line = checkMemory(info, config, shape, loraSpecOf(config), prompts);
+    const [, learner, sampler] = /learner heap: .* = ([\d.]+ GiB); each sampler worker's heap: .* = ([\d.]+ GiB)$/.exec(line) ?? [];
+    expect(learner).toBeDefined();
+    const header = readFileSync('configs/babyai-llm-lora.yaml', 'utf8');
+    const docs = readFileSync('docs/llm-real-shapes.md', 'utf8');
+    for (const [name, where] of [['the config header', header.replace(/\n# /g, ' ')], ['the docs', docs.replace(/\n/g, ' ')]] as const) {
+      expect(where, name).toContain(`${learner} for the learner's heap and ${sampler} for its sampler worker's`);
+    }
+  }, 120_000);
+
+
   it('trains with every group kept, resumes and finishes, its learner heap within 10 % of the printed estimate', async () => {
     const runDir = join(dir, 'run');
     const sets = [
