@@ -77,6 +77,6 @@ export function checkFirstPromptsFit(config: ResolvedConfig, prompts: FirstPromp
   const raise = needed <= modelLimit ? `raise model.maxContext to at least ${needed}` : `the model's own limit is ${modelLimit} tokens: shorten the prompt`;
   throw new InvalidConfigError(
     'model.maxContext',
-    `${maxContext} tokens cannot hold the first prompt and a reply: ${prompts.longestTask}'s first prompt is ${prompts.longest} tokens (instruction, first observation and chat template) + sampling.maxActionTokens ${reply} = ${needed}; ${short} of ${prompts.lengths.length} sampled tasks would end by length at turn 0. ${raise} (or lower sampling.maxActionTokens)`,
+    `${maxContext} tokens cannot hold the first prompt and a reply: ${prompts.longestTask}'s first prompt is ${prompts.longest} tokens (instruction, first observation and chat template) + sampling.maxActionTokens ${reply} = ${needed}; ${short} of ${prompts.lengths.length} sampled tasks would end by length at turn 0: ${raise} (or lower sampling.maxActionTokens)`,
   );
 }
