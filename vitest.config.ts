@@ -11,6 +11,8 @@ export default defineConfig({
           name: 'unit',
           include: ['test/**/*.test.ts'],
           exclude: ['test/contracts/**', 'test/e2e/**', 'test/learning/**'],
+          // Starting a process or a server here throws (test/helpers/unit-tier-guard.ts).
+          setupFiles: ['test/helpers/unit-tier-guard.ts'],
           testTimeout: 60_000,
         },
       },

@@ -1,21 +1,26 @@
 /**
- * `npm run docs`: regenerates the README tables that come from code (config fields, metrics,
- * environments) between their `<!-- name:start -->` / `<!-- name:end -->` markers.
- * `npm run docs -- --check` exits 1 when the README is stale (a unit test runs the same check).
+ * `npm run docs`: regenerates the tables of `docs/` that come from code (config fields in
+ * docs/configuration.md, metrics in docs/metrics.md, environments in docs/environments.md)
+ * between their `<!-- name:start -->` / `<!-- name:end -->` markers.
+ * `npm run docs -- --check` exits 1 when a page is stale (a unit test runs the same check).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { readmeSections, replaceSections } from '../src/cli/readme-sections.js';
+import { docSections, replaceSections } from '../src/cli/doc-sections.js';
 
-const path = new URL('../README.md', import.meta.url);
-const current = readFileSync(path, 'utf8');
-const next = replaceSections(current, readmeSections());
-if (process.argv.includes('--check')) {
-  if (next !== current) {
-    console.error('README.md is stale: run `npm run docs`');
-    process.exit(1);
+const check = process.argv.includes('--check');
+let stale = 0;
+for (const [page, sections] of Object.entries(docSections())) {
+  const path = new URL(`../${page}`, import.meta.url);
+  const current = readFileSync(path, 'utf8');
+  const next = replaceSections(current, sections, page);
+  if (next === current) {
+    console.log(`${page} is up to date`);
+  } else if (check) {
+    console.error(`${page} is stale: run \`npm run docs\``);
+    stale++;
+  } else {
+    writeFileSync(path, next);
+    console.log(`${page} updated`);
   }
-  console.log('README.md is up to date');
-} else {
-  writeFileSync(path, next);
-  console.log(next === current ? 'README.md unchanged' : 'README.md updated');
 }
+if (stale > 0) process.exit(1);

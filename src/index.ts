@@ -65,8 +65,7 @@ export type { CheckpointContent, NamedTensors } from './models/checkpoint.js';
 export { readSafetensors, writeSafetensors } from './models/safetensors.js';
 export type { SafetensorsFile, TensorRecord } from './models/safetensors.js';
 export { loadTokenizer } from './models/tokenizer/io.js';
-// serveCheckpoint: the name from when only checkpoints were served.
-export { serveModel, serveModel as serveCheckpoint } from './serve/server.js';
+export { serveModel } from './serve/server.js';
 export type { RunningServer, ServeOptions } from './serve/server.js';
 export { plotSeries, svgToPng } from './ui/plot.js';
 export type { PlotSpec } from './ui/plot.js';

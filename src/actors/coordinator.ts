@@ -12,7 +12,7 @@
  * checkpoints (unless that exact point is already saved) and ends in `stopped`; a step whose
  * rollout finished but whose training did not is simply redone on resume.
  */
-import { type ActorRefFrom, assign, emit, fromPromise, setup } from 'xstate';
+import { assign, emit, fromPromise, setup } from 'xstate';
 import { TurnwiseError } from '../core/errors.js';
 import type { Trajectory } from '../core/types.js';
 import type { Metrics } from './learner.js';
@@ -32,7 +32,7 @@ export type CoordinatorPhase = 'rollout' | 'train' | 'evaluate' | 'checkpoint';
 
 /** The I/O the coordinator performs, injected. */
 export interface CoordinatorEffects {
-  /** Runs every episode of step `step` (the lead spawns episode actors) and returns their trajectories. */
+  /** Runs every episode of step `step` (the run assembly starts one episode actor each) and returns their trajectories. */
   rollout(step: number, signal: AbortSignal): Promise<readonly Trajectory[]>;
   train(step: number, trajectories: readonly Trajectory[], signal: AbortSignal): Promise<{ readonly metrics: Metrics }>;
   evaluate(step: number, signal: AbortSignal): Promise<Metrics>;
@@ -262,6 +262,3 @@ export function withCoordinatorEffects(effects: CoordinatorEffects) {
     },
   });
 }
-
-/** A running coordinator. */
-export type CoordinatorRef = ActorRefFrom<typeof coordinatorMachine>;

@@ -7,7 +7,7 @@
  * request is answered by exactly one emitted event, so an adapter (see `src/runtime/wiring.ts`)
  * can turn the actor into a request/reply service.
  */
-import { type ActorRefFrom, assign, emit, fromPromise, setup } from 'xstate';
+import { assign, emit, fromPromise, setup } from 'xstate';
 import { EnvironmentError, TurnwiseError } from '../core/errors.js';
 import type { Observation, StepResult } from '../core/types.js';
 
@@ -207,6 +207,3 @@ export function withEnvSessionEffects(effects: EnvSessionEffects) {
     },
   });
 }
-
-/** A running env session. */
-export type EnvSessionRef = ActorRefFrom<typeof envSessionMachine>;

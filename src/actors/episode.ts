@@ -9,7 +9,7 @@
  * truncated; else act again. Any failing or late effect ends in `error` with its message kept,
  * so the run goes on.
  */
-import { type ActorRefFrom, assign, emit, fromPromise, setup } from 'xstate';
+import { assign, emit, fromPromise, setup } from 'xstate';
 import { TurnwiseError } from '../core/errors.js';
 import type { Observation, Outcome, StepResult, Trajectory, Turn } from '../core/types.js';
 import type { ActResult } from '../core/policy.js';
@@ -331,6 +331,3 @@ export const episodeLogic = episodeMachine.provide({
     step: fromPromise<StepResult, EffectInput<{ actionText: string }>>(({ input, signal }) => Promise.resolve(effectsOf(input, 'step').step(input.actionText, signal))),
   },
 });
-
-/** A running episode. */
-export type EpisodeRef = ActorRefFrom<typeof episodeMachine>;

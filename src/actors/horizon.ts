@@ -11,8 +11,7 @@
  * - `adaptive.cooling` (a change happened less than `cooldown` steps ago: no decision yet) and
  *   `adaptive.watching` (each step's signals may raise or lower the horizon).
  */
-import { type ActorRefFrom, type SnapshotFrom, emit, enqueueActions, not, setup } from 'xstate';
-import type { AdaptiveState } from './horizon-adaptive.js';
+import { type SnapshotFrom, emit, enqueueActions, not, setup } from 'xstate';
 import {
   type HorizonSchedule,
   type HorizonState,
@@ -149,8 +148,6 @@ export const horizonMachine = setup({
   },
 });
 
-/** A running horizon actor. */
-export type HorizonRef = ActorRefFrom<typeof horizonMachine>;
 type HorizonSnapshot = SnapshotFrom<typeof horizonMachine>;
 
 /**
@@ -168,9 +165,4 @@ export function currentHorizon(snapshot: HorizonSnapshot): number {
  */
 export function persistHorizon(snapshot: HorizonSnapshot): HorizonState {
   return stateOf(snapshot.context);
-}
-
-/** Adaptive decision state of a snapshot, or null for the step-driven schedules (for viewers). */
-export function adaptiveStateOf(snapshot: HorizonSnapshot): AdaptiveState | null {
-  return snapshot.context.adaptive ?? null;
 }

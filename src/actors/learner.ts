@@ -6,7 +6,7 @@
  * send more). A failing `train` or `publishWeights` ends in `failed` with the error kept and
  * `TRAIN_FAILED` emitted; the coordinator decides whether the run goes on.
  */
-import { type ActorRefFrom, assign, emit, fromPromise, setup } from 'xstate';
+import { assign, emit, fromPromise, setup } from 'xstate';
 import { TurnwiseError } from '../core/errors.js';
 import type { Trajectory } from '../core/types.js';
 
@@ -162,6 +162,3 @@ export function withLearnerEffects(effects: LearnerEffects) {
     },
   });
 }
-
-/** A running learner. */
-export type LearnerRef = ActorRefFrom<typeof learnerMachine>;

@@ -4,25 +4,30 @@
  *
  * States: `idle → collecting → generating → idle`; `generating` has sub-states `running` and
  * `draining` (a weight load is waiting for this batch to finish); `loadingWeights`; `resuming`
- * (after a load, requests queued meanwhile are flushed at once, without the max-wait); `paused`.
+ * (after a load, requests queued meanwhile are flushed at once, without the max-wait).
  * The weight-update path is therefore `draining → loadingWeights → resuming`. With
  * `generateTimeoutMs` / `loadTimeoutMs` set, a generation or load that does not settle in time
  * fails (ACT_FAILED for its requests / WEIGHTS_FAILED, old weights kept) and the sampler serves on,
  * so a lost reply cannot hang the run.
  * A batch is flushed when `maxBatch` requests are pending or `maxWaitMs` after the first one
  * arrived (an xstate delay, so the clock drives it). Requests that arrive while generating,
- * draining, loading or paused are queued, never dropped.
+ * draining or loading are queued, never dropped.
  *
  * Routing: each `ACT` carries a `requestId` (an `ACT_BATCH` several); the sampler answers each
  * with exactly one emitted `ACT_DONE {requestId, result}` or `ACT_FAILED {requestId, error}`. Events rather than callbacks
  * keep the messages plain data, so the same contract holds across a bus (see `serveSampler` in
- * `src/runtime/wiring.ts`). `PAUSE`/`RESUME` are first-class backpressure events.
+ * `src/runtime/wiring.ts`).
+ *
+ * Backpressure is not the sampler's: it serves whatever admitted episodes ask. The asynchronous
+ * loop holds episodes back at admission (`src/runtime/async/async-loop-machine.ts`), which is where
+ * the staleness bound and the room for episodes are known; pausing a sampler instead would stall
+ * episodes already running (holding their environments, and making their tokens staler).
  *
  * Per-episode caches: the policy may keep an episode's KV cache between turns (requests carry
  * `episodeId`); `RELEASE` (sent when episodes end) frees them at once, in any state, through the
  * `release` effect. Without it the policy's LRU bound still caps their memory.
  */
-import { type ActorRefFrom, assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
+import { assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
 import { TurnwiseError } from '../core/errors.js';
 import type { ActRequest, ActResult } from '../core/policy.js';
 
@@ -33,9 +38,6 @@ export type SamplerAccepts =
   | { readonly type: 'ACT_BATCH'; readonly acts: readonly { readonly requestId: string; readonly request: ActRequest }[] }
   /** New weights (opaque to the sampler; the `loadWeights` effect knows the format). */
   | { readonly type: 'LOAD_WEIGHTS'; readonly version: number; readonly weights: unknown }
-  /** Stop starting batches (queue keeps filling); the batch in flight finishes. */
-  | { readonly type: 'PAUSE' }
-  | { readonly type: 'RESUME' }
   /** These episodes ended: free what the policy keeps for them (KV caches). */
   | { readonly type: 'RELEASE'; readonly episodeIds: readonly string[] };
 
@@ -94,7 +96,6 @@ export interface SamplerContext {
   readonly nextWeights: WeightsUpdate | null;
   /** Weights being loaded. */
   readonly loading: WeightsUpdate | null;
-  readonly paused: boolean;
   /** Version of the weights currently loaded. */
   readonly policyVersion: number;
   readonly generateTimeoutMs: number | null;
@@ -136,7 +137,6 @@ export const samplerMachine = setup({
     batchFull: ({ context }) => context.pending.length >= context.maxBatch,
     hasPending: ({ context }) => context.pending.length > 0,
     hasWeights: ({ context }) => context.nextWeights !== null,
-    isPaused: ({ context }) => context.paused,
     hasGenerateTimeout: ({ context }) => context.generateTimeoutMs !== null,
     hasLoadTimeout: ({ context }) => context.loadTimeoutMs !== null,
   },
@@ -167,7 +167,6 @@ export const samplerMachine = setup({
     inFlight: [],
     nextWeights: null,
     loading: null,
-    paused: false,
     policyVersion: input.policyVersion ?? 0,
     generateTimeoutMs: input.generateTimeoutMs ?? null,
     loadTimeoutMs: input.loadTimeoutMs ?? null,
@@ -178,8 +177,6 @@ export const samplerMachine = setup({
     ACT: { actions: 'enqueue' },
     ACT_BATCH: { actions: 'enqueue' },
     LOAD_WEIGHTS: { actions: 'storeWeights' },
-    PAUSE: { actions: assign({ paused: true }) },
-    RESUME: { actions: assign({ paused: false }) },
     // Any state: freeing caches never waits for a batch (the ended episodes have nothing in flight).
     RELEASE: { actions: 'release' },
   },
@@ -189,7 +186,6 @@ export const samplerMachine = setup({
         ACT: { target: 'collecting', actions: 'enqueue' },
         ACT_BATCH: { guard: ({ event }) => event.acts.length > 0, target: 'collecting', actions: 'enqueue' },
         LOAD_WEIGHTS: { target: 'loadingWeights', actions: 'storeWeights' },
-        PAUSE: { target: 'paused', actions: assign({ paused: true }) },
       },
     },
     collecting: {
@@ -198,7 +194,6 @@ export const samplerMachine = setup({
       on: {
         // No generation in flight, so nothing to drain: load now; the queue is served afterwards.
         LOAD_WEIGHTS: { target: 'loadingWeights', actions: 'storeWeights' },
-        PAUSE: { target: 'paused', actions: assign({ paused: true }) },
       },
     },
     generating: {
@@ -295,22 +290,14 @@ export const samplerMachine = setup({
     resuming: {
       always: [
         { guard: 'hasWeights', target: 'loadingWeights' },
-        { guard: 'isPaused', target: 'paused' },
         { guard: 'hasPending', target: 'generating' },
         { target: 'idle' },
       ],
     },
-    paused: {
-      on: {
-        RESUME: { target: 'routing', actions: assign({ paused: false }) },
-        LOAD_WEIGHTS: { target: 'loadingWeights', actions: 'storeWeights' },
-      },
-    },
-    // Transient: after a batch, a load or a resume, decide what comes next.
+    // Transient: after a batch or a load, decide what comes next.
     routing: {
       always: [
         { guard: 'hasWeights', target: 'loadingWeights' },
-        { guard: 'isPaused', target: 'paused' },
         { guard: 'hasPending', target: 'collecting' },
         { target: 'idle' },
       ],
@@ -335,6 +322,3 @@ export function withSamplerEffects(effects: SamplerEffects) {
     },
   });
 }
-
-/** A running sampler. */
-export type SamplerRef = ActorRefFrom<typeof samplerMachine>;

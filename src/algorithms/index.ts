@@ -44,7 +44,7 @@ export { clipByGlobalNorm } from './grad-clip.js';
 export type { KlControlOptions, KlEstimator } from './kl.js';
 export { KlController, klPenalizedRewards, klTensor, klValue } from './kl.js';
 export type { PolicyLossInput, PolicyLossOptions, PolicyLossTerms, ValueLossInput, ValueLossTerms } from './losses.js';
-export { k3Kl, KL_CLAMP, LOG_RATIO_CLAMP, ppoClipLoss, valueLoss } from './losses.js';
+export { KL_CLAMP, LOG_RATIO_CLAMP, ppoClipLoss, valueLoss } from './losses.js';
 export type { PolicyLossArrays } from './losses-reference.js';
 export { ppoClipLossReference, valueLossReference } from './losses-reference.js';
 export type { MaskedStats } from './stats.js';

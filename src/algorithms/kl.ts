@@ -46,15 +46,6 @@ export function klTensor(estimator: KlEstimator, logprobs: tf.Tensor1D, refLogpr
 }
 
 /**
- * k3 KL (kept for callers of the first slice): `klTensor('k3', …)`.
- * Shape: [N], [N] → [N].
- * @example k3Kl(tf.tensor1d([-1]), tf.tensor1d([-1.5])); // ≈ [0.1065]
- */
-export function k3Kl(logprobs: tf.Tensor1D, refLogprobs: tf.Tensor1D): tf.Tensor1D {
-  return klTensor('k3', logprobs, refLogprobs);
-}
-
-/**
  * KL in the reward: Ziegler et al. 2019, arXiv:1909.08593 (verl `apply_kl_penalty`).
  * Shape: rewards, logprobs, refLogprobs, mask [N] → { rewards [N], meanKl }.
  *

@@ -15,7 +15,7 @@ import { InvalidArgumentError } from '../core/errors.js';
 import { tf } from '../models/backend/tf.js';
 import { type KlEstimator, klTensor, LOG_RATIO_CLAMP } from './kl.js';
 
-export { k3Kl, KL_CLAMP, LOG_RATIO_CLAMP } from './kl.js';
+export { KL_CLAMP, LOG_RATIO_CLAMP } from './kl.js';
 
 /** Per-target tensors of one (micro-)batch, all [N]. */
 export interface PolicyLossInput {

@@ -7,7 +7,7 @@
  * |---|---|
  * | 0 | success |
  * | 1 | runtime failure: the command was well formed but the work failed (a run ended `failed`, an environment or server failed, a bug) |
- * | 2 | usage or config error: unknown command or flag, bad flag value, invalid config, a path that is not a run or checkpoint |
+ * | 2 | usage or input error: unknown command or flag, bad flag value, invalid config, a path that is not a run or checkpoint, a model folder whose files are wrong (weights, config.json, tokenizer files, a chat template that refuses or overruns its budget) |
  * | 130 | stopped by SIGINT (Ctrl-C), after a clean stop (`train` checkpoints first) |
  * | 143 | stopped by SIGTERM, after a clean stop |
  */
@@ -45,6 +45,8 @@ export function exitCodeOf(error: unknown): ExitCode {
   // A run folder that holds a run or is being written: the command line names the wrong folder.
   // Matched by name: importing the run-folder modules here would load the store for `--help`.
   if (error instanceof Error && (error.name === 'RunFolderExistsError' || error.name === 'RunFolderLockedError')) return EXIT.usage;
+  // A model folder's files at fault, whichever file: one class, one code (the loader's own errors are CheckpointErrors).
+  if (error instanceof Error && ['ModelFilesError', 'ChatTemplateError', 'ChatTemplateBudgetError'].includes(error.name)) return EXIT.usage;
   return EXIT.failure;
 }
 

@@ -4,6 +4,7 @@
  * `exit-codes.ts`. Commander has already printed its own parse errors (and the help after them).
  */
 import { CommanderError } from 'commander';
+import { redactCredentials } from '../core/redact.js';
 import { EXIT, type ExitCode, exitCodeOf } from './exit-codes.js';
 
 /** Where a failure is reported. */
@@ -17,7 +18,9 @@ export interface FailureOutput {
  * Prints `error` (unless commander already did) and returns the exit code to leave with.
  * @example process.exitCode = reportFailure(err, { debug: false, write: (t) => process.stderr.write(t) });
  */
-export function reportFailure(error: unknown, out: FailureOutput): ExitCode {
+export function reportFailure(error: unknown, failure: FailureOutput): ExitCode {
+  // Whatever an error says (a cause from a library, a stack), a URL's credentials are not printed.
+  const out: FailureOutput = { debug: failure.debug, write: (text) => failure.write(redactCredentials(text)) };
   const code = exitCodeOf(error);
   if (error instanceof CommanderError) {
     // Commander printed the message (and the help) already; help and --version exit 0.

@@ -95,7 +95,8 @@ program
   .option('--backend <name>', "tensor backend: auto, tensorflow, wasm or cpu (default: a run's own, else auto)")
   .option('--seed <n>', 'seed of the stream for requests that send no seed', nonNegativeInt)
   .option('--max-body-bytes <n>', 'largest request body (413 beyond)', positiveInt)
-  .action(async (location: string, opts: { port: number; host: string; modelName?: string; maxContext?: number; backend?: string; seed?: number; maxBodyBytes?: number }) => {
+  .option('--max-queue <n>', 'generation requests in the server at once, generating or waiting (429 with Retry-After beyond; default 64)', positiveInt)
+  .action(async (location: string, opts: { port: number; host: string; modelName?: string; maxContext?: number; backend?: string; seed?: number; maxBodyBytes?: number; maxQueue?: number }) => {
     const { serveCommand } = await import('./serve-command.js');
     await serveCommand(location, opts);
   });
@@ -126,6 +127,28 @@ worker.action(async (opts: NatsFlags & { run: string; role: string; pool?: numbe
   const { parseRoles, workerCommand } = await import('./worker-command.js');
   await workerCommand({ ...opts, role: parseRoles(opts.role) });
 });
+
+const tinkerCommand = program.command('tinker').description('the Tinker training API');
+tinkerCommand
+  .command('serve')
+  .description("serve turnwise's LoRA engine on a Hugging Face model folder through the Tinker training API (for the Tinker SDK, tinker-cookbook recipes and model.engine: tinker)")
+  .argument('<folder>', 'Hugging Face model folder (config.json + safetensors): the base model every LoRA adapter trains on')
+  .option('--port <n>', 'port (0 = a free one)', nonNegativeInt, 8000)
+  .option('--host <host>', 'interface to bind (0.0.0.0 exposes it)', '127.0.0.1')
+  .option('--max-lora-rank <n>', 'largest LoRA rank create_model accepts (default 64)', positiveInt)
+  .option('--reduction <rule>', "how per-token losses become a step's gradient: sum (Tinker's documented rule) or sequence-mean (SkyRL tx's)", 'sum')
+  .option('--checkpoints-dir <dir>', 'where saved weights go (default: a new temporary folder)')
+  .option('--tie-lora-a', "q/k/v share one lora_A and gate/up another, as SkyRL tx's fused layers do")
+  .option('--dialect <name>', 'tinker (failed futures as 200 {error, category}) or skyrl (400 {detail}, prompt logprobs without the leading null)', 'tinker')
+  .option('--base-model-name <name>', "the base model's name on the API (default: the folder's absolute path)")
+  .option('--retrieve-timeout-ms <n>', 'how long retrieve_future waits before a 408 (default 30000)', positiveInt)
+  .option('--session-timeout-ms <n>', 'unload the models of a session without heartbeats this long (default 300000)', positiveInt)
+  .option('--backend <name>', 'tensor backend: auto, tensorflow, wasm or cpu (default auto)')
+  .option('--seed <n>', 'seed of sampling requests that send none', nonNegativeInt)
+  .action(async (folder: string, opts: import('./tinker-command.js').TinkerServeCommandOptions) => {
+    const { tinkerServeCommand } = await import('./tinker-command.js');
+    await tinkerServeCommand(folder, opts);
+  });
 
 const envCommand = program.command('env').description('environment tools');
 envCommand

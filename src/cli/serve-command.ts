@@ -18,6 +18,7 @@ export interface ServeCommandOptions {
   readonly host: string;
   readonly modelName?: string;
   readonly maxBodyBytes?: number;
+  readonly maxQueue?: number;
   readonly maxContext?: number;
   readonly backend?: string;
   readonly seed?: number;

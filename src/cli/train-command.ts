@@ -6,6 +6,7 @@
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import type { ResolvedConfig } from '../core/config.js';
+import { redactCredentials } from '../core/redact.js';
 import type { RunEvent } from '../runtime/run-events.js';
 import type { TrainRunResult } from '../runtime/train-run.js';
 import { EXIT, exitCodeForSignal, UsageError } from './exit-codes.js';
@@ -27,8 +28,8 @@ interface TrainFlags extends Partial<NatsFlags> {
 }
 
 /**
- * The commands a user runs next on a finished run folder (printed after training; the README's
- * follow-ups are the same commands on the first run's folder).
+ * The commands a user runs next on a finished run folder (printed after training; the README shows
+ * them for the quickstart's first run folder).
  * @example followUps('runs/babyai-grpo-2', 60) // ['turnwise eval runs/babyai-grpo-2 --split test', …]
  */
 export function followUps(runDir: string, completedSteps: number): string[] {
@@ -92,7 +93,7 @@ async function runTraining(config: ResolvedConfig, opts: TrainFlags, progress: T
   return natsTrainRun({
     ...runOptions,
     nats: natsOptionsOf({ ...opts, nats: opts.nats }),
-    log: (line) => progress.log(line),
+    log: (line) => progress.log(redactCredentials(line)),
     ...(opts.planAckWaitMs ? { infra: { planAckWaitMs: opts.planAckWaitMs } } : {}),
     ...(opts.replaceNatsRun ? { replaceRun: true } : {}),
     ...(opts.workerWaitMs ? { workerWaitMs: opts.workerWaitMs } : {}),
@@ -114,5 +115,5 @@ function printResult(result: TrainRunResult, warnings: readonly string[], json: 
   console.log(`run ${result.status} after ${result.completedSteps} steps${runWarnings.length > 0 ? ` (with ${runWarnings.length} warning${runWarnings.length === 1 ? '' : 's'}, below)` : ''}: ${result.runDir}`);
   for (const warning of runWarnings) console.error(`warning: ${warning}`);
   if (next.length > 0) console.log(`next: ${next.join('\n      ')}`);
-  if (result.status === 'failed') console.error(`error: ${result.error}`);
+  if (result.status === 'failed') console.error(`error: ${redactCredentials(result.error ?? '')}`);
 }

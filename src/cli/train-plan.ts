@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { loadConfig, parseOverride, type ResolvedConfig, resolveConfig } from '../core/config.js';
 import { resolveCheckpointDir } from '../models/checkpoint.js';
 import { loadRunConfig } from '../runtime/run-folder.js';
+// Registers the reward shapers (the LLM judge included) so that their settings are checked when the config is parsed.
+import '../runtime/reward-shaping.js';
 import { UsageError } from './exit-codes.js';
 
 /** The train flags that decide the config. */

@@ -3,6 +3,7 @@
  * stop signal (exit 130/143 then). The connection flags are in `nats-flags.ts`.
  */
 import { InvalidArgumentError as CommanderArgumentError } from 'commander';
+import { redactCredentials } from '../core/redact.js';
 import { runWorker, WORKER_ROLES, type WorkerRole } from '../runtime/nats/worker.js';
 import { type NatsFlags, natsOptionsOf } from './nats-flags.js';
 import { exitCodeForSignal } from './exit-codes.js';
@@ -28,7 +29,7 @@ export async function workerCommand(opts: NatsFlags & { run: string; role: Worke
     stoppedBy = signal;
     stop.abort();
   });
-  const log = (line: string) => console.error(`[worker ${process.pid}] ${line}`);
+  const log = (line: string) => console.error(`[worker ${process.pid}] ${redactCredentials(line)}`);
   const result = await runWorker({
     nats: natsOptionsOf(opts),
     runId: opts.run,

@@ -1,6 +1,6 @@
 /**
  * Config entry points: `parseConfig` (an object), `loadConfig` (a YAML file), `resolveConfig`
- * (derived values, frozen) and `describeConfig` (every field, for the README). The schema itself is
+ * (derived values, frozen) and `describeConfig` (every field, for docs/configuration.md). The schema itself is
  * in `./config/schema.ts`.
  */
 import { readFileSync } from 'node:fs';

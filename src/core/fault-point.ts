@@ -7,20 +7,23 @@
  * to stderr and then
  * - `kill` (default): sends itself SIGKILL — a kill -9 at that moment, nothing flushed or cleaned up;
  * - `stop`: sends itself SIGSTOP, so the test can act while the process is frozen there (kill -9
- *   nats-server, send SIGTERM) and resume it with SIGCONT.
+ *   nats-server, send SIGTERM) and resume it with SIGCONT. The line comes before the stop, so a
+ *   test must wait until the process is stopped (state `T` in `/proc/<pid>/stat`) before it sends
+ *   SIGCONT: one sent earlier is lost and the process then stays stopped for good.
  *
  * Unset (every normal run) a point costs one comparison. The points:
  *
  * | point | where |
  * |---|---|
  * | `checkpoint-latest-written` | `checkpoints/latest` is being replaced (`src/models/checkpoint.ts`) |
- * | `trajectories-stored` | a training step's trajectories are in the run store, not yet trained on (`src/runtime/train-run.ts`) |
+ * | `trajectories-stored` | a training step's trajectories are in the run store, not yet trained on (`src/runtime/train/step-effects.ts`) |
  * | `trajectory-stored` | the learner committed one trajectory of the stream to the run store, before acknowledging it (`src/runtime/nats/trajectory-stream.ts`) |
  * | `trajectory-published` | an episodes worker published a trajectory, before acknowledging its plan (`src/runtime/nats/episodes-worker.ts`) |
+ * | `weights-publishing` | the NATS learner is about to publish a weights version (`src/runtime/nats/nats-train-run.ts`) |
  */
 
 /** Every fault point the product code names. */
-export const FAULT_POINTS = ['checkpoint-latest-written', 'trajectories-stored', 'trajectory-stored', 'trajectory-published'] as const;
+export const FAULT_POINTS = ['checkpoint-latest-written', 'trajectories-stored', 'trajectory-stored', 'trajectory-published', 'weights-publishing'] as const;
 export type FaultPoint = (typeof FAULT_POINTS)[number];
 
 interface ArmedFault {

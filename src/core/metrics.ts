@@ -1,6 +1,6 @@
 /**
- * The metric vocabulary: every metric turnwise logs, with what it means. The README table is
- * generated from this object (`npm run docs:metrics`), so it is the single source of truth.
+ * The metric vocabulary: every metric turnwise logs, with what it means. The table in
+ * docs/metrics.md is generated from this object (`npm run docs`), so it is the single source of truth.
  * Names follow verl where one exists.
  */
 export const METRICS = {

@@ -8,6 +8,7 @@
  */
 import type { z } from 'zod';
 import { InvalidArgumentError, InvalidConfigError } from './errors.js';
+import { anotherCopyHint, noteRegistration } from './plugin-copies.js';
 
 /** The plug-in points. */
 export type PluginKind = 'advantageEstimator' | 'policyLoss' | 'rewardShaper';
@@ -52,6 +53,7 @@ export class PluginRegistry<T extends PluginEntry> {
     if (!NAME.test(entry.name)) throw InvalidArgumentError.format('name', `a ${this.label} name is letters, digits, '_' or '-', starting with a letter; got ${JSON.stringify(entry.name)}`);
     if (this.entries.has(entry.name)) throw InvalidArgumentError.format('name', `${this.label} '${entry.name}' is already registered`);
     this.entries.set(entry.name, entry);
+    noteRegistration(this.kind, entry.name);
   }
 
   has(name: string): boolean {
@@ -61,7 +63,7 @@ export class PluginRegistry<T extends PluginEntry> {
   /** The entry named `name`; unknown names throw, naming the config field and every valid name. */
   get(name: string): T {
     const entry = this.entries.get(name);
-    if (entry === undefined) throw new InvalidConfigError(this.field, `unknown ${this.label} '${name}'; valid: ${this.names().join(', ')}`);
+    if (entry === undefined) throw new InvalidConfigError(this.field, `unknown ${this.label} '${name}'; valid: ${this.names().join(', ')}${anotherCopyHint(this.kind, name)}`);
     return entry;
   }
 

@@ -162,3 +162,21 @@ export interface ModelEngine {
   /** Releases the model on the engine (a remote server may unload it) and any connections. */
   close(): Promise<void>;
 }
+
+/** What opening an engine for a run needs (the server settings stay with the factory). */
+export interface EngineOpenRequest {
+  /** The engine's name of the base model. */
+  readonly baseModel: string;
+  readonly loraRank: number;
+  /** Seed of the adapter initialisation. */
+  readonly seed: number;
+  /** A training state saved by {@link ModelEngine.saveState} to continue from (weights and optimizer), or null for a fresh adapter. */
+  readonly resumeFrom: string | null;
+}
+
+/**
+ * Opens the engine of a run: the Tinker client for `model.engine: tinker`; tests and embedders pass
+ * their own (e.g. an in-process engine).
+ * @example const engine = await factory({ baseModel: 'Qwen/Qwen3-4B', loraRank: 32, seed: 1, resumeFrom: null });
+ */
+export type EngineFactory = (request: EngineOpenRequest) => Promise<ModelEngine>;

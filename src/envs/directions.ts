@@ -1,7 +1,10 @@
 /**
  * The four grid moves shared by Maze, Sokoban and FrozenLake: their names, (row, column) deltas,
- * and a lenient reader that accepts `up`, `move up`, `go up` or `Up`.
+ * a lenient reader that accepts `up`, `move up`, `go up` or `Up`, and the `move` tool.
  */
+import { type ParsedAction, parseAction } from './parse-action.js';
+import { readToolAction } from './tool-action.js';
+import type { ToolSpec } from './tools.js';
 
 /** A move on a grid. */
 export type Direction = 'up' | 'down' | 'left' | 'right';
@@ -27,4 +30,24 @@ export function readDirection(action: string, verbs: readonly string[] = ['move'
   if (words.length !== 1) return null;
   const word = words[0] as string;
   return (DIRECTIONS as readonly string[]).includes(word) ? (word as Direction) : null;
+}
+
+/** The one tool of the grid environments: `move(direction)`, its direction one of {@link DIRECTIONS}. */
+export const MOVE_TOOLS: readonly ToolSpec[] = Object.freeze([
+  {
+    name: 'move',
+    description: 'Move one cell (or push a box) in a direction.',
+    parameters: { type: 'object', properties: { direction: { type: 'string', enum: DIRECTIONS, description: 'up, down, left or right.' } }, required: ['direction'] },
+  },
+]);
+
+/**
+ * Parses a grid environment's action: a `move` call's canonical text becomes its direction, a
+ * malformed call an error with the checker's message, anything else `parseAction`'s reading.
+ * @example parseGridAction('{"name":"move","arguments":{"direction":"up"}}') // { ok: true, action: 'up', thought: null }
+ */
+export function parseGridAction(text: string): ParsedAction {
+  const call = readToolAction(text, MOVE_TOOLS);
+  if (call.kind === 'invalid') return { ok: false, reason: 'empty', message: call.message };
+  return parseAction(call.kind === 'call' ? (call.args.direction as string) : text);
 }

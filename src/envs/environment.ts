@@ -7,6 +7,7 @@
  * action with a clear observation (and `info.invalid = true`), never by throwing.
  */
 import type { Observation, Split, StepResult } from '../core/types.js';
+import type { RandomActionSource } from './random-action.js';
 import type { ToolSpec } from './tools.js';
 
 export interface Environment {
@@ -49,7 +50,7 @@ export interface EnvironmentOptions {
 /** A registered environment: how to make instances and which tasks exist. */
 export interface EnvironmentSpec {
   readonly name: string;
-  /** One line for `turnwise envs` and the README. */
+  /** One line for `turnwise envs` and docs/environments.md. */
   readonly description: string;
   create(options?: EnvironmentOptions): Environment;
   catalog(options?: EnvironmentOptions): TaskCatalog;
@@ -58,4 +59,15 @@ export interface EnvironmentSpec {
    * environment produces over `episodes` random episodes. Deterministic in `seed`.
    */
   corpus(options: EnvironmentOptions | undefined, episodes: number, seed: number): string[];
+  /**
+   * A random valid-looking action for observations that list no actions (free modes), used by
+   * `simulate --policy random`; absent when every observation lists its actions.
+   */
+  readonly randomAction?: RandomActionSource;
+  /**
+   * Whether the environment, with these settings, pays rewards on turns before the last (a shaped
+   * per-turn reward), which `reward.mode: sum` needs. Absent: not known (e.g. a remote AgentGym
+   * server), so `sum` is allowed.
+   */
+  paysTurnRewards?(options?: EnvironmentOptions): boolean;
 }

@@ -13,6 +13,8 @@ export type { Environment, EnvironmentOptions, EnvironmentSpec, TaskCatalog } fr
 export { getEnvironmentSpec, listEnvironments, registerEnvironment } from './registry.js';
 export type { JsonSchemaObject, JsonSchemaProperty, ParsedToolCall, ToolCall, ToolSpec } from './tools.js';
 export { checkToolCall, looksLikeToolCallText, parseToolCallText, toolCallText } from './tools.js';
+export type { ActionForm, RandomActionRequest, RandomActionSource } from './random-action.js';
+export { readToolAction, stringTool, type ToolAction } from './tool-action.js';
 export type { ParsedAction } from './parse-action.js';
 export { MULTIPLE_ACTIONS_MESSAGE, normaliseAction, parseAction } from './parse-action.js';
 export {

@@ -5,6 +5,7 @@
  */
 import { Rng } from '../core/rng.js';
 import type { Environment } from './environment.js';
+import type { RandomActionSource } from './random-action.js';
 
 /** What {@link randomPlayCorpus} needs. */
 export interface RandomPlayOptions {
@@ -16,6 +17,8 @@ export interface RandomPlayOptions {
   /** Strings the environment rejects, sent about one turn in ten. */
   readonly invalidSamples: readonly string[];
   readonly turnsPerEpisode?: number;
+  /** Where no actions are listed (a free mode): a random valid-looking action, as text. */
+  readonly randomAction?: RandomActionSource;
 }
 
 /**
@@ -32,10 +35,16 @@ export function randomPlayCorpus(options: RandomPlayOptions): string[] {
       let obs = env.reset(rng.pick(tasks));
       if (obs instanceof Promise) throw new TypeError('randomPlayCorpus: environment must be synchronous');
       out.push(obs.text);
+      const first = obs;
       for (let t = 0; t < turns; t++) {
         const actions = obs.availableActions ?? [];
-        const action = rng.next() < 0.1 || actions.length === 0 ? rng.pick(invalidSamples) : rng.pick(actions);
-        const reply = `Thought:\nI will ${action}.\n\nAction:\n${action}`;
+        let reply: string;
+        if (actions.length === 0 && options.randomAction !== undefined && rng.next() >= 0.1) {
+          reply = options.randomAction({ observation: obs, first, rng, form: 'text' });
+        } else {
+          const action = rng.next() < 0.1 || actions.length === 0 ? rng.pick(invalidSamples) : rng.pick(actions);
+          reply = `Thought:\nI will ${action}.\n\nAction:\n${action}`;
+        }
         out.push(reply);
         const result = env.step(reply);
         if (result instanceof Promise) throw new TypeError('randomPlayCorpus: environment must be synchronous');

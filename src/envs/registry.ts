@@ -3,6 +3,7 @@
  * {@link registerEnvironment}.
  */
 import { InvalidArgumentError } from '../core/errors.js';
+import { anotherCopyHint, noteRegistration } from '../core/plugin-copies.js';
 import { babyaiSpec } from './babyai/index.js';
 import type { EnvironmentSpec } from './environment.js';
 
@@ -16,6 +17,7 @@ export function registerEnvironment(spec: EnvironmentSpec): void {
   if (!/^[a-z][a-z0-9_]*$/.test(spec.name)) throw InvalidArgumentError.format('spec.name', `expected lower-case letters, digits and underscores, got ${JSON.stringify(spec.name)}`);
   if (specs.has(spec.name)) throw InvalidArgumentError.format('spec.name', `environment ${JSON.stringify(spec.name)} is already registered`);
   specs.set(spec.name, spec);
+  noteRegistration('environment', spec.name);
 }
 
 /**
@@ -25,7 +27,7 @@ export function registerEnvironment(spec: EnvironmentSpec): void {
 export function getEnvironmentSpec(name: string): EnvironmentSpec {
   const spec = specs.get(name);
   if (spec === undefined) {
-    throw InvalidArgumentError.format('env.name', `unknown environment ${JSON.stringify(name)}; valid: ${[...specs.keys()].sort().join(', ')}`);
+    throw InvalidArgumentError.format('env.name', `unknown environment ${JSON.stringify(name)}; valid: ${[...specs.keys()].sort().join(', ')}${anotherCopyHint('environment', name)}`);
   }
   return spec;
 }

@@ -35,7 +35,7 @@ export interface TrainStepOptions {
   readonly epochs: number;
   /** Optimizer updates per epoch; trajectories are split into this many contiguous chunks. */
   readonly miniBatches: number;
-  /** Max global gradient norm (verl `grad_clip`), applied to the actor and the critic separately. */
+  /** Max global gradient norm (verl `grad_clip`), applied to the actor and the critic separately; Infinity = no clipping. */
   readonly gradClip: number;
   /** Padded tokens per micro-batch (memory bound; does not change the math). */
   readonly maxTokensPerBatch: number;

@@ -342,8 +342,3 @@ export class PolicyTrainer {
     return accumulateGradients({ policy: this.policy, critic: this.critic }, chunk, options, proximalOf);
   }
 }
-
-/** The first slice's name for {@link PolicyTrainer} (it trained GRPO only); kept so existing call sites read on. */
-export const GrpoTrainer = PolicyTrainer;
-/** @see PolicyTrainer */
-export type GrpoTrainer = PolicyTrainer;

@@ -212,6 +212,16 @@ export class TransformerModel {
     return new TransformerModel(this.config, this.store.sharingBase(rng));
   }
 
+  /**
+   * A model over the same frozen base (no copy) with adapters of its own, fresh or given in PEFT
+   * layout: one of several LoRA models trained on one base. Dispose it before this model.
+   * @example const tuned = base.withOwnAdapters({ rank: 8, alpha: 32, dropout: 0, targets: [...LORA_TARGETS] }, rng);
+   */
+  withOwnAdapters(spec: LoraSpec, source: Rng | ReadonlyMap<string, NamedWeight>): TransformerModel {
+    this.checkAlive();
+    return new TransformerModel(this.config, this.store.withOwnAdapters(spec, source));
+  }
+
   /** Runs `fn` on the base model, adapters off (a LoRA run's KL reference: no second copy of the weights). */
   withAdaptersOff<T>(fn: () => T): T {
     return this.store.withAdaptersOff(fn);

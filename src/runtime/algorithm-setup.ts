@@ -61,7 +61,7 @@ export function trainStepOptionsOf(config: ResolvedConfig): TrainStepOptions {
     entropyCoef: a.entropyCoef,
     epochs: a.epochs,
     miniBatches: a.miniBatches,
-    gradClip: a.gradClip,
+    gradClip: a.gradClip ?? Number.POSITIVE_INFINITY,
     maxTokensPerBatch: a.maxTokensPerMicroBatch,
     temperature: config.sampling.temperature,
     dropZeroAdvantage: a.dropZeroAdvantage,

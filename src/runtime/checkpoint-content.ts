@@ -10,7 +10,8 @@ import { resolve } from 'node:path';
 import type { ResolvedConfig } from '../core/config.js';
 import type { CheckpointContent, NamedTensors } from '../models/checkpoint.js';
 import { adapterConfigJson } from '../models/lora/lora.js';
-import type { PolicyStack } from './policy-stack.js';
+import type { PolicyText } from '../models/policy-text.js';
+import type { TransformerModel } from '../models/transformer.js';
 
 /**
  * The checkpoint of `stack` after `step` completed steps.
@@ -18,7 +19,7 @@ import type { PolicyStack } from './policy-stack.js';
  */
 export function checkpointContentOf(
   config: ResolvedConfig,
-  stack: PolicyStack,
+  stack: { readonly learnerModel: TransformerModel; readonly text: PolicyText },
   step: number,
   optimizer: NamedTensors,
   state: Readonly<Record<string, unknown>>,

@@ -22,7 +22,7 @@ import type { ContextPolicy } from '../models/context.js';
 import { Critic } from '../models/critic.js';
 import { GradientPool, type ReplicaSpec } from '../models/data-parallel/gradient-pool.js';
 import { fromHfConfig } from '../models/hf/hf-config.js';
-import { type PolicyText, turnwiseText } from '../models/policy-text.js';
+import { turnwiseText } from '../models/policy-text.js';
 import { BpeTokenizer, trainBpe } from '../models/tokenizer/index.js';
 import type { Tokenizer } from '../models/tokenizer.js';
 import { PolicyTrainer, type TrainerState } from '../models/trainer.js';
@@ -37,13 +37,13 @@ import { criticConfigOf, trainerSettingsOf } from './algorithm-setup.js';
 import { openPretrainedModels } from './pretrained-stack.js';
 import { checkRunMemory, memoryLimitsOf } from './run-memory.js';
 import type { PretrainedServing, RunModels } from './run-models.js';
+import type { RunStack } from './run-stack.js';
+import { checkpointContentOf } from './checkpoint-content.js';
 
 export type { RunModels } from './run-models.js';
 
-/** Everything that learns or acts, for one run. */
-export interface PolicyStack {
-  /** Tokenizer, context layout, stop ids and the tokenizer files of checkpoints. */
-  readonly text: PolicyText;
+/** Everything that learns or acts, for one run, with turnwise's own model in this process (`model.engine: local`). */
+export interface PolicyStack extends RunStack {
   /** The learner's model (trained in place). */
   readonly learnerModel: TransformerModel;
   /** The sampler's policy: its own model copy, in inference workers or on this thread; receives published weights. */
@@ -53,12 +53,6 @@ export interface PolicyStack {
   readonly critic: Critic | null;
   /** The learner's gradient workers when `train.dataParallel` > 1, else null. */
   readonly gradientPool: GradientPool | null;
-  /** Lines for the user: what was loaded and the memory it needs (empty for turnwise's own model). */
-  readonly notes: readonly string[];
-  /** Frees the models; stops the gradient and inference workers without waiting (use {@link close} to wait). */
-  dispose(): void;
-  /** {@link dispose}, then waits until every gradient and inference worker thread has exited. */
-  close(): Promise<void>;
 }
 
 /** Trains the run's tokenizer on text from random episodes of the environment. */
@@ -252,7 +246,7 @@ export async function buildPolicyStack(
       throw error;
     }
   }
-  return {
+  const stack: PolicyStack = {
     text,
     learnerModel,
     policy,
@@ -260,12 +254,20 @@ export async function buildPolicyStack(
     critic,
     gradientPool,
     notes: models.notes,
+    maxContext: learnerModel.config.maxContext,
+    summary: `${learnerModel.parameterCount} parameters`,
+    samplerWeights: () => learnerModel.namedWeights(),
+    checkpointContent: async (step, state) => {
+      const trainerState = await trainer.getState();
+      return checkpointContentOf(config, stack, step, optimizerTensors(trainerState), { policyVersion: trainer.version, ...state });
+    },
     dispose,
     async close() {
       dispose();
       await closing;
     },
   };
+  return stack;
 }
 
 /** Re-exported for callers that only need the tokenizer type. */

@@ -12,6 +12,7 @@ import { getEnvironmentSpec } from '../envs/registry.js';
 import { tf } from '../models/backend/tf.js';
 import { readChatModelFileContents } from '../models/chat/index.js';
 import type { CheckpointContent } from '../models/checkpoint.js';
+import { checkBaseModel } from '../models/hf/fingerprint.js';
 import { describeHfModel, type HfModelInfo, inspectHfModel } from '../models/hf/hf-model.js';
 import { readHfWeights } from '../models/hf/hf-weights.js';
 import { LORA_TARGETS, type LoraSpec } from '../models/lora/lora.js';
@@ -151,6 +152,8 @@ export async function openPretrainedModels(config: ResolvedConfig, checkpoint: C
   if (config.train.dataParallel > 1) {
     throw new InvalidConfigError('train.dataParallel', 'gradient workers are not implemented for pretrained models (model.from) yet: use 1');
   }
+  // Before anything is read from the folder: a checkpoint goes only on the base it was trained on.
+  if (checkpoint !== null) await checkBaseModel(checkpoint.state.baseModel, folder, `the checkpoint of step ${checkpoint.step}`);
   const info = await inspectHfModel(folder);
   const shape = runShapeOf(info, config);
   const lora = loraSpecOf(config);

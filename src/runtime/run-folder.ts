@@ -12,12 +12,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseConfig, type ResolvedConfig, recordedConfig, resolveConfig, type TurnwiseConfig } from '../core/config.js';
 import { writeFileAtomic } from '../core/atomic-file.js';
 import { CheckpointError, TurnwiseError } from '../core/errors.js';
-import { acquireRunLock, type RunLock } from './run-lock.js';
+import { acquireRunLock, RUN_LOCK_FILES, type RunLock } from './run-lock.js';
 
 /**
  * A fresh folder for a new run: `<dir>/<name>`, or `<dir>/<name>-2`, `-3`, … when taken, so that
@@ -66,6 +66,19 @@ export class RunFolderExistsError extends TurnwiseError {
 /** Whether a folder holds (part of) a run. */
 function holdsRun(runDir: string): boolean {
   return ['run.db', 'config.json', 'checkpoints'].some((f) => existsSync(join(runDir, f)));
+}
+
+/**
+ * Undoes the claim of a folder that never came to hold a run (the run was refused while opening:
+ * a bad model folder, a model too large): the lock's files go, and the folder too when nothing
+ * else is in it, so the next run of that name gets the name, not `<name>-2`. Call after releasing
+ * the lock. A folder that holds a run, or anything of the user's, is left as it is.
+ * @example await releaseUnusedRunFolder('runs/babyai-grpo');
+ */
+export async function releaseUnusedRunFolder(runDir: string): Promise<void> {
+  if (holdsRun(runDir)) return;
+  for (const file of RUN_LOCK_FILES) await rm(join(runDir, file), { force: true });
+  await rmdir(runDir).catch(() => undefined); // not empty: the user's files stay
 }
 
 /** A run folder claimed for writing. */

@@ -60,6 +60,8 @@ export interface RunLock {
 
 const LOCK_FILE = 'writer.lock';
 const WRITER_FILE = 'writer.json';
+/** The files the lock leaves in a run folder (removed with a folder that never held a run). */
+export const RUN_LOCK_FILES = [LOCK_FILE, WRITER_FILE] as const;
 
 /** Start time of a process in clock ticks since boot, or null where /proc is not there. */
 function startTicksOf(pid: number): number | null {

@@ -8,6 +8,10 @@
  *     POST /tokenize, /detokenize; GET /tokenizer_info   vLLM's tokenizer endpoints (lm-evaluation-harness's
  *                                 `tokenizer_backend=remote`)                 tokenizer-routes.ts
  *     GET  /health
+ *     GET  /metrics               queue depth, limit, admitted and refused requests   admission.ts
+ *
+ * The generation routes are behind admission control (admission.ts): past `maxQueue` requests in
+ * the server, a request is answered 429 with `Retry-After`.
  *
  * Errors come in OpenAI's shape (openai-errors.ts). An error answered before the request body was
  * read (413 for a body over the limit, 404 for an unknown URL, …) carries `Connection: close`: the
@@ -17,6 +21,7 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Rng } from '../core/rng.js';
+import { Admission } from './admission.js';
 import { GenerationBatcher } from './batcher.js';
 import { registerChatRoute } from './chat-route.js';
 import { registerCompletionsRoute } from './completions-route.js';
@@ -40,6 +45,8 @@ export interface ServeAppOptions {
   readonly maxGuidedChoiceBytes?: number;
   /** Most requests generated together. Default 32. */
   readonly maxBatch?: number;
+  /** Generation requests in the server at once (generating or waiting); more get 429. Default 64. */
+  readonly maxQueue?: number;
   /** Stream for requests without `seed`. */
   readonly rng: Rng;
   /** Wall time in ms since the epoch (the `created` field). Default `Date.now`. */
@@ -112,6 +119,9 @@ export function createServeApp(model: ServedModel, options: ServeAppOptions): Ho
     return c.json(modelCard());
   });
   app.get('/health', (c) => c.body(null, 200));
+  const admission = new Admission(options.maxQueue !== undefined ? { maxQueue: options.maxQueue } : {});
+  app.get('/metrics', (c) => c.text(admission.metricsText(), 200, { 'Content-Type': 'text/plain; version=0.0.4' }));
+  for (const path of ['/v1/chat/completions', '/v1/completions']) app.post(path, admission.middleware());
   registerChatRoute(app, ctx);
   registerCompletionsRoute(app, ctx);
   registerTokenizerRoutes(app, ctx);

@@ -7,7 +7,7 @@
  * - turnwise's own model, which has no template but the compact episode layout it was trained on:
  *   the messages are mapped onto an episode (`toEpisodeView`) and built as its rollouts build them.
  */
-import { ChatContextBuilder, ChatTemplateError, type ChatMessage, type ChatTemplate, type HfTokenizer } from '../models/chat/index.js';
+import { ChatContextBuilder, ChatTemplateBudgetError, ChatTemplateError, type ChatMessage, type ChatTemplate, type HfTokenizer } from '../models/chat/index.js';
 import type { PolicyText } from '../models/policy-text.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import { type ChatRequest, parseAvailableActions, textOf, toEpisodeView } from './chat-request.js';
@@ -47,7 +47,10 @@ export function templatePrompts(template: ChatTemplate, tokenizer: HfTokenizer, 
         if (error instanceof ChatTemplateError) throw ApiError.invalid('messages', `The model's chat template cannot render these messages: ${error.message}`, 'invalid_value');
         throw error;
       }
-      return { ids: tokenizer.encode(text), actions: options.constrainToListedActions ? listedActions(messages) : null };
+      const ids = tokenizer.encode(text);
+      // A client's messages that render to nothing leave nothing to complete: their fault, not the server's.
+      if (ids.length === 0) throw ApiError.invalid('messages', "The model's chat template renders these messages as empty text: there is no prompt to complete.", 'invalid_value');
+      return { ids, actions: options.constrainToListedActions ? listedActions(messages) : null };
     },
     actionChoices(actions) {
       if (typeof options.builder === 'string') throw ApiError.invalid('guided_choice', `guided_choice is not available for this model: ${options.builder}`, 'invalid_value');
@@ -70,6 +73,8 @@ export function choiceBuilder(template: ChatTemplate, tokenizer: HfTokenizer, st
   try {
     return ChatContextBuilder.create(template, tokenizer, { stopTokenIds });
   } catch (error) {
+    // A template over its render budget is refused at load, not served without guided_choice.
+    if (error instanceof ChatTemplateBudgetError) throw error;
     if (error instanceof ChatTemplateError || error instanceof InvalidArgumentError) return error.message;
     throw error;
   }

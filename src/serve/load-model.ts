@@ -23,6 +23,7 @@ import { tf } from '../models/backend/tf.js';
 import { type ChatModelFileContents, ChatContextBuilder, HfTokenizer, parseChatModelFiles, readChatModelFileContents } from '../models/chat/index.js';
 import { loadCheckpoint, resolveCheckpointDir } from '../models/checkpoint.js';
 import { fromHfConfig } from '../models/hf/hf-config.js';
+import { checkBaseModel } from '../models/hf/fingerprint.js';
 import { describeHfModel, type HfModelInfo, inspectHfModel } from '../models/hf/hf-model.js';
 import { readHfWeights } from '../models/hf/hf-weights.js';
 import { isAdapterFolder, readAdapterFiles } from '../models/lora/peft-files.js';
@@ -108,7 +109,7 @@ async function loadRun(location: string, options: LoadServedOptions): Promise<Lo
   const runDir = dirname(dirname(checkpointDir));
   const config = await loadRunConfig(runDir);
   const backend = await selectBackend(options.backend ?? config.model.backend, { matmul: config.model.matmul });
-  const state = JSON.parse(await readFile(join(checkpointDir, 'trainer_state.json'), 'utf8')) as { step?: unknown; policyVersion?: unknown };
+  const state = JSON.parse(await readFile(join(checkpointDir, 'trainer_state.json'), 'utf8')) as { step?: unknown; policyVersion?: unknown; baseModel?: unknown };
   const version = Number(state.policyVersion ?? 0);
   const id = options.modelName ?? basename(resolve(runDir));
   const description = `${checkpointDir} (step ${String(state.step)}, ${config.env.name}, ${describeBackend(backend)})`;
@@ -117,6 +118,8 @@ async function loadRun(location: string, options: LoadServedOptions): Promise<Lo
     // A pretrained run: the checkpoint holds the trained weights (or adapters) and the base's tokenizer files.
     const lora = await isAdapterFolder(checkpointDir);
     const weightsFolder = lora ? config.model.from : checkpointDir;
+    // Adapters go only on the base they were trained on.
+    if (lora) await checkBaseModel(state.baseModel, config.model.from, checkpointDir);
     const info = await inspectHfModel(weightsFolder).catch((error: unknown) => {
       if (lora) throw new InvalidConfigError('model.from', `the LoRA run's base model cannot be read: ${(error as Error).message}`, { cause: error });
       throw error;

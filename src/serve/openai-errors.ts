@@ -5,12 +5,12 @@
  */
 
 /** The `type` field values OpenAI uses. */
-export type OpenAIErrorType = 'invalid_request_error' | 'not_found_error' | 'server_error';
+export type OpenAIErrorType = 'invalid_request_error' | 'not_found_error' | 'server_error' | 'requests';
 
 /** An error the server answers with. */
 export class ApiError extends Error {
   constructor(
-    readonly status: 400 | 404 | 405 | 413 | 500,
+    readonly status: 400 | 404 | 405 | 413 | 429 | 500,
     message: string,
     readonly type: OpenAIErrorType,
     readonly param: string | null = null,

@@ -61,6 +61,13 @@ function issueError(issue: z.core.$ZodIssue): ApiError {
   const param = paramOf(issue.path);
   const name = `'${param ?? 'body'}'`;
   const input = issue.input;
+  if (issue.code === 'invalid_union') {
+    // The value is of one alternative's type but breaks its limits (17 stop strings, one of them
+    // too long): that is the problem to name, not "expected a string or an array, got an array".
+    const matched = issue.errors.find((alt) => alt.length > 0 && !alt.some((i) => i.path.length === 0 && i.code === 'invalid_type'));
+    const first = matched?.[0];
+    if (first !== undefined) return issueError({ ...first, path: [...issue.path, ...first.path] } as z.core.$ZodIssue);
+  }
   if (issue.code === 'invalid_type' || issue.code === 'invalid_union') {
     if (input === undefined) return ApiError.invalid(param, `Missing required parameter: ${name}.`, 'missing_required_parameter');
     const custom = !issue.message.startsWith('Invalid input'); // a schema's own description of what it expects

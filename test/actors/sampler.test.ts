@@ -118,30 +118,6 @@ describe('sampler actor', () => {
     expect(actor.getSnapshot().context.policyVersion).toBe(3);
   });
 
-  it('holds requests while paused and serves them after RESUME', async () => {
-    const { actor, clock, batches, emitted, answer } = start(4, 5);
-    actor.send({ type: 'PAUSE' });
-    expect(actor.getSnapshot().value).toBe('paused');
-    actor.send({ type: 'ACT', requestId: 'a', request: request(1) });
-    clock.advance(100);
-    expect(batches).toHaveLength(0);
-    actor.send({ type: 'RESUME' });
-    expect(actor.getSnapshot().value).toBe('collecting');
-    clock.advance(5);
-    answer(0);
-    await waitFor(actor, (s) => s.matches('idle'));
-    expect(ids(emitted, 'ACT_DONE')).toEqual(['a']);
-  });
-
-  it('lets a batch in flight finish on PAUSE, then stays paused', async () => {
-    const { actor, answer } = start(1, 5);
-    actor.send({ type: 'ACT', requestId: 'a', request: request(1) });
-    actor.send({ type: 'PAUSE' });
-    expect(actor.getSnapshot().matches('generating')).toBe(true);
-    answer(0);
-    await waitFor(actor, (s) => s.matches('paused'));
-  });
-
   it('fails every request of a batch whose generation throws, and keeps serving', async () => {
     const { actor, batches, emitted, answer } = start(2, 5);
     actor.send({ type: 'ACT', requestId: 'a', request: request(1) });

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type PolicyLossArrays, ppoClipLossReference } from '../../src/algorithms/losses-reference.js';
-import { k3Kl, type PolicyLossOptions, type PolicyLossTerms, ppoClipLoss } from '../../src/algorithms/losses.js';
+import { type PolicyLossOptions, type PolicyLossTerms, ppoClipLoss } from '../../src/algorithms/losses.js';
+import { klTensor } from '../../src/algorithms/kl.js';
 import { InvalidArgumentError } from '../../src/core/errors.js';
 import { Rng } from '../../src/core/rng.js';
 import { tf } from '../../src/models/backend/tf.js';
@@ -173,12 +174,12 @@ describe('ppoClipLoss', () => {
   });
 });
 
-describe('k3Kl', () => {
+describe("klTensor('k3')", () => {
   it('is exp(ref − logp) − (ref − logp) − 1, clamped to [−10, 10]', () => {
     // diff −0.5: e^−0.5 + 0.5 − 1 = 0.106531; diff 1: e − 2 = 0.718282; diff 20: e^20 − 21 → clamped to 10.
     const logp = tf.tensor1d([-1, -2, -30]);
     const ref = tf.tensor1d([-1.5, -1, -10]);
-    const kl = k3Kl(logp, ref);
+    const kl = klTensor('k3', logp, ref);
     const v = Array.from(kl.dataSync());
     expect(v[0]).toBeCloseTo(Math.exp(-0.5) - 0.5, 5);
     expect(v[1]).toBeCloseTo(Math.E - 2, 5);

@@ -2,6 +2,7 @@ import { CommanderError, InvalidArgumentError as CommanderArgumentError } from '
 import { describe, expect, it } from 'vitest';
 import { EXIT, exitCodeForSignal, exitCodeOf, UsageError } from '../../src/cli/exit-codes.js';
 import { reportFailure } from '../../src/cli/failure.js';
+import { ChatTemplateError, ModelFilesError } from '../../src/models/chat/errors.js';
 import { CheckpointError, EnvironmentError, InvalidArgumentError, InvalidConfigError, RequestTimeoutError } from '../../src/core/errors.js';
 
 function report(error: unknown, debug: boolean): { code: number; text: string } {
@@ -18,6 +19,12 @@ describe('exit codes', () => {
     expect(exitCodeOf(new CheckpointError('runs/x', 'not a run folder'))).toBe(2);
     expect(exitCodeOf(new CommanderError(1, 'commander.unknownOption', "error: unknown option '--x'"))).toBe(2);
     expect(exitCodeOf(new CommanderArgumentError('expected a positive integer'))).toBe(2);
+  });
+
+  it('gives every error of a model folder the same code as a bad checkpoint: 2', () => {
+    expect(exitCodeOf(new ModelFilesError('m/tokenizer.json', 'cannot read it'))).toBe(exitCodeOf(new CheckpointError('m/model.safetensors', 'truncated')));
+    expect(exitCodeOf(new ModelFilesError('m/generation_config.json:eos_token_id', 'not a token id'))).toBe(EXIT.usage);
+    expect(exitCodeOf(new ChatTemplateError('m/tokenizer_config.json:chat_template', 'refused: over budget'))).toBe(EXIT.usage);
   });
 
   it('maps failures while running to 1, and help or version to 0', () => {

@@ -23,7 +23,7 @@ describe('parseConfig', () => {
       run: { dir: 'runs', name: 'babyai-grpo' },
       env: { name: 'babyai', settings: { levels: ['GoToRedBall'] }, trainSplit: 'train', testSplit: 'test', workers: 0 },
       tokenizer: { vocabSize: 512, corpusEpisodes: 400 },
-      model: { from: null, lora: null, dModel: 64, nLayers: 2, nHeads: 4, ffnHidden: 172, maxContext: 256, ropeTheta: 10000, tieEmbeddings: false, backend: 'auto', matmul: 'auto' },
+      model: { from: null, engine: 'local', tinker: null, lora: null, dModel: 64, nLayers: 2, nHeads: 4, ffnHidden: 172, maxContext: 256, ropeTheta: 10000, tieEmbeddings: false, backend: 'auto', matmul: 'auto' },
       context: {
         format: 'auto',
         chat: { system: null, acknowledge: "OK. I'll follow your instructions and try my best to solve the task.", maxResponseTokens: 8192 },
@@ -260,11 +260,11 @@ describe('describeConfig', () => {
     expect(byPath.get('horizon.horizons')).toMatchObject({ type: 'integer > 0[]', when: "schedule: 'stepwise'" });
     expect(byPath.get('horizon.every')?.default).toBeUndefined();
     expect(byPath.get('env.settings')?.default).toEqual({ levels: ['GoToRedBall'] });
-    // Fields outside the union options: seed, run 2, env 5, tokenizer 2, model 15 (9 + from + 5 of
-    // lora), context 6 (format, history, includeInstruction, chat 3), sampling 4, algorithm 26 (name
+    // Fields outside the union options: seed, run 2, env 5, tokenizer 2, model 28 (9 + from + engine + 12
+    // of tinker + 5 of lora), context 6 (format, history, includeInstruction, chat 3), sampling 4, algorithm 26 (name
     // + the fields every algorithm has), horizon.schedule, train 7, runtime 7, mode 1, async 3, offPolicy 2,
     // reward 3, alarms 2 + 5 + 5 + 5 + 4 + 4.
-    expect(fields.filter((f) => f.when === undefined)).toHaveLength(1 + 2 + 5 + 2 + 15 + 6 + 4 + 26 + 1 + 7 + 7 + 1 + 3 + 2 + 3 + 25);
+    expect(fields.filter((f) => f.when === undefined)).toHaveLength(1 + 2 + 5 + 2 + 28 + 6 + 4 + 26 + 1 + 7 + 7 + 1 + 3 + 2 + 3 + 25);
     expect(byPath.get('model.from')).toMatchObject({ default: null });
     // Optional without a default (the schedule decides), unlike fields a schedule requires.
     expect(byPath.get('horizon.evalHorizon')).toMatchObject({ optional: true });

@@ -104,7 +104,7 @@ describe('kill -9 in a run over NATS', () => {
     const learner = spawnCli(procs, ['train', writeConfig(name), '--run-dir', runDir, '--nats', server.url, '--plan-ack-wait-ms', '2000'], {
       TURNWISE_FAULT: 'trajectory-stored@24:stop',
     });
-    await learner.waitFor(/fault point 'trajectory-stored' reached/);
+    await learner.frozenAt('trajectory-stored');
     await server.restart({ hard: true });
     learner.proc.kill('SIGCONT');
     expect(await learner.exit, learner.output()).toBe(0);

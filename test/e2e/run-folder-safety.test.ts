@@ -9,7 +9,8 @@
  * - a writer killed with SIGKILL shows as `stale` (dashboard and eval), and the next writer takes over.
  *
  * Kill points come from `TURNWISE_FAULT` (src/core/fault-point.ts): the trainer freezes itself
- * (SIGSTOP) right after a step's trajectories are stored, and the test acts while it is frozen.
+ * (SIGSTOP) right after a step's trajectories are stored, and the test acts once the kernel reports
+ * it stopped (a SIGCONT sent before the stop lands would be lost, and the trainer would stay stopped).
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -52,7 +53,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Freezes the trainer right after the n-th training step's trajectories are stored. */
 const freezeAt = (n: number) => ({ TURNWISE_FAULT: `trajectories-stored@${n}:stop` });
-const frozen = (p: CliProcess) => p.waitFor(/fault point 'trajectories-stored' reached/);
+const frozen = (p: CliProcess) => p.frozenAt('trajectories-stored');
 
 function expectSameAsReference(runDir: string): Promise<void> {
   expectSameStoredContent(runDir, referenceDir, STEPS * PER_STEP);

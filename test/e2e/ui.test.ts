@@ -106,7 +106,8 @@ describe('turnwise ui in headless Chromium', () => {
     if (episode === undefined) throw new Error('no train episode at step 2');
     const versions = store.episodeTurns(episode.id).map((t) => String(t.policyVersion));
     store.close();
-    await page.goto(`${ui.url}#/trajectories?run=known&split=train&step=2&episode=${encodeURIComponent(episode.id)}`);
+    // The viewer numbers episodes by the curves' step: rollout 2's episodes are behind the point at step 3.
+    await page.goto(`${ui.url}#/trajectories?run=known&split=train&step=${episode.step + 1}&episode=${encodeURIComponent(episode.id)}`);
     await page.locator(`[data-testid=episode-row][data-episode="${episode.id}"]`).waitFor();
     await page.locator('[data-testid=turn]').first().waitFor();
     expect(await page.locator('[data-testid=turn]').evaluateAll((els) => els.map((e) => e.getAttribute('data-policy-version')))).toEqual(versions);

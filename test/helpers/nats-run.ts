@@ -1,18 +1,21 @@
 /**
  * Helpers for the distributed-run tests: spawn `turnwise …` CLI processes whose output can be
- * awaited (no sleeps), kill them, and check a run store's train trajectories.
+ * awaited (no sleeps, and an error at once if the process exits first), kill them, and check a run
+ * store's train trajectories.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { expect } from 'vitest';
+import type { FaultPoint } from '../../src/core/fault-point.js';
 import { RunStore } from '../../src/store/run-store.js';
+import { type WatchedProcess, waitStopped, watchProcess } from './child-process.js';
 
 /** A spawned `turnwise` process. */
-export interface CliProcess {
-  readonly proc: ChildProcess;
-  readonly output: () => string;
-  readonly exit: Promise<number | null>;
-  /** Resolves once the combined stdout/stderr matches. */
-  waitFor(pattern: RegExp): Promise<void>;
+export interface CliProcess extends WatchedProcess {
+  /**
+   * Resolves once the process reached fault point `point` armed with `:stop` (see
+   * `src/core/fault-point.ts`) and is really stopped there, so a SIGCONT sent next resumes it.
+   */
+  frozenAt(point: FaultPoint): Promise<void>;
 }
 
 /** SIGKILLs a process (if still running) and resolves once it exited. */
@@ -31,25 +34,14 @@ export function killProcess(proc: ChildProcess): Promise<void> {
 export function spawnCli(registry: ChildProcess[], args: readonly string[], env: Readonly<Record<string, string>> = {}): CliProcess {
   const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   registry.push(proc);
-  let output = '';
-  let waiters: { pattern: RegExp; resolve: () => void }[] = [];
-  const onData = (d: Buffer) => {
-    output += d.toString('utf8');
-    const ready = waiters.filter((w) => w.pattern.test(output));
-    waiters = waiters.filter((w) => !ready.includes(w));
-    for (const w of ready) w.resolve();
-  };
-  proc.stdout?.on('data', onData);
-  proc.stderr?.on('data', onData);
+  const watched = watchProcess(proc, `turnwise ${args.slice(0, 2).join(' ')}`);
   return {
-    proc,
-    output: () => output,
-    exit: new Promise((resolve) => proc.once('exit', (code) => resolve(code))),
-    waitFor: (pattern) =>
-      new Promise((resolve) => {
-        if (pattern.test(output)) resolve();
-        else waiters.push({ pattern, resolve });
-      }),
+    ...watched,
+    async frozenAt(point) {
+      await watched.waitFor(new RegExp(`fault point '${point}' reached`));
+      // The line is written just before the process stops itself: wait for the stop to land.
+      await waitStopped(proc.pid as number);
+    },
   };
 }
 

@@ -21,8 +21,11 @@ export interface NatsServerHandle {
   log(): string;
   /** kill -9 when `hard`, else SIGTERM; resolves once the process exited. */
   stop(options?: { hard?: boolean }): Promise<void>;
-  /** Stops (kill -9 when `hard`, else SIGTERM), then starts again on the same port and store. */
-  restart(options?: { hard?: boolean }): Promise<void>;
+  /**
+   * Stops (kill -9 when `hard`, else SIGTERM), then starts again on the same port and store; with
+   * `whileDown`, only once it resolved (the test waits, with the server down, for a client to notice).
+   */
+  restart(options?: { hard?: boolean; whileDown?: () => Promise<void> }): Promise<void>;
 }
 
 export interface NatsServerOptions {
@@ -120,6 +123,7 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
     },
     async restart(restartOptions) {
       await stop(restartOptions);
+      await restartOptions?.whileDown?.();
       await launch();
     },
   };

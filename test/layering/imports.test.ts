@@ -6,7 +6,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const graph = readImportGraph(root, 'src');
 
 /**
- * The layers of `src/`, lowest first (the README's "How it is put together"). A file may import its
+ * The layers of `src/`, lowest first (docs/layout.md). A file may import its
  * own folder and any lower layer; two folders on the same rank never import each other. The tensor
  * backend (`models/backend/`) sits below the algorithms, which compute on it, while the rest of
  * `models/` builds on the algorithms. The model engines (`engines/`: the in-process tfjs engine and

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig, parseConfig, resolveConfig } from '../../src/core/config.js';
 import { trainRun } from '../../src/runtime/train-run.js';
+import { learningSeed, reportFigures } from './figures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-learning-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -20,11 +21,12 @@ for (const [name, title] of ALGORITHMS) {
     it('raises held-out success well above the untrained policy within 10 steps', async () => {
       const shipped = loadConfig(`configs/babyai-${name}.yaml`);
       const config = resolveConfig(
-        parseConfig({ ...shipped, run: { dir, name }, train: { steps: 10, evalEvery: 10, evalTasks: 128, checkpointEvery: 0 } }),
+        parseConfig({ ...shipped, seed: learningSeed(shipped.seed), run: { dir, name }, train: { steps: 10, evalEvery: 10, evalTasks: 128, checkpointEvery: 0 } }),
       );
       const result = await trainRun({ config, runDir: join(dir, name) });
       expect(result.status).toBe('finished');
       const [before, after] = result.evals;
+      reportFigures(`babyai-${name}`, { seed: config.seed, before: before?.successRate ?? Number.NaN, after: after?.successRate ?? Number.NaN });
       expect(before?.step).toBe(0);
       expect(after?.step).toBe(10);
       // Untrained: about 0.4 (it picks uniformly among the listed actions).

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import '../../src/envs/index.js';
 import { trainRun } from '../../src/runtime/train-run.js';
+import { learningSeed, reportFigures } from './figures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-learning-frozenlake-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -13,7 +14,7 @@ describe('GRPO on FrozenLake 4x4, not slippery, generated maps (fixed seed, smal
   it('raises held-out success well above the untrained policy within 12 steps', async () => {
     const config = resolveConfig(
       parseConfig({
-        seed: 7,
+        seed: learningSeed(7),
         run: { dir, name: 'learning' },
         env: { name: 'frozenlake', settings: { size: 4, slippery: false } },
         tokenizer: { vocabSize: 512, corpusEpisodes: 200 },
@@ -25,6 +26,7 @@ describe('GRPO on FrozenLake 4x4, not slippery, generated maps (fixed seed, smal
     const result = await trainRun({ config, runDir: join(dir, 'learning') });
     expect(result.status).toBe('finished');
     const [before, after] = result.evals;
+    reportFigures('frozenlake-grpo', { seed: config.seed, before: before?.successRate ?? Number.NaN, after: after?.successRate ?? Number.NaN });
     expect(before?.step).toBe(0);
     expect(after?.step).toBe(12);
     // Untrained: about 0 (it walks into holes or off the edge); trained: about 0.3 on held-out maps.

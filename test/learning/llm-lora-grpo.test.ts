@@ -25,6 +25,7 @@ import { chatTextOptionsOf } from '../../src/runtime/pretrained-stack.js';
 import { buildStandinAgent, type StandinReport } from '../../src/runtime/standin-agent.js';
 import { trainRun } from '../../src/runtime/train-run.js';
 import { RunStore } from '../../src/store/run-store.js';
+import { learningSeed, reportFigures } from './figures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-llm-learning-'));
 const folder = join(dir, 'standin-babyai');
@@ -34,7 +35,7 @@ const HORIZON = 5;
 const STEPS = 20;
 
 const input: TurnwiseConfigInput = {
-  seed: 7,
+  seed: learningSeed(7),
   run: { dir, name: 'llm-lora-grpo' },
   env: { name: 'babyai', settings: { levels: ['GoToRedBallNoDists'] } },
   model: { from: folder, lora: { rank: 8, alpha: 16, dropout: 0 }, maxContext: 1024, backend: 'wasm' },
@@ -82,7 +83,14 @@ describe('GRPO with LoRA on a pretrained stand-in, free-text replies (BabyAI GoT
     expect(after?.step).toBe(STEPS);
     const invalidBefore = evalInvalidRate(runDir, 0);
     const invalidAfter = evalInvalidRate(runDir, STEPS);
-    console.log(`stand-in ${JSON.stringify(standin)}; held-out success ${before?.successRate} -> ${after?.successRate}; invalid ${invalidBefore.toFixed(3)} -> ${invalidAfter.toFixed(3)}`);
+    console.log(`stand-in ${JSON.stringify(standin)}`);
+    reportFigures('llm-lora-grpo', {
+      seed: input.seed as number,
+      before: before?.successRate ?? Number.NaN,
+      after: after?.successRate ?? Number.NaN,
+      invalidBefore,
+      invalidAfter,
+    });
     expect(after!.successRate).toBeGreaterThanOrEqual(before!.successRate + 0.15);
     expect(invalidAfter).toBeLessThan(0.1);
   }, 600_000);

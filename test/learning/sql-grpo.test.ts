@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import '../../src/envs/index.js';
 import { trainRun } from '../../src/runtime/train-run.js';
+import { learningSeed, reportFigures } from './figures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-learning-sql-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -13,7 +14,7 @@ describe('GRPO on text-to-SQL, aggregate questions with 2 candidate queries (fix
   it('raises held-out success well above picking a candidate at random', async () => {
     const config = resolveConfig(
       parseConfig({
-        seed: 3,
+        seed: learningSeed(3),
         run: { dir, name: 'learning' },
         // 198 train / 42 test questions; each test question sampled 3 times per evaluation.
         env: { name: 'sql', settings: { databases: ['cars', 'penguins', 'weather'], families: ['aggregate'], candidates: 2, testRepeats: 3 } },
@@ -29,6 +30,7 @@ describe('GRPO on text-to-SQL, aggregate questions with 2 candidate queries (fix
     const result = await trainRun({ config, runDir: join(dir, 'learning') });
     expect(result.status).toBe('finished');
     const [before, after] = result.evals;
+    reportFigures('sql-grpo', { seed: config.seed, before: before?.successRate ?? Number.NaN, after: after?.successRate ?? Number.NaN });
     expect(before?.step).toBe(0);
     expect(after?.step).toBe(10);
     console.log(`sql aggregate held-out success: ${before!.successRate.toFixed(3)} -> ${after!.successRate.toFixed(3)}`);

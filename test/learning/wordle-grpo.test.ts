@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import '../../src/envs/index.js';
 import { trainRun } from '../../src/runtime/train-run.js';
+import { learningSeed, reportFigures } from './figures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-learning-wordle-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -13,7 +14,7 @@ describe('GRPO on Wordle with a six-word answer pool and two guesses (fixed seed
   it('raises held-out success well above the untrained policy within 10 steps', async () => {
     const config = resolveConfig(
       parseConfig({
-        seed: 7,
+        seed: learningSeed(7),
         run: { dir, name: 'learning' },
         env: { name: 'wordle', settings: { answers: ['bound', 'shrub', 'hound', 'round', 'sound', 'found'], maxGuesses: 2 } },
         tokenizer: { vocabSize: 512, corpusEpisodes: 200 },
@@ -25,6 +26,7 @@ describe('GRPO on Wordle with a six-word answer pool and two guesses (fixed seed
     const result = await trainRun({ config, runDir: join(dir, 'learning') });
     expect(result.status).toBe('finished');
     const [before, after] = result.evals;
+    reportFigures('wordle-grpo', { seed: config.seed, before: before?.successRate ?? Number.NaN, after: after?.successRate ?? Number.NaN });
     expect(before?.step).toBe(0);
     expect(after?.step).toBe(10);
     // Held-out answers are bound and sound (pool positions 0 and 4). Opening with shrub identifies every -ound word, so the best policy wins always; a uniform pick among the listed words wins about half the time (untrained: about 0.5; trained: about 0.9).

@@ -8,7 +8,7 @@ import { AdamW } from '../../src/models/optimizer.js';
 import { packTrajectories } from '../../src/models/pack.js';
 import { tokenLayout } from '../../src/models/token-layout.js';
 import type { TrainBatch } from '../../src/models/train-batch.js';
-import { CRITIC_STEP_METRICS, GrpoTrainer, type NamedWeights, PolicyTrainer, TRAIN_STEP_METRICS, type TrainableModel } from '../../src/models/trainer.js';
+import { CRITIC_STEP_METRICS, type NamedWeights, PolicyTrainer, TRAIN_STEP_METRICS, type TrainableModel } from '../../src/models/trainer.js';
 
 beforeAll(async () => {
   await tf.setBackend('cpu');
@@ -237,10 +237,9 @@ describe('PolicyTrainer with a critic', () => {
     expect(state.optimizer.find((x) => x.name === 'estimator/runningBaseline')?.data[0]).toBeGreaterThan(0);
   });
 
-  it('rejects GAE without a critic and keeps the GrpoTrainer name as an alias', async () => {
+  it('rejects GAE without a critic', async () => {
     const model = own(new Bigram(9));
-    const trainer = own(new GrpoTrainer({ policy: model, lr: 0.05 }));
-    expect(trainer).toBeInstanceOf(PolicyTrainer);
+    const trainer = own(new PolicyTrainer({ policy: model, lr: 0.05 }));
     await expect(trainer.trainStep(makeBatch(model, 11), { estimator: gae })).rejects.toThrow(/'critic'.*needs critic values/);
   });
 });

@@ -31,7 +31,7 @@ describe(PATH, () => {
     expect(config.algorithm.name).toBe('grpo');
     const catalog = createBabyAICatalog({ settings: config.env.settings });
     expect(config.train.evalTasks).toBeLessThanOrEqual(catalog.indices('test').length);
-    // The user's model path goes in with --set, as the README shows.
+    // The user's model path goes in with --set, as docs/llm-agents.md shows.
     expect(resolveConfig(loadConfig(PATH, [parseOverride('model.from=models/SmolLM2-135M-Instruct')])).model.from).toBe('models/SmolLM2-135M-Instruct');
   });
 

@@ -9,7 +9,7 @@ import { OP } from '../../src/runtime/env-pool/batch-codec.js';
 import { type BatchEnv, type EnvAnswer, InProcessBatchEnv } from '../../src/runtime/env-pool/batch-env.js';
 import { MemoryBus } from '../../src/runtime/memory-bus.js';
 import { type EpisodePlan, RolloutRunner } from '../../src/runtime/rollout.js';
-import { FlowDriver } from '../../src/runtime/simulate/flow-driver.js';
+import { type FlowBudget, FlowDriver } from '../../src/runtime/simulate/flow-driver.js';
 import { babyaiFlowPolicy, cycleFlowPolicy, type FlowPolicy, randomFlowPolicy } from '../../src/runtime/simulate/flow-policies.js';
 import { randomPolicy, scriptedPolicy } from '../../src/runtime/simulate/sim-policies.js';
 
@@ -61,7 +61,7 @@ interface FlowRun {
 async function viaFlow(
   env: BatchEnv,
   policy: FlowPolicy,
-  options: { horizon: number; lanes?: number; clock?: Clock; maxBatch?: number; maxInFlight?: number; plans?: readonly EpisodePlan[]; signal?: AbortSignal; envTimeoutMs?: number },
+  options: { horizon: number; lanes?: number; clock?: Clock; maxBatch?: number; maxInFlight?: number; plans?: readonly EpisodePlan[]; signal?: AbortSignal; envTimeoutMs?: number; budget?: FlowBudget },
 ): Promise<FlowRun> {
   const driver = new FlowDriver({
     env,
@@ -84,6 +84,7 @@ async function viaFlow(
       results[i] = r;
     },
     options.signal,
+    options.budget,
   );
   await env.close();
   return { results, driver };
@@ -245,5 +246,28 @@ describe('flow episodes (episode-flow actors + batched driver)', () => {
     const ended = results.filter((r) => r !== undefined);
     expect(ended.map((r) => r.trajectory.error)).toEqual(['aborted: stop', 'aborted: stop']);
     expect(env.ops.filter((op) => op.kind === OP.reset)).toHaveLength(2);
+  });
+
+  it('stops after the wave that spends a turn budget, cutting the live episodes without results', async () => {
+    // Episodes that never end by themselves: 3 lanes play one turn each per wave.
+    const env = new StubEnv(() => ({ observation: { text: 'o', availableActions: ['a', 'b'] }, reward: 0, done: false }));
+    const { results, driver } = await viaFlow(env, cycleFlowPolicy(), { horizon: 100, lanes: 3, plans: stubPlans(10), budget: { turns: 7 } });
+    // Waves bring 3, 6, 9 turns: the third spends the budget and is the last.
+    expect(driver.stats()).toMatchObject({ turns: 9, cut: 3 });
+    expect(results.filter((r) => r !== undefined)).toEqual([]);
+    expect(env.ops.filter((op) => op.kind === OP.reset)).toHaveLength(3);
+    expect(env.ops.filter((op) => op.kind === OP.step)).toHaveLength(9);
+  });
+
+  it('stops at a clock budget the same way', async () => {
+    const clock = new SimulatedClock();
+    const env = new StubEnv(() => {
+      clock.advance(10); // every answer takes 10 ms of simulated time
+      return { observation: { text: 'o', availableActions: ['a', 'b'] }, reward: 0, done: false };
+    });
+    const { driver } = await viaFlow(env, cycleFlowPolicy(), { horizon: 100, lanes: 2, plans: stubPlans(10), clock, budget: { until: 45 } });
+    expect(driver.stats().cut).toBe(2);
+    expect(clock.now()).toBeGreaterThanOrEqual(45);
+    expect(driver.stats().turns).toBeLessThan(10);
   });
 });

@@ -12,10 +12,10 @@ import { roundTrip } from '../../src/runtime/codec.js';
 import { MemoryBus } from '../../src/runtime/memory-bus.js';
 import { messageFlow, subjects } from '../../src/runtime/wiring.js';
 import { serveEnvSession } from '../../src/runtime/wiring/env-session.js';
-import { type ActCodec, publishTrajectory, remoteEpisodeEffects } from '../../src/runtime/wiring/episode.js';
+import { type ActCodec, remoteEpisodeEffects } from '../../src/runtime/wiring/episode.js';
 import { remoteTrain, serveLearner } from '../../src/runtime/wiring/learner.js';
 import type { Served } from '../../src/runtime/wiring/ports.js';
-import { announceWeights, controlSamplers, serveSampler } from '../../src/runtime/wiring/sampler.js';
+import { announceWeights, serveSampler } from '../../src/runtime/wiring/sampler.js';
 
 const RUN = 'run1';
 /** Token ids of the scripted vocabulary. */
@@ -95,7 +95,7 @@ describe('wiring over a MemoryBus with the codec', () => {
   it('runs an episode to success across env session and sampler, and the trajectory survives the codec', async () => {
     const { bus, runEpisode } = setup();
     const received: unknown[] = [];
-    bus.subscribe(subjects.trajectories(RUN), (t) => {
+    bus.subscribe('turnwise.run1.test', (t) => {
       received.push(t);
     });
     const trajectory = await runEpisode({ instruction: 'inc to 3' });
@@ -108,7 +108,7 @@ describe('wiring over a MemoryBus with the codec', () => {
     expect(trajectory.finalObservationText).toBe('count 3');
 
     expect(roundTrip(trajectory)).toEqual(trajectory);
-    publishTrajectory(bus, RUN, trajectory);
+    bus.publish('turnwise.run1.test', trajectory);
     await bus.drain();
     expect(received).toEqual([trajectory]);
     expect((received[0] as Trajectory).turns[0]?.actionLossMask).toBeInstanceOf(Uint8Array);
@@ -148,14 +148,10 @@ describe('wiring over a MemoryBus with the codec', () => {
     expect(batchSizes).toEqual([2, 2]);
   });
 
-  it('delivers new weights and PAUSE/RESUME to the sampler through the bus', async () => {
+  it('delivers new weights to the sampler through the bus', async () => {
     const { bus, sampler, runEpisode } = setup();
     announceWeights(bus, RUN, 4, { layers: new Float32Array([1, 2]) });
     await waitFor(sampler, (s) => s.context.policyVersion === 4);
-    controlSamplers(bus, RUN, 'PAUSE');
-    await waitFor(sampler, (s) => s.matches('paused'));
-    controlSamplers(bus, RUN, 'RESUME');
-    await waitFor(sampler, (s) => s.matches('idle'));
     const trajectory = await runEpisode({ instruction: 'inc' });
     expect(trajectory.turns.every((t) => t.policyVersion === 4)).toBe(true);
   });
@@ -184,6 +180,7 @@ describe('wiring over a MemoryBus with the codec', () => {
     expect(subjects.act('run1')).toBe('turnwise.run1.sampler.act');
     expect(subjects.envStep('run1', 'env-3')).toBe('turnwise.run1.env.env-3.step');
     expect(() => subjects.envStep('run1', 'a.b')).toThrow(InvalidArgumentError);
-    expect(messageFlow.every((f) => f.subject in subjects)).toBe(true);
+    expect(messageFlow.every((f) => (f.subject === null) === (f.kind === 'in-process'))).toBe(true);
+    expect(messageFlow.every((f) => f.subject === null || f.subject in subjects)).toBe(true);
   });
 });

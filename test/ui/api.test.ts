@@ -100,10 +100,50 @@ describe('turnwise ui API', () => {
       ]);
       expect(turns[0]).toMatchObject({ lossMask: [1, 1, 0], actionTokens: [10, 11, 12], promptTokenCount: 3 });
       const steps = await json(await ui.app.request('/api/runs/alpha/episode-steps?split=train'));
+      // The curves' steps: rollouts 0 and 2 made the metrics logged at steps 1 and 3.
       expect(steps.body.steps).toEqual([
-        { step: 0, total: 1, failure: 1 },
-        { step: 2, total: 1, success: 1 },
+        { step: 1, total: 1, failure: 1 },
+        { step: 3, total: 1, success: 1 },
       ]);
+    } finally {
+      ui.close();
+    }
+  });
+
+  it("numbers training episodes by the curves' step: rollout 0's episodes are behind the point at step 1", async () => {
+    const ui = createUiApp({ runsDir: root });
+    try {
+      // rollout/successRate at step 1 (0.25) is the rate of the episodes stored at rollout step 0.
+      const atOne = await json(await ui.app.request('/api/runs/alpha/episodes?step=1&split=train'));
+      expect((atOne.body.episodes as { id: string; step: number }[]).map((e) => [e.id, e.step])).toEqual([['s0/t0/g0', 1]]);
+      const atZero = await json(await ui.app.request('/api/runs/alpha/episodes?step=0&split=train'));
+      expect(atZero.body.episodes).toEqual([]);
+      const all = await json(await ui.app.request('/api/runs/alpha/episodes?split=train'));
+      expect((all.body.episodes as { step: number }[]).map((e) => e.step)).toEqual([1, 3]);
+      const turns = await json(await ui.app.request(`/api/episodes/${encodeURIComponent('s0/t0/g0')}/turns?run=alpha&step=1`));
+      expect(turns.status).toBe(200);
+      expect((turns.body.episode as { step: number }).step).toBe(1);
+      const wrongStep = await json(await ui.app.request(`/api/episodes/${encodeURIComponent('s0/t0/g0')}/turns?run=alpha&step=0`));
+      expect(wrongStep.status).toBe(404);
+    } finally {
+      ui.close();
+    }
+  });
+
+  it("reports the run's AgentGym server health in the run list: how many reports, and the newest", async () => {
+    const writer = RunStore.open(runDir);
+    try {
+      writer.useRun('alpha');
+      writer.logEvent(1, 'agentgym/health', 'agentgym: babyai server http://127.0.0.1:1 failed 3 requests in a row', { kind: 'failing', consecutiveFailures: 3 });
+      writer.logEvent(2, 'agentgym/health', 'agentgym: babyai server http://127.0.0.1:1 answers again (3 failed requests so far)', { kind: 'recovered', consecutiveFailures: 0 });
+    } finally {
+      writer.close();
+    }
+    const ui = createUiApp({ runsDir: root });
+    try {
+      const runs = await json(await ui.app.request('/api/runs'));
+      const [run] = runs.body.runs as { health: unknown }[];
+      expect(run?.health).toEqual({ reports: 2, latest: { step: 2, kind: 'recovered', message: 'agentgym: babyai server http://127.0.0.1:1 answers again (3 failed requests so far)' } });
     } finally {
       ui.close();
     }

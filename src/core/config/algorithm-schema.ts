@@ -30,7 +30,7 @@ export const sharedFields = {
   clipRatio: z.number().positive().default(0.2).describe('PPO clip range epsilon on the importance ratio.'),
   klCoef: z.number().min(0).default(0).describe('Weight of the KL to the reference policy (0 = no reference model); the initial value when klTarget is set.'),
   entropyCoef: z.number().min(0).default(0).describe('Weight of the entropy bonus.'),
-  gradClip: z.number().positive().default(1).describe('Clip the global gradient norm to this value (actor and critic separately).'),
+  gradClip: z.number().positive().nullable().default(1).describe('Clip the global gradient norm to this value (actor and critic separately); null = no clipping.'),
   epochs: posInt().default(1).describe("Passes over each step's batch (PPO epochs)."),
   miniBatches: posInt().default(1).describe('Optimizer updates per epoch; must divide the episodes per step.'),
   maxTokensPerMicroBatch: posInt().default(8192).describe('Token budget of one forward/backward micro-batch (gradient accumulation above it).'),

@@ -1,6 +1,6 @@
 /**
  * Every config field with its type, default and description, read from the schema itself so that
- * the README table cannot drift from the code.
+ * the table in docs/configuration.md cannot drift from the code.
  */
 import { z } from 'zod';
 import { configSchema } from './schema.js';
@@ -85,7 +85,7 @@ export function describeConfig(): ConfigFieldDoc[] {
 }
 
 /**
- * The config reference as a Markdown table (for the README).
+ * The config reference as a Markdown table (for docs/configuration.md).
  * @example console.log(configMarkdownTable());
  */
 export function configMarkdownTable(): string {

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { InvalidConfigError } from '../errors.js';
+import { anotherCopyHint } from '../plugin-copies.js';
 import { type PluginKind, pluginRegistry } from '../plugin-registry.js';
 import { BUILT_IN_ALGORITHMS, type CustomAlgorithmConfig, customAlgorithmSchema } from './algorithm-schema.js';
 import { configErrorFrom } from './issues.js';
@@ -26,7 +27,7 @@ export function parseCustomAlgorithm(name: string, raw: unknown, source?: string
   const custom = registry?.list().filter((e) => e.builtIn !== true).map((e) => e.name) ?? [];
   if (registry === undefined || !registry.has(name) || registry.get(name).builtIn === true) {
     const registered = custom.length > 0 ? `, or a registered estimator: ${custom.join(', ')}` : ' (register an estimator with registerAdvantageEstimator to use its name)';
-    throw new InvalidConfigError('algorithm.name', `unknown algorithm '${name}'; valid: ${BUILT_IN_ALGORITHMS.join(', ')}${registered}${source !== undefined ? ` (in ${source})` : ''}`);
+    throw new InvalidConfigError('algorithm.name', `unknown algorithm '${name}'; valid: ${BUILT_IN_ALGORITHMS.join(', ')}${registered}${source !== undefined ? ` (in ${source})` : ''}${anotherCopyHint('advantageEstimator', name)}`);
   }
   const schema = z.object({ algorithm: customAlgorithmSchema(name, registry.get(name).settings) });
   const input = { algorithm: (raw as { algorithm: unknown }).algorithm };

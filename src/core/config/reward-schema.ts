@@ -25,6 +25,3 @@ export const rewardSchema = z
     settings: z.record(z.string(), z.unknown()).default({}).describe("Settings of the shaper, checked by its own schema (the built-ins take { penalty }: default 0.01 for turn-penalty, 0.1 for the others)."),
   })
   .strict();
-
-/** A parsed reward section. */
-export type RewardConfig = z.output<typeof rewardSchema>;

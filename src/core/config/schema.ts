@@ -1,9 +1,11 @@
 /**
  * The config schema: one zod schema, nested by concern, a `.describe()` line on every
  * field, `.strict()` objects so that a misspelt key is an error, defaults filled in. YAML files,
- * the CLI and the README table all come from it.
+ * the CLI and the table in docs/configuration.md all come from it.
  */
 import { z } from 'zod';
+import { engineIssues } from './engine-checks.js';
+import { engineSchema, tinkerSchema } from './engine-schema.js';
 import { type AlgorithmConfig, algorithmSchema, type CustomAlgorithmConfig } from './algorithm-schema.js';
 import { alarmsSchema } from './alarm-schema.js';
 import { rewardSchema } from './reward-schema.js';
@@ -70,6 +72,8 @@ const modelSchema = z
       .describe(
         "A Hugging Face model folder (config.json, safetensors, tokenizer.json, chat template) to start from: llama, mistral, qwen2 or qwen3. null trains turnwise's own small model from scratch. The shape fields below (dModel ... tieEmbeddings) and the tokenizer section are then the folder's, and setting them is an error.",
       ),
+    engine: engineSchema,
+    tinker: tinkerSchema.nullable().default(null).describe('The Tinker API server of model.engine: tinker (null with the local engine).'),
     lora: loraSchema
       .nullable()
       .default(null)
@@ -340,6 +344,7 @@ export const configSchema = z
         message: `a shaper (${config.reward.shaper}) is set but mode '${config.reward.mode}' never trains on shaped rewards; use 'outcome+shaped' or remove reward.shaper`,
       });
     }
+    for (const issue of engineIssues(config)) ctx.addIssue({ code: 'custom', ...issue });
     const episodesPerStep = config.algorithm.tasksPerStep * config.algorithm.groupSize;
     if (episodesPerStep % config.algorithm.miniBatches !== 0) {
       ctx.addIssue({

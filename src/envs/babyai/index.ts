@@ -16,6 +16,8 @@ export const babyaiSpec: EnvironmentSpec = {
   create: (options) => new BabyAIEnvironment(options),
   catalog: (options) => createBabyAICatalog(options),
   corpus: (options, episodes, seed) => babyaiCorpus(options, episodes, seed),
+  // Only the last step pays (success); reward.mode sum is refused for it.
+  paysTurnRewards: () => false,
 };
 
 export type { BabyAICatalog } from './catalog.js';

@@ -20,9 +20,6 @@ export interface LevelRandom {
 /** Which stream and which level semantics generate a world. */
 export type BabyAIGenerator = 'minigrid' | 'turnwise';
 
-/** The generators, for settings validation and docs. */
-export const BABYAI_GENERATORS: readonly BabyAIGenerator[] = ['minigrid', 'turnwise'];
-
 /**
  * Minigrid's draws on NumPy's stream: `_rand_int(low, high)` is `integers(low, high)`, which is
  * `low + integers(0, high - low)` draw for draw; `_rand_elem` indexes with one `integers`;

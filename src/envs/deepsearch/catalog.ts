@@ -5,6 +5,7 @@
  */
 import type { Split } from '../../core/types.js';
 import type { EnvironmentOptions, TaskCatalog } from '../environment.js';
+import { readQaSet } from './qa-dataset.js';
 import { searchQuestions } from './questions.js';
 import { parseDeepSearchSettings } from './settings.js';
 
@@ -14,6 +15,7 @@ import { parseDeepSearchSettings } from './settings.js';
  */
 export function createDeepSearchCatalog(options?: EnvironmentOptions): TaskCatalog {
   const settings = parseDeepSearchSettings(options);
+  if (settings.qa !== undefined) return fileCatalog(settings.qa, settings.testRepeats);
   const { items } = searchQuestions();
   const chosen = new Set<string>(settings.templates);
   const of = (split: Split) => items.filter((q) => q.split === split && chosen.has(q.template)).map((q) => q.index);
@@ -24,5 +26,25 @@ export function createDeepSearchCatalog(options?: EnvironmentOptions): TaskCatal
   return {
     indices: (split: Split) => splits[split] ?? [],
     category: (index: number) => (Number.isInteger(index) && index >= 0 ? items[index % items.length]?.template : undefined),
+  };
+}
+
+/** Ids over QA files: training rows 0..T-1, held-out rows T..T+H-1, repeat k of held-out row j at T + j + k·(T+H). */
+function fileCatalog(qa: { train: string; test: string }, testRepeats: number): TaskCatalog {
+  const train = readQaSet(qa.train);
+  const test = readQaSet(qa.test);
+  const total = train.size + test.size;
+  const splits: Record<Split, readonly number[]> = {
+    train: Object.freeze(Array.from({ length: train.size }, (_, i) => i)),
+    test: Object.freeze(Array.from({ length: testRepeats }, (_, k) => Array.from({ length: test.size }, (__, j) => train.size + j + k * total)).flat()),
+  };
+  return {
+    indices: (split: Split) => splits[split] ?? [],
+    category(index: number): string | undefined {
+      if (!Number.isInteger(index) || index < 0) return undefined;
+      const isTrain = index < train.size;
+      const row = isTrain ? index : (index - train.size) % total;
+      return (isTrain ? train : test).itemsNow()?.[row]?.source;
+    },
   };
 }

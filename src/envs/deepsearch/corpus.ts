@@ -12,10 +12,12 @@ import { DeepSearchEnvironment } from './env.js';
  * @example deepSearchCorpus(undefined, 5, 0).length > 5 // true
  */
 export function deepSearchCorpus(options: EnvironmentOptions | undefined, episodes: number, seed: number): string[] {
-  const settings = { ...(options?.settings ?? {}), candidates: true, maxTurns: 6 };
+  // Built-in questions and corpus always (the tokenizer text of a from-scratch model); file-backed settings are dropped.
+  const { qa: _qa, corpus: _corpus, retriever: _retriever, candidates: _candidates, wrongAnswer: _wrong, ...rest } = (options?.settings ?? {}) as Record<string, unknown>;
+  const settings = { ...rest, candidates: true, maxTurns: 6 };
   return randomPlayCorpus({
     env: new DeepSearchEnvironment({ settings }),
-    tasks: createDeepSearchCatalog(options).indices('train'),
+    tasks: createDeepSearchCatalog({ settings }).indices('train'),
     episodes,
     seed,
     invalidSamples: ['search France', 'Paris', '<answer></answer>', 'I do not know'],

@@ -1,16 +1,20 @@
 /**
  * The deep-search environment: AgentGym SearchQA's protocol over a local corpus. The agent searches
  * with `<search>query</search>` (the top-k documents come back in an `<information>` block) and
- * answers with `<answer>text</answer>`. A correct answer (exact match after normalisation) ends the
- * episode with reward 1; a wrong one is told so and the episode goes on, as in AgentGym; after
- * `maxTurns` turns it ends as failed.
+ * answers with `<answer>text</answer>` (or calls the `search` / `answer` tools). A correct answer
+ * (exact match after normalisation, or the chosen `metric`) ends the episode with reward 1; a
+ * wrong one is told so and the episode goes on, as in AgentGym (`wrongAnswer: retry`), or ends it
+ * as in Search-R1 (`wrongAnswer: end`); after `maxTurns` turns it ends as failed. With
+ * `turnRewards`, the first search whose documents contain a gold answer pays 0.1.
  */
 import { EnvironmentError } from '../../core/errors.js';
 import type { Observation, StepResult } from '../../core/types.js';
 import type { Environment, EnvironmentOptions } from '../environment.js';
 import { searchCandidates } from './candidates.js';
 import type { SearchDocument } from './documents.js';
-import { exactMatch, INVALID_ACTION_MESSAGE, parseSearchAction } from './protocol.js';
+import type { ToolSpec } from '../tools.js';
+import { DEEPSEARCH_TOOLS, INVALID_ACTION_MESSAGE, parseSearchAction } from './protocol.js';
+import { qaScore, substringMatchScore } from './qa-scoring.js';
 import { type SearchQuestion, searchQuestions } from './questions.js';
 import { formatInformation, searchCorpus } from './search-index.js';
 import { type DeepSearchSettings, parseDeepSearchSettings } from './settings.js';
@@ -27,6 +31,9 @@ export const DEEPSEARCH_INSTRUCTION = [
 
 const CORRECT = 'Congratulations! You have answered the question correctly.';
 const INCORRECT = 'Sorry, your answer is incorrect. Please try again.';
+const INCORRECT_FINAL = 'Sorry, your answer is incorrect. The episode is over.';
+/** Shaped reward (`turnRewards`) of the first search whose passages contain a gold answer. */
+export const SEARCH_HIT_REWARD = 0.1;
 
 /**
  * One question at a time.
@@ -41,6 +48,8 @@ export class DeepSearchEnvironment implements Environment {
   private item: SearchQuestion | null = null;
   private lastDocs: SearchDocument[] = [];
   private searched = new Set<string>();
+  /** A search has returned a passage containing a gold answer (for the shaped reward). */
+  private goldSeen = false;
   private turns = 0;
   private done = false;
   private closed = false;
@@ -64,6 +73,7 @@ export class DeepSearchEnvironment implements Environment {
     this.item = item;
     this.lastDocs = [];
     this.searched = new Set();
+    this.goldSeen = false;
     this.turns = 0;
     this.done = false;
     this.log = [];
@@ -80,22 +90,29 @@ export class DeepSearchEnvironment implements Environment {
     const action = parseSearchAction(typeof actionText === 'string' ? actionText : '');
     if (action.kind === 'invalid') {
       this.log.push('invalid');
-      return this.afterTurn(INVALID_ACTION_MESSAGE, { invalid: true, error: 'no-tag' });
+      return this.afterTurn(action.message ?? INVALID_ACTION_MESSAGE, { invalid: true, error: action.message === undefined ? 'no-tag' : 'bad-tool-call' });
     }
     if (action.kind === 'search') {
       const hits = searchCorpus(action.query, this.settings.topK);
       this.lastDocs = hits.map((h) => h.doc);
       this.searched.add(action.query);
       this.log.push(`search "${action.query}" -> ${hits.map((h) => h.doc.title).join(' | ') || 'nothing'}`);
-      return this.afterTurn(formatInformation(hits), { invalid: false, action: 'search', query: action.query.slice(0, 200), hits: hits.length });
+      const found = this.settings.turnRewards && !this.goldSeen && hits.some((h) => substringMatchScore(h.doc.text, item.answers) === 1);
+      if (found) this.goldSeen = true;
+      return this.afterTurn(formatInformation(hits), { invalid: false, action: 'search', query: action.query.slice(0, 200), hits: hits.length }, found ? SEARCH_HIT_REWARD : 0);
     }
-    const correct = exactMatch(action.answer, item.answers);
-    this.log.push(`answer "${action.answer}" (${correct ? 'correct' : 'incorrect'})`);
-    if (correct) {
+    const score = qaScore(this.settings.metric, action.answer, item.answers);
+    const correct = score === 1;
+    this.log.push(`answer "${action.answer}" (${correct ? 'correct' : 'incorrect'}${this.settings.metric === 'em' ? '' : `, ${this.settings.metric} ${score.toFixed(2)}`})`);
+    if (correct || this.settings.wrongAnswer === 'end') {
       this.done = true;
-      return { observation: { text: CORRECT }, reward: 1, done: true, success: true, info: { invalid: false, action: 'answer', answer: action.answer.slice(0, 200), template: item.template } };
+      return { observation: { text: correct ? CORRECT : INCORRECT_FINAL }, reward: score, done: true, success: correct, info: { invalid: false, action: 'answer', answer: action.answer.slice(0, 200), template: item.template, correct } };
     }
     return this.afterTurn(INCORRECT, { invalid: false, action: 'answer', answer: action.answer.slice(0, 200), correct: false });
+  }
+
+  tools(): readonly ToolSpec[] {
+    return DEEPSEARCH_TOOLS;
   }
 
   close(): void {
@@ -114,12 +131,12 @@ export class DeepSearchEnvironment implements Environment {
     return this.item;
   }
 
-  private afterTurn(text: string, info: Record<string, string | number | boolean | null>): StepResult {
+  private afterTurn(text: string, info: Record<string, string | number | boolean | null>, reward = 0): StepResult {
     if (this.turns >= this.settings.maxTurns) {
       this.done = true;
-      return { observation: { text: `${text}\nYou have used all ${this.settings.maxTurns} turns without a correct answer; the episode is over.` }, reward: 0, done: true, success: false, info: { ...info, truncated: true } };
+      return { observation: { text: `${text}\nYou have used all ${this.settings.maxTurns} turns without a correct answer; the episode is over.` }, reward, done: true, success: false, info: { ...info, truncated: true } };
     }
-    return { observation: this.observation(text), reward: 0, done: false, success: false, info };
+    return { observation: this.observation(text), reward, done: false, success: false, info };
   }
 
   private observation(text: string): Observation {

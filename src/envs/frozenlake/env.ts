@@ -10,9 +10,9 @@ import { EnvironmentError } from '../../core/errors.js';
 import { Rng } from '../../core/rng.js';
 import type { Observation, StepResult } from '../../core/types.js';
 import { formatAvailableActions } from '../action-list.js';
-import { DIRECTIONS, readDirection } from '../directions.js';
+import { DIRECTIONS, MOVE_TOOLS, parseGridAction, readDirection } from '../directions.js';
+import type { ToolSpec } from '../tools.js';
 import type { Environment, EnvironmentOptions } from '../environment.js';
-import { parseAction } from '../parse-action.js';
 import { type FrozenLakeSettings, frozenLakeSettings } from './catalog.js';
 import { generateLakeMap, type LakeMap, moveOnLake, slipOptions } from './map.js';
 
@@ -80,6 +80,10 @@ export class FrozenLakeEnvironment implements Environment {
   instruction(): string {
     return FROZENLAKE_INSTRUCTION;
   }
+  tools(): readonly ToolSpec[] {
+    return MOVE_TOOLS;
+  }
+
 
   reset(index: number): Observation {
     if (this.closed) throw new EnvironmentError(NAME, 'reset called after close');
@@ -98,7 +102,7 @@ export class FrozenLakeEnvironment implements Environment {
     const map = this.map;
     if (map === null) throw new EnvironmentError(NAME, 'step called before reset');
     if (this.done) return this.reject('The episode is over. Reset the environment to start a new one.', 'episode-over', true);
-    const parsed = parseAction(typeof actionText === 'string' ? actionText : '');
+    const parsed = parseGridAction(typeof actionText === 'string' ? actionText : '');
     if (!parsed.ok) return this.reject(parsed.message, parsed.reason);
     const move = readDirection(parsed.action);
     if (move === null) return this.reject(`"${parsed.action}" is not a move. Reply with one of: ${DIRECTIONS.join(', ')}.`, 'unrecognized');

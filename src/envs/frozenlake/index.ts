@@ -24,6 +24,8 @@ export const frozenLakeSpec: EnvironmentSpec = {
       seed,
       invalidSamples: ['jump', 'swim', 'north', 'up left'],
     }),
+  // Only the last step pays (success); reward.mode sum is refused for it.
+  paysTurnRewards: () => false,
 };
 
 export { createFrozenLakeCatalog, FROZENLAKE_TEST_SEEDS, frozenLakeSettings, frozenLakeSettingsSchema } from './catalog.js';

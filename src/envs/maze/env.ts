@@ -7,9 +7,9 @@
 import { EnvironmentError } from '../../core/errors.js';
 import type { Observation, StepResult } from '../../core/types.js';
 import { formatAvailableActions } from '../action-list.js';
-import { DELTAS, type Direction, readDirection } from '../directions.js';
+import { DELTAS, type Direction, MOVE_TOOLS, parseGridAction, readDirection } from '../directions.js';
+import type { ToolSpec } from '../tools.js';
 import type { Environment, EnvironmentOptions } from '../environment.js';
-import { parseAction } from '../parse-action.js';
 import { type MazeSettings, mazeSettings, mazeTask } from './catalog.js';
 import { isWall, type MazeLayout, type Position } from './layout.js';
 
@@ -66,6 +66,10 @@ export class MazeEnvironment implements Environment {
   instruction(): string {
     return MAZE_INSTRUCTION;
   }
+  tools(): readonly ToolSpec[] {
+    return MOVE_TOOLS;
+  }
+
 
   reset(index: number): Observation {
     if (this.closed) throw new EnvironmentError(NAME, 'reset called after close');
@@ -83,7 +87,7 @@ export class MazeEnvironment implements Environment {
     const layout = this.layout;
     if (layout === null) throw new EnvironmentError(NAME, 'step called before reset');
     if (this.done) return this.reject('The episode is over. Reset the environment to start a new one.', 'episode-over', true);
-    const parsed = parseAction(typeof actionText === 'string' ? actionText : '');
+    const parsed = parseGridAction(typeof actionText === 'string' ? actionText : '');
     if (!parsed.ok) return this.reject(parsed.message, parsed.reason);
     const move = readDirection(parsed.action);
     if (move === null) return this.reject(`"${parsed.action}" is not a move. Reply with one of: ${MAZE_ACTIONS.join(', ')}.`, 'unrecognized');

@@ -24,6 +24,8 @@ export const mazeSpec: EnvironmentSpec = {
       seed,
       invalidSamples: ['jump', 'move north', 'go to the goal', 'up up'],
     }),
+  // Only the last step pays (success); reward.mode sum is refused for it.
+  paysTurnRewards: () => false,
 };
 
 export { createMazeCatalog, DOUBLE_T_GAMES, mazeSettings, mazeSettingsSchema, mazeTask, RANDOM_TEST_SEEDS } from './catalog.js';

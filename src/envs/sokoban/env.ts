@@ -8,9 +8,9 @@
 import { EnvironmentError } from '../../core/errors.js';
 import type { Observation, StepResult } from '../../core/types.js';
 import { formatAvailableActions } from '../action-list.js';
-import { DIRECTIONS, readDirection } from '../directions.js';
+import { DIRECTIONS, MOVE_TOOLS, parseGridAction, readDirection } from '../directions.js';
+import type { ToolSpec } from '../tools.js';
 import type { Environment, EnvironmentOptions } from '../environment.js';
-import { parseAction } from '../parse-action.js';
 import { roomSpec, type SokobanSettings, sokobanSettings } from './catalog.js';
 import { generateRoom } from './generate.js';
 import { applyMove, boxesOnTargets, drawRoom, isSolved, type SokobanState } from './room.js';
@@ -53,6 +53,10 @@ export class SokobanEnvironment implements Environment {
   instruction(): string {
     return SOKOBAN_INSTRUCTION;
   }
+  tools(): readonly ToolSpec[] {
+    return MOVE_TOOLS;
+  }
+
 
   reset(index: number): Observation {
     if (this.closed) throw new EnvironmentError(NAME, 'reset called after close');
@@ -73,7 +77,7 @@ export class SokobanEnvironment implements Environment {
     const state = this.state;
     if (state === null) throw new EnvironmentError(NAME, 'step called before reset');
     if (this.done) return this.reject('The episode is over. Reset the environment to start a new one.', 'episode-over', true);
-    const parsed = parseAction(typeof actionText === 'string' ? actionText : '');
+    const parsed = parseGridAction(typeof actionText === 'string' ? actionText : '');
     if (!parsed.ok) return this.reject(parsed.message, parsed.reason);
     const move = readDirection(parsed.action);
     if (move === null) return this.reject(`"${parsed.action}" is not a move. Reply with one of: ${DIRECTIONS.join(', ')}.`, 'unrecognized');

@@ -24,6 +24,8 @@ export const sokobanSpec: EnvironmentSpec = {
       seed,
       invalidSamples: ['pull', 'jump', 'push box', 'north'],
     }),
+  // Only the last step pays (success); reward.mode sum is refused for it.
+  paysTurnRewards: () => false,
 };
 
 export { createSokobanCatalog, roomSpec, SOKOBAN_TEST_SEEDS, sokobanSettings, sokobanSettingsSchema } from './catalog.js';

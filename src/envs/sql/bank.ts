@@ -15,7 +15,7 @@ import type { Split } from '../../core/types.js';
 import { ensureSqlDatabases } from './build.js';
 import type { ResultSet } from './equivalence.js';
 import { DATABASES } from './schema.js';
-import { generateQuestions, type SqlFamily, type SqlQuestion, type TrustedQuery } from './templates.js';
+import { generateQuestions, type SqlQuestion, type TrustedQuery } from './templates.js';
 
 /** A validated question with its index, split and gold result. */
 export interface SqlItem extends SqlQuestion {
@@ -115,11 +115,4 @@ function buildItems(query: TrustedQuery): { items: SqlItem[]; testSize: number }
   const testSize = Math.min(MAX_TEST, Math.round(valid.length * TEST_FRACTION));
   const items = valid.map(({ q, gold }, index): SqlItem => ({ ...q, gold, index, split: index < testSize ? 'test' : 'train' }));
   return { items, testSize };
-}
-
-/** Counts per family, for reports. */
-export function familyCounts(items: readonly SqlItem[]): Record<SqlFamily, number> {
-  const out = { count: 0, aggregate: 0, filter: 0, group_by: 0, top_k: 0, join: 0 } satisfies Record<SqlFamily, number>;
-  for (const it of items) out[it.family]++;
-  return out;
 }

@@ -16,11 +16,19 @@ import type { Environment, EnvironmentOptions } from '../environment.js';
 import { type SqlBank, type SqlItem, sqlBank } from './bank.js';
 import { resultsEquivalent } from './equivalence.js';
 import { formatActions, formatResult, schemaText } from './format.js';
+import { readToolAction, stringTool } from '../tool-action.js';
+import type { ToolSpec } from '../tools.js';
 import { parseSqlAction } from './parse.js';
 import { acquireSandbox, type SqlSandbox } from './sandbox.js';
 import { parseSqlSettings, type SqlSettings } from './settings.js';
 
 const NAME = 'sql';
+
+/** SQL's tools: run a query to explore, or submit one as the answer. */
+export const SQL_TOOLS: readonly ToolSpec[] = Object.freeze([
+  stringTool('run_query', 'Run a read-only SELECT query and see its result (does not answer).', { sql: 'One SELECT (or WITH … SELECT) statement.' }),
+  stringTool('submit_query', 'Submit a SELECT query as the answer: its result is compared with the expected one and the episode ends.', { sql: 'One SELECT (or WITH … SELECT) statement.' }),
+]);
 /** Rows fetched from an agent query for comparison (gold results have at most 60). */
 const FETCH_ROWS = 1000;
 
@@ -76,6 +84,10 @@ export class SqlEnvironment implements Environment {
     return sqlInstruction(this.settings);
   }
 
+  tools(): readonly ToolSpec[] {
+    return SQL_TOOLS;
+  }
+
   /** Starts question `index` (`sql_<index>`); ids past the bank are test repeats (see `testRepeats`) of question `index % bank size`. */
   reset(index: number): Observation {
     this.assertOpen('reset');
@@ -102,7 +114,10 @@ export class SqlEnvironment implements Environment {
       return { observation: { text: 'The episode is over. Reset the environment to start a new one.' }, reward: 0, done: true, success: false, info: { invalid: true, error: 'episode-over' } };
     }
     this.turns++;
-    const parsed = parseSqlAction(typeof actionText === 'string' ? actionText : '');
+    const text = typeof actionText === 'string' ? actionText : '';
+    const call = readToolAction(text, SQL_TOOLS);
+    if (call.kind === 'invalid') return this.invalid(call.message, 'bad-tool-call', null);
+    const parsed = call.kind === 'call' ? parseSqlAction(`${call.name === 'submit_query' || this.settings.submit === 'first-query' ? 'submit ' : ''}${call.args.sql}`) : parseSqlAction(text);
     if (!parsed.ok) return this.invalid(`Error: ${parsed.message}`, parsed.reason, null);
     const bank = this.loadBank();
     this.sandbox ??= acquireSandbox(Object.values(bank.paths));

@@ -42,6 +42,18 @@ export const textcraftSettingsSchema = z
       .min(1)
       .optional()
       .describe('Keep only goals of these minimum recipe depths (1-4) in both splits, e.g. [1] for the easiest; default all.'),
+    listActions: z
+      .boolean()
+      .default(true)
+      .describe('List the valid commands as available actions (for constrained decoding); false = free mode: the agent writes each command itself (text or the get / craft / inventory tools).'),
+    recap: z
+      .boolean()
+      .optional()
+      .describe('Repeat the goal, the recipes and the inventory in every observation, so a context without history still holds them. Default: on in free mode, off when actions are listed.'),
+    turnRewards: z
+      .boolean()
+      .default(false)
+      .describe('Pay 0.1 × (1 / size of the goal’s recipe tree) the first time each item of the tree is obtained (a shaped per-turn reward, for reward.mode sum); the goal still pays 1.'),
     testRepeats: z
       .number()
       .int()

@@ -3,9 +3,9 @@
  * registry).
  */
 import type { EnvironmentSpec } from '../environment.js';
-import { createTextcraftCatalog } from './catalog.js';
+import { createTextcraftCatalog, textcraftSettings } from './catalog.js';
 import { textcraftCorpus } from './corpus.js';
-import { TextCraftEnvironment } from './env.js';
+import { randomTextcraftAction, TextCraftEnvironment } from './env.js';
 
 /**
  * Registry entry for `textcraft` (task ids `textcraft_<index>`).
@@ -17,6 +17,8 @@ export const textcraftSpec: EnvironmentSpec = {
   create: (options) => new TextCraftEnvironment(options),
   catalog: (options) => createTextcraftCatalog(options),
   corpus: (options, episodes, seed) => textcraftCorpus(options, episodes, seed),
+  randomAction: randomTextcraftAction,
+  paysTurnRewards: (options) => textcraftSettings(options).turnRewards,
 };
 
 export { craftActions, getActions, MAX_VARIANTS } from './actions.js';
@@ -25,7 +27,7 @@ export { createTextcraftCatalog, TEST_SIZE, testPositions, textcraftSettings, te
 export type { Command, CommandResult } from './commands.js';
 export { applyCommand, inventoryText, MAX_QUANTITY, matchRecipe, parseCommand } from './commands.js';
 export { textcraftCorpus } from './corpus.js';
-export { TEXTCRAFT_INSTRUCTION, TextCraftEnvironment } from './env.js';
+export { randomTextcraftAction, TEXTCRAFT_INSTRUCTION, TEXTCRAFT_TOOLS, TEXTCRAFT_TREE_BONUS, TextCraftEnvironment } from './env.js';
 export type { EpisodeSetup } from './episode.js';
 export { episodeSetup, MAX_DISTRACTORS } from './episode.js';
 export type { Goal, Recipe, RecipeFileData, Stack } from './recipe-book.js';

@@ -22,7 +22,17 @@ export const wordleSettingsSchema = z
       .optional()
       .describe('Answer pool in a fixed order (default: the shipped 559 common words); each must be in the guess vocabulary.'),
     maxGuesses: z.number().int().min(1).max(12).default(6).describe('Valid guesses allowed (Wordle: 6).'),
-    candidates: z.number().int().min(1).max(200).default(20).describe('Most answer-pool words still consistent with the feedback listed as available actions.'),
+    candidates: z
+      .number()
+      .int()
+      .min(0)
+      .max(200)
+      .default(20)
+      .describe('Most answer-pool words still consistent with the feedback listed as available actions; 0 = free mode: nothing is listed and the agent writes any vocabulary word (or calls the guess tool).'),
+    turnRewards: z
+      .boolean()
+      .default(false)
+      .describe('Pay a shaped reward on every valid guess: 0.1 × the share of the five positions newly marked green (the win still pays 1); what reward.mode sum trains on.'),
     maxTurns: z.number().int().positive().default(30).describe('Turns (invalid guesses included) before the episode ends unsolved.'),
   })
   .strict();

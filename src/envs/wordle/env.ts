@@ -8,11 +8,15 @@
  *   saying so and does NOT use up a guess (the rule of the NYT game); such turns still count
  *   toward `maxTurns`, so an episode always ends.
  * - Reward 1 when the answer is guessed, else 0.
- * - Available actions: the vocabulary (12.5 k words) is too large to list, so the observation
- *   lists up to `candidates` answer-pool words still consistent with every mark so far, in a fixed
- *   order that does not depend on the answer. Constrained decoding chooses among these, so a
- *   constrained policy only ever plays consistent pool words; a free-text policy may guess any
- *   vocabulary word.
+ * - Available actions (listed mode, `candidates` > 0): the vocabulary (12.5 k words) is too large
+ *   to list, so the observation lists up to `candidates` answer-pool words still consistent with
+ *   every mark so far, in a fixed order that does not depend on the answer. Constrained decoding
+ *   chooses among these, so a constrained policy only ever plays consistent pool words (and a
+ *   random pick among them nearly always wins: this mode is for the small from-scratch model).
+ * - Free mode (`candidates: 0`): nothing is listed; the agent writes any vocabulary word, as text
+ *   or as a call of the `guess` tool (`{"name":"guess","arguments":{"word":"crane"}}`). A random
+ *   vocabulary word wins about once in two thousand games.
+ * - `turnRewards: true` adds a shaped reward to every valid guess (see {@link WORDLE_GREEN_BONUS}).
  */
 import { EnvironmentError } from '../../core/errors.js';
 import { Rng } from '../../core/rng.js';
@@ -20,6 +24,9 @@ import type { Observation, StepResult } from '../../core/types.js';
 import { formatAvailableActions } from '../action-list.js';
 import type { Environment, EnvironmentOptions } from '../environment.js';
 import { parseAction } from '../parse-action.js';
+import type { RandomActionRequest } from '../random-action.js';
+import { readToolAction, stringTool } from '../tool-action.js';
+import { type ToolSpec, toolCallText } from '../tools.js';
 import { type WordleSettings, wordleAnswer, wordleSettings } from './catalog.js';
 import { type Marks, scoreGuess } from './feedback.js';
 import { guessVocabulary } from './vocabulary.js';
@@ -41,6 +48,29 @@ export const WORDLE_INSTRUCTION = [
 ].join('\n');
 
 const NAME = 'wordle';
+
+/** Shaped reward of a guess (`turnRewards`): this much for marking all five positions green for the first time, in proportion for fewer. */
+export const WORDLE_GREEN_BONUS = 0.1;
+
+/** The one tool of Wordle. */
+export const WORDLE_TOOLS: readonly ToolSpec[] = Object.freeze([
+  stringTool('guess', 'Guess the hidden word. The reply gives one mark per letter: g (right spot), y (elsewhere in the word), b (not in the word).', {
+    word: 'A five-letter English word, e.g. crane.',
+  }),
+]);
+
+let sortedVocabulary: readonly string[] | null = null;
+
+/**
+ * A random guess for the random baseline: a uniform vocabulary word, as `Action: word` text or as
+ * a `guess` call.
+ * @example randomWordleAction({ observation, first: observation, rng: Rng.fromSeed(1), form: 'text' }) // 'Action: ...'
+ */
+export function randomWordleAction(request: RandomActionRequest): string {
+  sortedVocabulary ??= [...guessVocabulary()].sort();
+  const word = request.rng.pick(sortedVocabulary);
+  return request.form === 'tools' ? toolCallText({ name: 'guess', arguments: { word } }) : `Action: ${word}`;
+}
 
 /**
  * Reads a guess from a normalised action: `crane`, `c r a n e`, `guess crane`. Null when it is not
@@ -71,6 +101,8 @@ export class WordleEnvironment implements Environment {
   /** Pool words consistent with `history`, in listing order; narrowed after every guess. */
   private consistent: string[] = [];
   private turns = 0;
+  /** Positions marked green at least once this game (for the shaped reward). */
+  private greens = new Set<number>();
   private done = false;
   private closed = false;
 
@@ -84,6 +116,10 @@ export class WordleEnvironment implements Environment {
     return WORDLE_INSTRUCTION;
   }
 
+  tools(): readonly ToolSpec[] {
+    return WORDLE_TOOLS;
+  }
+
   reset(index: number): Observation {
     if (this.closed) throw new EnvironmentError(NAME, 'reset called after close');
     if (!Number.isInteger(index) || index < 0) throw new EnvironmentError(NAME, `reset: task index must be a non-negative integer, got ${index}`);
@@ -91,6 +127,7 @@ export class WordleEnvironment implements Environment {
     this.history = [];
     this.consistent = [...this.listingOrder];
     this.turns = 0;
+    this.greens = new Set();
     this.done = false;
     return this.observation(`Guess the hidden five-letter word. You have ${this.settings.maxGuesses} guesses.`);
   }
@@ -101,7 +138,10 @@ export class WordleEnvironment implements Environment {
     if (answer === null) throw new EnvironmentError(NAME, 'step called before reset');
     if (this.done) return this.reject('The game is over. Reset the environment to start a new one.', 'episode-over', true);
     this.turns++;
-    const parsed = parseAction(typeof actionText === 'string' ? actionText : '');
+    const text = typeof actionText === 'string' ? actionText : '';
+    const call = readToolAction(text, WORDLE_TOOLS);
+    if (call.kind === 'invalid') return this.rejectTurn(call.message, 'bad-tool-call');
+    const parsed = call.kind === 'call' ? parseAction(call.args.word ?? '') : parseAction(text);
     if (!parsed.ok) return this.rejectTurn(parsed.message, parsed.reason);
     const guess = readGuess(parsed.action);
     if (guess === null) return this.rejectTurn(`"${parsed.action}" is not a five-letter word. This does not count as a guess.`, 'not-five-letters');
@@ -114,13 +154,14 @@ export class WordleEnvironment implements Environment {
     const outOfGuesses = !success && this.history.length >= this.settings.maxGuesses;
     const truncated = !success && !outOfGuesses && this.turns >= this.settings.maxTurns;
     this.done = success || outOfGuesses || truncated;
-    let text = `${guess} -> ${spaced(marks)}`;
-    if (success) text += `\nYou found the word in ${this.history.length} guesses. Task completed.`;
-    else if (outOfGuesses) text += `\nNo guesses left. The word was ${answer}.`;
-    else if (truncated) text += `\nYou have used all ${this.settings.maxTurns} turns.`;
+    let reply = `${guess} -> ${spaced(marks)}`;
+    if (success) reply += `\nYou found the word in ${this.history.length} guesses. Task completed.`;
+    else if (outOfGuesses) reply += `\nNo guesses left. The word was ${answer}.`;
+    else if (truncated) reply += `\nYou have used all ${this.settings.maxTurns} turns.`;
+    const shaped = this.settings.turnRewards ? this.newGreens(marks) * (WORDLE_GREEN_BONUS / 5) : 0;
     return {
-      observation: this.observation(text),
-      reward: success ? 1 : 0,
+      observation: this.observation(reply),
+      reward: (success ? 1 : 0) + shaped,
       done: this.done,
       success,
       info: { invalid: false, action: guess, marks, guesses: this.history.length, truncated },
@@ -137,6 +178,18 @@ export class WordleEnvironment implements Environment {
     if (this.answer === null) return '(no episode)';
     const rows = this.history.map((h) => `${spaced(h.guess)} | ${spaced(h.marks)}`);
     return [`answer: ${this.answer}`, ...rows, `${this.settings.maxGuesses - this.history.length} guesses left`].join('\n');
+  }
+
+  /** Counts the positions marked green for the first time by `marks`, and remembers them. */
+  private newGreens(marks: Marks): number {
+    let fresh = 0;
+    for (let i = 0; i < marks.length; i++) {
+      if (marks[i] === 'g' && !this.greens.has(i)) {
+        this.greens.add(i);
+        fresh++;
+      }
+    }
+    return fresh;
   }
 
   /** Answer-pool words consistent with the marks so far, in listing order (all of them). */

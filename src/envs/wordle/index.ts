@@ -4,8 +4,8 @@
  */
 import type { EnvironmentSpec } from '../environment.js';
 import { randomPlayCorpus } from '../random-play.js';
-import { createWordleCatalog } from './catalog.js';
-import { WordleEnvironment } from './env.js';
+import { createWordleCatalog, wordleSettings } from './catalog.js';
+import { randomWordleAction, WordleEnvironment } from './env.js';
 
 /**
  * Registry entry for `wordle` (task ids `wordle_<n>`).
@@ -23,13 +23,16 @@ export const wordleSpec: EnvironmentSpec = {
       episodes,
       seed,
       invalidSamples: ['xyzzy', 'c r a n', 'hello world', 'aaaaa'],
+      randomAction: randomWordleAction,
     }),
+  randomAction: randomWordleAction,
+  paysTurnRewards: (options) => wordleSettings(options).turnRewards,
 };
 
 export { WORDLE_ANSWERS } from './answers.js';
 export { createWordleCatalog, wordleAnswer, wordleIdRange, wordleSettings, wordleSettingsSchema } from './catalog.js';
 export type { WordleSettings } from './catalog.js';
-export { readGuess, WORDLE_INSTRUCTION, WordleEnvironment } from './env.js';
+export { randomWordleAction, readGuess, WORDLE_GREEN_BONUS, WORDLE_INSTRUCTION, WORDLE_TOOLS, WordleEnvironment } from './env.js';
 export { isConsistent, scoreGuess } from './feedback.js';
 export type { Marks } from './feedback.js';
 export { guessVocabulary } from './vocabulary.js';

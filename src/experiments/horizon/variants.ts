@@ -3,7 +3,7 @@
  * horizon schedules, derived from the base config's horizon section or given by its `experiment:`
  * section. Pure.
  *
- * Derivation (documented in the README): from a `stepwise` base `[h0, ..., hn] every E` —
+ * Derivation: from a `stepwise` base `[h0, ..., hn] every E` —
  * short = fixed h0, long = fixed hn, stepwise = the base, adaptive = start h0, step h1 - h0, max hn,
  * raising on mastery (rolling success >= 0.7), binding (truncation >= 0.8) or a plateau of E/2 steps,
  * window 3, cooldown 3. A `linear` or `adaptive` base gives short = start, long = max and a stepwise

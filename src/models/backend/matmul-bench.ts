@@ -1,8 +1,8 @@
 /**
  * Matmul micro-benchmark on the wasm backend: the stock `BatchMatMul` kernel against the
- * rerouting shim, in GFLOP/s (2·M·N·K per batch item), for the lead's `bench/` to call.
- * Method as in platform-notes §1.2: `c = tf.matMul(a, b); c.dataSync()` in a loop for at least
- * `minMs` per path after a warm-up.
+ * rerouting shim, in GFLOP/s (2·M·N·K per batch item), for benchmarks and its test to call.
+ * Method: `c = tf.matMul(a, b); c.dataSync()` in a loop for at least `minMs` per path after a
+ * warm-up (`dataSync` so the time includes the work, not only its scheduling).
  */
 import { selectBackend } from './select.js';
 import { tf } from './tf.js';

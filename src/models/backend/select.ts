@@ -2,7 +2,7 @@
  * Chooses the TensorFlow.js backend at run time and says what was chosen, so the CLI can print
  * e.g. `backend: wasm (SIMD, 1 thread; tfjs-node not installed)`.
  *
- * Order for `auto` (platform-notes §1, §1.5): native TensorFlow (`@tensorflow/tfjs-node-gpu`, then
+ * Order for `auto`: native TensorFlow (`@tensorflow/tfjs-node-gpu`, then
  * `@tensorflow/tfjs-node`; optional, loaded only when resolvable because their install needs a
  * libtensorflow download), else wasm (SIMD, one thread in Node, plus the project shims), else the
  * pure-JS cpu backend (≈50x slower; fine for tiny unit tests).
@@ -180,7 +180,7 @@ async function tryNative(loader: BackendLoader): Promise<{ info: BackendInfo | n
       }
       reasons.push(`${short} loaded but the 'tensorflow' backend did not initialise`);
     } catch (err) {
-      // e.g. installed with --ignore-scripts: the native addon is missing (platform-notes §1.5).
+      // e.g. installed with --ignore-scripts: its native binding (libtensorflow) is missing.
       reasons.push(`${short} failed to load: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`);
     }
   }

@@ -2,8 +2,7 @@
  * A JavaScript `UnsortedSegmentSum` kernel for the tfjs wasm backend.
  *
  * Why: tfjs-backend-wasm 4.22.0 registers no `UnsortedSegmentSum`, and that kernel is the gradient
- * of `tf.gather`, so without it an embedding lookup cannot train on wasm (platform-notes §1.1,
- * §1.4a). The sum is a single pass over the rows, cheap next to the matmuls around it.
+ * of `tf.gather`, so without it an embedding lookup cannot train on wasm. The sum is a single pass over the rows, cheap next to the matmuls around it.
  *
  * Semantics follow TensorFlow: `x` has shape `[...idsShape, ...inner]`, `segmentIds` has shape
  * `idsShape`, the output is `[numSegments, ...inner]`; ids outside `[0, numSegments)` are dropped

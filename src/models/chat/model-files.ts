@@ -17,6 +17,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { nonRegularKind } from '../../core/file-kind.js';
 import { HfTokenizer } from '../tokenizer/hf-tokenizer.js';
 import { ModelFilesError } from './errors.js';
 import { ChatTemplate, TEMPLATE_SPECIAL_TOKENS, type TemplateSpecialToken } from './template.js';
@@ -121,6 +122,9 @@ export async function loadChatModelFiles(folder: string, options: Omit<ChatModel
  */
 export async function readChatModelFileContents(folder: string): Promise<ChatModelFileContents> {
   const read = async (file: string, required: boolean): Promise<string | undefined> => {
+    // Before opening: a FIFO would block the read forever, a directory gives a bare EISDIR.
+    const kind = await nonRegularKind(join(folder, file));
+    if (typeof kind === 'string') throw new ModelFilesError(join(folder, file), `is ${kind}, not a regular file`);
     try {
       return await readFile(join(folder, file), 'utf8');
     } catch (cause) {

@@ -10,8 +10,9 @@
  * injected clock). Blocks are trimmed as transformers' environment does (`trim_blocks`,
  * `lstrip_blocks`: @huggingface/jinja applies both).
  */
-import { Environment, Interpreter, Template } from '@huggingface/jinja';
-import { ChatTemplateError } from './errors.js';
+import { Environment, Template } from '@huggingface/jinja';
+import { BoundedInterpreter, boundedRange, DEFAULT_RENDER_BUDGET, type RenderBudget, RenderBudgetExceeded } from './bounded-render.js';
+import { ChatTemplateBudgetError, ChatTemplateError } from './errors.js';
 import { strftime } from './strftime.js';
 
 /** One chat message; extra fields (`reasoning_content`, …) reach the template as they are. */
@@ -33,6 +34,8 @@ export interface ChatTemplateOptions {
   readonly origin?: string;
   /** The clock behind `strftime_now`. Default: the system clock. */
   readonly now?: () => Date;
+  /** Limits of each render (a template from a model folder is untrusted code). Default {@link DEFAULT_RENDER_BUDGET}. */
+  readonly budget?: RenderBudget;
 }
 
 /** One render. */
@@ -59,11 +62,13 @@ export class ChatTemplate {
   readonly specialTokens: Readonly<Partial<Record<TemplateSpecialToken, string>>>;
   private readonly parsed: Template['parsed'];
   private readonly now: () => Date;
+  private readonly budget: RenderBudget;
 
   constructor(source: string, options: ChatTemplateOptions = {}) {
     this.source = source;
     this.origin = options.origin ?? 'chat_template';
     this.now = options.now ?? (() => new Date());
+    this.budget = options.budget ?? DEFAULT_RENDER_BUDGET;
     const tokens: Partial<Record<TemplateSpecialToken, string>> = {};
     for (const name of TEMPLATE_SPECIAL_TOKENS) {
       const value = options.specialTokens?.[name];
@@ -87,7 +92,7 @@ export class ChatTemplate {
     // The globals Template.render would set, with raise_exception and strftime_now of our own
     // (Template.render does not let a caller replace them).
     for (const [name, value] of Object.entries({ false: false, true: true, none: null, False: false, True: true, None: null })) env.set(name, value);
-    env.set('range', range);
+    env.set('range', boundedRange(this.budget.maxItems));
     env.set('raise_exception', (message: unknown) => {
       throw new ChatTemplateError(this.origin, `raised: ${String(message)}`);
     });
@@ -104,19 +109,11 @@ export class ChatTemplate {
       if (value !== undefined) env.set(name, value);
     }
     try {
-      return new Interpreter(env).run(this.parsed).value as string;
+      return new BoundedInterpreter(env, this.budget).run(this.parsed).value as string;
     } catch (error) {
       if (error instanceof ChatTemplateError) throw error;
+      if (error instanceof RenderBudgetExceeded) throw new ChatTemplateBudgetError(this.origin, error.detail, { cause: error });
       throw new ChatTemplateError(this.origin, `failed to render: ${(error as Error).message}`, { cause: error });
     }
   }
-}
-
-/** Python's `range(start, stop, step)` for templates. */
-function range(start: number, stop?: number, step = 1): number[] {
-  const [from, to] = stop === undefined ? [0, start] : [start, stop];
-  if (step === 0) throw new Error('range() step must not be zero');
-  const out: number[] = [];
-  for (let i = from; step > 0 ? i < to : i > to; i += step) out.push(i);
-  return out;
 }

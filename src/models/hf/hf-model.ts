@@ -7,11 +7,12 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CheckpointError } from '../../core/errors.js';
+import { nonRegularKind } from '../../core/file-kind.js';
 import { TransformerModel } from '../transformer.js';
 import { headDim, kvHeads } from '../transformer/config.js';
-import { weightSpecs } from '../transformer/weights.js';
 import { type ParsedHfConfig, parseHfConfig } from './hf-config.js';
 import { readHfWeights, type WeightFiles, weightFiles } from './hf-weights.js';
+import { checkShapeFitsFiles, parameterCountOf } from './shape-check.js';
 
 /** What a folder holds, known before its weights are read. */
 export interface HfModelInfo extends ParsedHfConfig {
@@ -28,6 +29,8 @@ export interface HfModelInfo extends ParsedHfConfig {
 export async function inspectHfModel(folder: string): Promise<HfModelInfo> {
   const path = join(folder, 'config.json');
   let raw: unknown;
+  const kind = await nonRegularKind(path);
+  if (typeof kind === 'string') throw new CheckpointError(path, `is ${kind}, not a regular file`);
   try {
     raw = JSON.parse(await readFile(path, 'utf8'));
   } catch (err) {
@@ -36,7 +39,9 @@ export async function inspectHfModel(folder: string): Promise<HfModelInfo> {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new CheckpointError(path, 'expected a JSON object');
   const parsed = parseHfConfig(raw as Record<string, unknown>, path);
   const weights = await weightFiles(folder);
-  const parameters = weightSpecs(parsed.config).reduce((n, spec) => n + spec.hfShape.reduce((a, b) => a * b, 1), 0);
+  // From the numbers alone, before anything per layer is built (an absurd layer count costs nothing).
+  checkShapeFitsFiles(parsed.config, weights.bytes, path);
+  const parameters = parameterCountOf(parsed.config);
   return { ...parsed, folder, weights, parameters };
 }
 

@@ -1,11 +1,15 @@
 /**
  * The weights of a Hugging Face model folder: `model.safetensors`, or the shards a
  * `model.safetensors.index.json` names (`weight_map`: tensor -> file). F32, BF16 and F16 are read
- * as float32 (src/models/safetensors.ts); anything else is an error naming the tensor.
+ * as float32 (src/models/safetensors.ts); anything else is an error naming the tensor, and so is a
+ * tensor holding NaN or ±Inf (`../finite.ts`). Every weight file must be a regular file: a directory
+ * or a FIFO named `model.safetensors` is refused before it is opened (a FIFO would block forever).
  */
 import { open, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CheckpointError } from '../../core/errors.js';
+import { nonRegularKind } from '../../core/file-kind.js';
+import { assertFiniteTensor } from '../finite.js';
 import { readSafetensors } from '../safetensors.js';
 import type { NamedWeight } from '../transformer/weights.js';
 
@@ -28,6 +32,7 @@ const SINGLE = 'model.safetensors';
 export async function weightFiles(folder: string): Promise<WeightFiles> {
   const indexPath = join(folder, INDEX);
   let files: string[];
+  await refuseNonRegular(indexPath);
   const index = await readFile(indexPath, 'utf8').catch(() => null);
   if (index !== null) {
     let parsed: unknown;
@@ -50,6 +55,7 @@ export async function weightFiles(folder: string): Promise<WeightFiles> {
   const dtypes = new Map<string, string>();
   for (const file of files) {
     const path = join(folder, file);
+    await refuseNonRegular(path);
     const info = await stat(path).catch((err: Error) => {
       throw new CheckpointError(path, index === null ? `no ${SINGLE} and no ${INDEX} in the folder` : `shard named by ${INDEX} is missing: ${err.message}`, { cause: err });
     });
@@ -65,18 +71,26 @@ export async function weightFiles(folder: string): Promise<WeightFiles> {
  * @example const weights = await readHfWeights('models/SmolLM2-135M'); weights.get('model.norm.weight')
  */
 export async function readHfWeights(folder: string): Promise<Map<string, NamedWeight>> {
-  const { files } = await weightFiles(folder);
+  const { files, dtypes } = await weightFiles(folder);
   const out = new Map<string, NamedWeight>();
   for (const file of files) {
     const path = join(folder, file);
     const { tensors } = await readSafetensors(path);
     for (const [name, tensor] of Object.entries(tensors)) {
-      if (tensor.dtype !== 'F32') throw new CheckpointError(path, `tensor '${name}' has dtype ${tensor.dtype}; weights must be F32, BF16 or F16`);
+      // The stored dtype, not the one it was read as (an I64 tensor is read as I32).
+      if (tensor.dtype !== 'F32') throw new CheckpointError(path, `tensor '${name}' has dtype ${dtypes.get(name) ?? tensor.dtype}; weights must be F32, BF16 or F16`);
       if (out.has(name)) throw new CheckpointError(path, `tensor '${name}' appears in more than one shard`);
+      assertFiniteTensor(path, name, tensor.data);
       out.set(name, { shape: [...tensor.shape], data: tensor.data });
     }
   }
   return out;
+}
+
+/** A weight file that exists but is a directory, a FIFO, … is refused before it is opened. */
+async function refuseNonRegular(path: string): Promise<void> {
+  const kind = await nonRegularKind(path);
+  if (typeof kind === 'string') throw new CheckpointError(path, `is ${kind}, not a regular file`);
 }
 
 /** Each tensor's dtype from a safetensors header (reads only the header bytes). */

@@ -29,8 +29,11 @@ function tsxEsmApi(): string {
  */
 export function startWorker(parentUrl: string, name: string, options: { readonly workerData: unknown }): Worker {
   const script = workerModule(parentUrl, name);
-  if (script.execArgv.length === 0) return new Worker(script.filename, { workerData: options.workerData });
+  // `execArgv: []`: a Worker otherwise inherits the parent's flags, among them a user's
+  // `--import ./plugins.ts`, which fails in the worker ("Unknown file extension") and which the
+  // model's worker does not need (plug-ins run on the main thread).
+  if (script.execArgv.length === 0) return new Worker(script.filename, { workerData: options.workerData, execArgv: [] });
   const entry = JSON.stringify(pathToFileURL(script.filename).href);
   const bootstrap = `import(${JSON.stringify(tsxEsmApi())}).then((tsx) => { tsx.register(); return import(${entry}); });`;
-  return new Worker(bootstrap, { eval: true, workerData: options.workerData });
+  return new Worker(bootstrap, { eval: true, workerData: options.workerData, execArgv: [] });
 }

@@ -8,7 +8,7 @@ import type { Rng } from '../../core/rng.js';
 import { tf } from '../backend/tf.js';
 import type { TransformerConfig } from '../transformer/config.js';
 import { type NamedWeight, transpose2d } from '../transformer/weights.js';
-import { initialLoraA, type LoraModule, type LoraSpec, loraModules, loraScale, peftNames, validateLoraSpec } from './lora.js';
+import { initialLoraA, type LoraModule, type LoraSpec, type LoraTarget, loraModules, loraScale, peftNames, SHARED_A_GROUPS, validateLoraSpec } from './lora.js';
 
 /** One module's adapter, ready for `project()`. */
 export interface LoraPair {
@@ -39,14 +39,24 @@ export class LoraAdapters {
     this.scale = loraScale(spec);
     const r = spec.rank;
     const given = source instanceof Map ? checkedPeftWeights(this.modules, r, source) : null;
+    if (given !== null) checkSharedA(this.modules, given, this.owners);
     this.modules.forEach((m, i) => {
+      const owner = this.owners.get(m.module);
       const aPeft = given === null ? initialLoraA(m, r, (source as Rng).fork('lora', i)) : (given[i] as { a: Float32Array; b: Float32Array }).a;
       const bPeft = given === null ? new Float32Array(m.outFeatures * r) : (given[i] as { a: Float32Array; b: Float32Array }).b;
-      const a = tensorVariable(transpose2d(aPeft, r, m.inFeatures), [m.inFeatures, r]);
+      // A tied module uses its group's first A (one variable, so tfjs sums the branches' gradients)
+      const a = owner === undefined ? tensorVariable(transpose2d(aPeft, r, m.inFeatures), [m.inFeatures, r]) : (this.pairs.get(owner) as LoraPair).a;
       const b = tensorVariable(transpose2d(bPeft, m.outFeatures, r), [r, m.outFeatures]);
       this.pairs.set(m.module, { a, b, scale: this.scale });
     });
   }
+
+  /** Tied module → the module whose A it uses (empty unless `spec.sharedA`). */
+  private get owners(): Map<string, string> {
+    if (this.ownerMap === null) this.ownerMap = sharedAOwners(this.modules, this.spec);
+    return this.ownerMap;
+  }
+  private ownerMap: Map<string, string> | null = null;
 
   /** The adapter of `module` (e.g. `model.layers.0.mlp.up_proj`), or undefined when it has none. */
   pair(module: string): LoraPair | undefined {
@@ -55,7 +65,7 @@ export class LoraAdapters {
 
   /** Every adapter variable, A then B per module, in module order (the optimizer's order). */
   variables(): tf.Variable[] {
-    return [...this.pairs.values()].flatMap((p) => [p.a, p.b]);
+    return [...new Set([...this.pairs.values()].flatMap((p) => [p.a, p.b]))];
   }
 
   /** Adapter parameters. */
@@ -80,6 +90,7 @@ export class LoraAdapters {
   loadPeftWeights(weights: ReadonlyMap<string, NamedWeight>): void {
     const r = this.spec.rank;
     const values = checkedPeftWeights(this.modules, r, weights);
+    checkSharedA(this.modules, values, this.owners);
     this.modules.forEach((m, i) => {
       const pair = this.pairs.get(m.module) as LoraPair;
       const { a, b } = values[i] as { a: Float32Array; b: Float32Array };
@@ -101,6 +112,32 @@ export class LoraAdapters {
   dispose(): void {
     for (const v of this.variables()) v.dispose();
     this.pairs.clear();
+  }
+}
+
+/** For `spec.sharedA`: each tied module (k, v, up) → the first module of its group in the same layer (q, gate). */
+function sharedAOwners(modules: readonly LoraModule[], spec: LoraSpec): Map<string, string> {
+  const owners = new Map<string, string>();
+  if (spec.sharedA !== true) return owners;
+  const names = new Set(modules.map((m) => m.module));
+  for (const m of modules) {
+    const target = m.module.slice(m.module.lastIndexOf('.') + 1) as LoraTarget;
+    const group = SHARED_A_GROUPS.find((g) => g.includes(target));
+    if (group === undefined) continue;
+    const prefix = m.module.slice(0, m.module.lastIndexOf('.') + 1);
+    const first = group.map((t) => `${prefix}${t}`).find((name) => names.has(name));
+    if (first !== undefined && first !== m.module) owners.set(m.module, first);
+  }
+  return owners;
+}
+
+/** Tied A matrices must be equal in the files (SkyRL refuses such an adapter too). */
+function checkSharedA(modules: readonly LoraModule[], values: ReadonlyArray<{ a: Float32Array }>, owners: ReadonlyMap<string, string>): void {
+  const index = new Map(modules.map((m, i) => [m.module, i]));
+  for (const [module, owner] of owners) {
+    const a = (values[index.get(module) as number] as { a: Float32Array }).a;
+    const b = (values[index.get(owner) as number] as { a: Float32Array }).a;
+    if (a.some((x, i) => x !== b[i])) throw new CheckpointError(peftNames(module).a, `differs from ${peftNames(owner).a}, but the adapter ties their lora_A (sharedA)`);
   }
 }
 

@@ -27,7 +27,19 @@ export interface LoraSpec {
   readonly targets: readonly LoraTarget[];
   /** rsLoRA scaling alpha / sqrt(r). Default false. */
   readonly rsLora?: boolean;
+  /**
+   * q/k/v of a layer share one `lora_A`, and gate/up another (SkyRL tx fuses these projections into
+   * one LoRA layer; its PEFT files hold equal copies). Training then sums the tied branches' A
+   * gradients. Not a PEFT setting: the files are plain PEFT either way. Default false.
+   */
+  readonly sharedA?: boolean;
 }
+
+/** The projections whose `lora_A` is one matrix when {@link LoraSpec.sharedA} is set. */
+export const SHARED_A_GROUPS: readonly (readonly LoraTarget[])[] = [
+  ['q_proj', 'k_proj', 'v_proj'],
+  ['gate_proj', 'up_proj'],
+];
 
 /** One adapted module: its HF name and the shapes of its A and B. */
 export interface LoraModule {

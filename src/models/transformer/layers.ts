@@ -1,6 +1,6 @@
 /**
  * The Llama building blocks as pure tfjs functions: RMSNorm, rotary embeddings (RoPE), SwiGLU and
- * masked multi-head attention. Written for the wasm backend's fast paths (platform-notes §1): no
+ * masked multi-head attention. Written for the wasm backend's fast paths: no
  * `pow`, no einsum, no split/unstack along the batch; heads via reshape + transpose + batched matMul,
  * and RoPE's `rotate_half` as a matMul with a fixed ±1 permutation matrix instead of slice + concat.
  */

@@ -177,6 +177,17 @@ export class WeightStore {
     return other;
   }
 
+  /**
+   * A store over the SAME base variables (no copy) with adapters of its own (`spec`, fresh from an
+   * rng or given PEFT weights): one of several LoRA models trained on one base. The base becomes
+   * frozen; this store may have adapters or not.
+   */
+  withOwnAdapters(spec: LoraSpec, source: Rng | ReadonlyMap<string, NamedWeight>): WeightStore {
+    const other = new WeightStore(this.config, { shared: this.vars });
+    other.attachLora(spec, source);
+    return other;
+  }
+
   /** Frees the adapters, and the base when this store owns it. */
   dispose(): void {
     this.adapters?.dispose();

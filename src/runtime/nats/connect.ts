@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { connect, credsAuthenticator, type NatsConnection, type NodeConnectionOptions, nkeyAuthenticator } from '@nats-io/transport-node';
 import { InvalidArgumentError, TurnwiseError } from '../../core/errors.js';
+import { redactCredentials } from '../../core/redact.js';
 
 /** How to reach and authenticate with NATS. Exactly one auth method (or none). */
 export interface NatsConnectOptions {
@@ -37,12 +38,18 @@ export interface NatsConnectOptions {
  */
 export class NatsConnectError extends TurnwiseError {
   constructor(
-    readonly servers: string,
-    readonly reason: string,
+    servers: string,
+    reason: string,
     options?: { cause?: unknown },
   ) {
-    super(`cannot connect to NATS at ${servers}: ${reason}`, options);
+    // A URL may carry a user and password (or a token): never in a message.
+    super(`cannot connect to NATS at ${redactCredentials(servers)}: ${redactCredentials(reason)}`, options);
+    this.servers = redactCredentials(servers);
+    this.reason = redactCredentials(reason);
   }
+  /** The servers tried, credentials redacted. */
+  readonly servers: string;
+  readonly reason: string;
 }
 
 function seedBytes(seedOrPath: string): Uint8Array {

@@ -24,6 +24,7 @@ import type { NatsBus } from './nats-bus.js';
 import { actRunId, parsePlanMessage, type RunInfra } from './run-infra.js';
 import { subjects } from '../wiring.js';
 import { SplitBus } from './split-bus.js';
+import { outlastOutage } from './outage.js';
 import { publishTrajectoryDurably } from './trajectory-stream.js';
 
 export interface EpisodesWorkerOptions {
@@ -129,7 +130,8 @@ export async function startEpisodesWorker(options: EpisodesWorkerOptions): Promi
         m.nak(500);
         return;
       }
-      await publishTrajectoryDurably(infra, trajectory);
+      // Repeated through a server restart: the trajectory id (Nats-Msg-Id) makes a second copy a no-op.
+      await outlastOutage(`publishing ${trajectory.trajectoryId}`, () => publishTrajectoryDurably(infra, trajectory), { log: (line) => log(`episodes: ${line}`), clock });
       published++;
       faultPoint('trajectory-published');
       m.ack();
@@ -147,7 +149,7 @@ export async function startEpisodesWorker(options: EpisodesWorkerOptions): Promi
   const ping = bus.subscribe(subjects.episodesPing(infra.runId), () => ({ pid: process.pid }), { queue: 'episodes-ping' });
 
   const loop = (async () => {
-    const consumer = await infra.js.consumers.get(infra.names.planStream, infra.names.planConsumer);
+    const consumer = await outlastOutage('opening the plan queue', () => infra.js.consumers.get(infra.names.planStream, infra.names.planConsumer), { log: (line) => log(`episodes: ${line}`), clock });
     while (!stopped) {
       if (inFlight >= poolSize) {
         await new Promise<void>((resolve) => {

@@ -2,7 +2,7 @@
  * Back-pressure for a worker: at most `maxInFlight` requests are handled at once; the rest wait
  * in arrival order (never dropped) until a slot frees. Wraps any {@link Bus}, so the sampler
  * adapter (`serveSampler`) is used unchanged; only request handlers are limited — publishes
- * (weights, PAUSE/RESUME) pass straight through so that control is never stuck behind work.
+ * (weights, episode releases) pass straight through so that control is never stuck behind work.
  */
 import { InvalidArgumentError } from '../../core/errors.js';
 import type { Bus, MessageHandler, RequestOptions, SubscribeOptions, Subscription } from '../bus.js';

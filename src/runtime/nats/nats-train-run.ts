@@ -14,9 +14,12 @@
  * The run's NATS state is named by its unique run id; the run name is claimed in the registry
  * before anything is published, and a finished run's streams are deleted (`./run-registry.ts`).
  * A slow learner slows sampling: plans of step s+1 are published only after step s is trained.
+ * A restart of the NATS server is waited out (`./outage.ts`): every call above is repeated until
+ * the server answers, for up to `outageWaitMs`; past that the run fails, resumable.
  */
 import { headers } from '@nats-io/transport-node';
 import { type Clock, systemClock } from '../../core/clock.js';
+import { faultPoint } from '../../core/fault-point.js';
 import { CheckpointError } from '../../core/errors.js';
 import type { NamedTensors } from '../../models/checkpoint.js';
 import { RunStore } from '../../store/run-store.js';
@@ -28,6 +31,7 @@ import type { NatsConnectOptions } from './connect.js';
 import { NatsBus } from './nats-bus.js';
 import { openRunInfra, type PlanMessage, purgeSteps, putBlob, type RunInfra, type RunInfraOptions, setState, weightsName } from './run-infra.js';
 import { checkRunName, claimRunName, deleteRunResources, markRunEnded } from './run-registry.js';
+import { NatsOutageError, outlastOutage } from './outage.js';
 import { collectStep } from './trajectory-stream.js';
 import { watchEpisodesWorkers } from './worker-watch.js';
 
@@ -45,6 +49,8 @@ export interface NatsTrainRunOptions extends Omit<TrainRunOptions, 'distributed'
   readonly workerWaitMs?: number;
   /** How often to check for episodes workers while a step is collected, ms. Default 2 s. */
   readonly workerCheckMs?: number;
+  /** Keep repeating a NATS call this long while the server is unreachable (a restart), ms. Default 5 minutes. */
+  readonly outageWaitMs?: number;
   readonly clock?: Clock;
 }
 
@@ -91,6 +97,8 @@ export async function natsTrainRun(options: NatsTrainRunOptions): Promise<TrainR
   let purgedUpTo = 0;
   let workerSeen = false;
   let deliveries = { consumer: 0, stream: 0 };
+  // Once the run is on the server, a restart of the server is waited out, not fatal (./outage.ts).
+  const retried = <T>(action: string, op: () => Promise<T>): Promise<T> => outlastOutage(action, op, { log, clock, ...(options.outageWaitMs !== undefined ? { waitMs: options.outageWaitMs } : {}) });
   const need = (): RunInfra => {
     if (infra === null) throw new Error('natsTrainRun: the run infrastructure is not open yet');
     return infra;
@@ -111,7 +119,7 @@ export async function natsTrainRun(options: NatsTrainRunOptions): Promise<TrainR
     },
     async rollout(step: number, horizon: number, plans: readonly EpisodePlan[]) {
       const current = need();
-      await setState(current, 'horizon', horizon);
+      await retried(`setting the horizon of step ${step}`, () => setState(current, 'horizon', horizon));
       const byId = new Map(plans.map((p) => [p.trajectoryId, p]));
       const abort = new AbortController();
       let stored = 0;
@@ -124,6 +132,8 @@ export async function natsTrainRun(options: NatsTrainRunOptions): Promise<TrainR
         progress: () => `step ${step}: ${stored} of ${plans.length} trajectories in`,
         log,
         seenBefore: workerSeen,
+        // Trajectories of this step came in: a worker was there, even if it died before a ping.
+        evidence: () => stored > 0,
         onSeen: () => {
           workerSeen = true;
         },
@@ -131,7 +141,10 @@ export async function natsTrainRun(options: NatsTrainRunOptions): Promise<TrainR
         clock,
       });
       try {
-        const { trajectories, stats } = await collectStep({
+        // Safe to repeat: a collection replays the step from the stream, and the store keeps each trajectory once.
+        const { trajectories, stats } = await retried(`collecting step ${step}`, () => {
+          stored = 0; // a repeat counts the step's trajectories afresh as it replays them
+          return collectStep({
           infra: current,
           store: (storeRef as NonNullable<typeof storeRef>).store,
           storeRunId: (storeRef as NonNullable<typeof storeRef>).runId,
@@ -146,12 +159,13 @@ export async function natsTrainRun(options: NatsTrainRunOptions): Promise<TrainR
             stored++;
           },
           signal: abort.signal,
+          });
         });
         if (stats.replayed > 0 || stats.duplicates > 0 || stats.rejected > 0) {
           log(`step ${step}: ${stats.replayed} trajectories replayed from the stream, ${stats.duplicates} already stored, ${stats.rejected} rejected`);
         }
         // Plans handed out again (a worker died or went silent past the ack wait): worth a line.
-        const { delivered } = await current.jsm.consumers.info(current.names.planStream, current.names.planConsumer);
+        const { delivered } = await retried('reading the plan consumer', () => current.jsm.consumers.info(current.names.planStream, current.names.planConsumer));
         const redelivered = delivered.consumer_seq - deliveries.consumer - (delivered.stream_seq - deliveries.stream);
         deliveries = { consumer: delivered.consumer_seq, stream: delivered.stream_seq };
         if (redelivered > 0) log(`step ${step}: ${redelivered} plan deliveries were redeliveries (a worker died or stalled; its episodes were redone)`);
@@ -162,25 +176,40 @@ export async function natsTrainRun(options: NatsTrainRunOptions): Promise<TrainR
     },
     async publishWeights(next: number, weights: NamedTensors) {
       const current = need();
-      await putBlob(current, weightsName(next), weights);
-      await setState(current, 'version', next);
+      faultPoint('weights-publishing');
+      await retried(`publishing weights v${next}`, async () => {
+        await putBlob(current, weightsName(next), weights);
+        await setState(current, 'version', next);
+      });
       version = next;
       // Keep the previous version for samplers still finishing a batch; older ones go.
+      // (Best effort: a copy left by an outage goes with the run's object store.)
       if (next >= 2) await current.blobs.delete(weightsName(next - 2)).catch(() => undefined);
     },
     async checkpointed(completedSteps) {
       // A resume replays only steps from its checkpoint on: older trajectories are in the run store.
       if (infra === null || completedSteps <= purgedUpTo) return;
-      await purgeSteps(infra, purgedUpTo, completedSteps);
+      const current = infra;
+      await retried(`purging steps before ${completedSteps}`, () => purgeSteps(current, purgedUpTo, completedSteps));
       purgedUpTo = completedSteps;
     },
     async finish(status) {
       if (infra === null) return;
-      await setState(infra, 'status', status);
-      await markRunEnded(nc, name, infra.runId, status, Date.now());
+      const current = infra;
+      try {
+        await retried(`recording the run as ${status}`, async () => {
+          await setState(current, 'status', status);
+          await markRunEnded(nc, name, current.runId, status, Date.now());
+        });
+      } catch (error) {
+        // The run folder has the outcome; a server still down must not turn it into a crash.
+        if (!(error instanceof NatsOutageError)) throw error;
+        log(`could not record the run as ${status} on NATS (${error.message}); the run folder has it, and \`--resume\` picks the run up again`);
+        return;
+      }
       if (status === 'completed') {
         // Everything is in the run folder; the small state bucket stays for late workers to read 'completed'.
-        const deleted = await deleteRunResources(infra.jsm, infra.runId, { keepState: true });
+        const deleted = await retried('deleting the run\'s streams', () => deleteRunResources(current.jsm, current.runId, { keepState: true }));
         log(`run completed: deleted its NATS streams and objects (${deleted.join(', ')})`);
       }
     },

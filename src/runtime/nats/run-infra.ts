@@ -70,12 +70,6 @@ export function parsePlanMessage(subject: string, value: unknown): PlanMessage {
   return value as PlanMessage;
 }
 
-/** What a worker needs to join a run. */
-export interface RunManifest {
-  readonly config: unknown;
-  readonly tokenizerJson: unknown;
-}
-
 export interface RunInfraOptions {
   /** Plans not acknowledged within this time are redelivered (a worker sends in-progress beats meanwhile). Default 10 s. */
   readonly planAckWaitMs?: number;

@@ -18,7 +18,8 @@ import type { Served } from '../wiring/ports.js';
 import { serveSampler } from '../wiring/sampler.js';
 import { limitInFlight } from './in-flight-limit.js';
 import type { NatsBus } from './nats-bus.js';
-import { actRunId, getBlob, type RunInfra, watchState, weightsName } from './run-infra.js';
+import { outlastOutage } from './outage.js';
+import { actRunId, getBlob, getState, type RunInfra, watchState, weightsName } from './run-infra.js';
 
 export interface SamplerWorkerOptions {
   readonly bus: NatsBus;
@@ -72,7 +73,8 @@ export async function startSamplerWorker(options: SamplerWorkerOptions): Promise
   let chain: Promise<void> = Promise.resolve();
   const load = async (version: number) => {
     if (version !== wanted || version === servedVersion) return; // a newer version arrived meanwhile
-    const weights = await getBlob(infra, weightsName(version));
+    // A server restart while the weights are read is waited out: a sampler left on an old version serves no episode.
+    const weights = await outlastOutage(`loading weights v${version}`, () => getBlob(infra, weightsName(version)), { log: (line) => log(`sampler: ${line}`), clock });
     if (weights === null) {
       log(`sampler: weights v${version} are not in the object store (yet); waiting for the next version`);
       return;
@@ -99,17 +101,31 @@ export async function startSamplerWorker(options: SamplerWorkerOptions): Promise
     previous?.close();
     log(`sampler: serving policy v${version}`);
   };
-  const stopWatch = await watchState(infra, 'version', (value) => {
+  const onVersion = (value: unknown) => {
     if (!Number.isInteger(value)) {
       log(`sampler: ignored a non-integer version ${JSON.stringify(value)} in the run state`);
       return;
     }
     wanted = value as number;
     chain = chain.then(() => load(value as number)).catch((error: unknown) => log(`sampler: ${(error as Error).message}`));
-  });
+  };
+  const outage = { log: (line: string) => log(`sampler: ${line}`), clock };
+  const stopWatch = await outlastOutage('watching the weights version', () => watchState(infra, 'version', onVersion), outage);
+  // After a server restart, the version is read again: one published while the watch was
+  // re-established must not leave this sampler serving the old one.
+  let closed = false;
+  void (async () => {
+    for await (const status of bus.connection.status()) {
+      if (closed) break;
+      if (status.type !== 'reconnect') continue;
+      const current = await outlastOutage('re-reading the weights version', () => getState(infra, 'version'), outage).catch(() => null);
+      if (Number.isInteger(current) && (current as number) > wanted) onVersion(current);
+    }
+  })();
   return {
     version: () => servedVersion,
     async close() {
+      closed = true;
       stopWatch();
       await chain;
       served?.close();

@@ -6,9 +6,11 @@
  * check needs no heartbeat bookkeeping. A busy worker that answers late still counts as there.
  *
  * When none is there the learner says so (the CLI prints it on its line). Once a worker has been
- * seen, losing every worker for `waitMs` ends the wait with {@link NoEpisodesWorkerError}: the run
- * fails, resumable later. Before any worker joined the learner only reports and keeps waiting
- * (workers are often started after the learner, which registers the run they look for).
+ * seen — it answered a ping, or its trajectories arrived (`evidence`: a worker can join, work and
+ * die between two pings) — losing every worker for `waitMs` ends the wait with
+ * {@link NoEpisodesWorkerError}: the run fails, resumable later. Before any worker showed up the
+ * learner only reports and keeps waiting (workers are often started after the learner, which
+ * registers the run they look for).
  */
 import { type Clock, systemClock } from '../../core/clock.js';
 import { NoResponderError, TurnwiseError } from '../../core/errors.js';
@@ -46,6 +48,8 @@ export interface WorkerWatchOptions {
   readonly log: (line: string) => void;
   /** A worker was already seen in an earlier step of this run (the wait then applies from the start). */
   readonly seenBefore?: boolean;
+  /** Whether a worker has shown it was there other than by answering (its trajectories arrived). */
+  readonly evidence?: () => boolean;
   /** Called when a worker is seen for the first time. */
   readonly onSeen?: () => void;
   /** Called once, when the wait is over. */
@@ -74,6 +78,10 @@ export function watchEpisodesWorkers(options: WorkerWatchOptions): () => void {
     }
     if (stopped) return;
     const now = clock.now();
+    if (!seen && options.evidence?.() === true) {
+      seen = true;
+      options.onSeen?.();
+    }
     if (present) {
       if (missingSince !== null) options.log(`an episodes worker is connected (${options.progress()})`);
       missingSince = null;
@@ -84,7 +92,7 @@ export function watchEpisodesWorkers(options: WorkerWatchOptions): () => void {
       options.log(
         seen
           ? `no episodes worker is connected (${options.progress()}); waiting up to ${Math.round(options.waitMs / 1000)} s for one`
-          : `no episodes worker has joined yet (${options.progress()}); start one with \`turnwise worker --nats <url> --run ${options.runName} --role sampler,episodes\``,
+          : `no episodes worker is connected, and none has shown up yet (${options.progress()}); start one with \`turnwise worker --nats <url> --run ${options.runName} --role sampler,episodes\``,
       );
     } else if (seen && now - missingSince >= options.waitMs) {
       stopped = true;

@@ -17,6 +17,7 @@ import { type EpisodesWorker, startEpisodesWorker } from './episodes-worker.js';
 import { NatsBus } from './nats-bus.js';
 import { getBlob, openRunInfra, type RunInfra, watchState } from './run-infra.js';
 import { resolveRunId } from './run-registry.js';
+import { outlastOutage } from './outage.js';
 import { remoteEnvSpec } from './remote-env.js';
 import { type SamplerWorker, startSamplerWorker } from './sampler-worker.js';
 
@@ -79,9 +80,11 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerResult> {
   let episodes: EpisodesWorker | null = null;
   try {
     // `--run` is a run name (the registry says which run holds it) or a run id.
-    const runId = await resolveRunId(bus.connection, options.runId, { log, ...(options.signal ? { signal: options.signal } : {}) });
-    const infra = await openRunInfra(bus.connection, runId);
-    const { config, text } = await waitForManifest(infra, options.signal);
+    // Joining is safe to repeat: a server restart meanwhile is waited out (./outage.ts).
+    const retried = <T>(action: string, op: () => Promise<T>): Promise<T> => outlastOutage(action, op, { log: (line) => log(`worker: ${line}`) });
+    const runId = await retried(`finding run '${options.runId}'`, () => resolveRunId(bus.connection, options.runId, { log, ...(options.signal ? { signal: options.signal } : {}) }));
+    const infra = await retried('opening the run\'s streams', () => openRunInfra(bus.connection, runId));
+    const { config, text } = await retried('reading the run manifest', () => waitForManifest(infra, options.signal));
     if (options.roles.includes('sampler')) await selectBackend(config.model.backend, { matmul: config.model.matmul });
     log(`worker: joined run '${options.runId}'${runId === options.runId ? '' : ` (id ${runId})`} as ${options.roles.join(' + ')}`);
     if (options.roles.includes('sampler')) started.push(await startSamplerWorker({ bus, infra, config, text, log, ...(options.maxActInFlight ? { maxInFlight: options.maxActInFlight } : {}) }));
@@ -120,9 +123,14 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerResult> {
     let status: string | null = null;
     const reason = await new Promise<WorkerResult['reason']>((resolve) => {
       options.signal?.addEventListener('abort', () => resolve('signal'), { once: true });
-      void watchState(infra, 'status', (value) => {
-        status = String(value);
-        if (status !== 'running') resolve('run-ended');
+      void retried('watching the run status', () =>
+        watchState(infra, 'status', (value) => {
+          status = String(value);
+          if (status !== 'running') resolve('run-ended');
+        }),
+      ).catch((error: unknown) => {
+        log(`worker: cannot watch the run status: ${(error as Error).message}`);
+        resolve('run-ended');
       });
     });
     return { reason, runStatus: status, published: episodes?.published() ?? 0 };

@@ -71,6 +71,19 @@ const START_CHUNK = 1024;
 export interface FlowDriverStats {
   readonly batches: number;
   readonly ops: number;
+  /** Agent turns played: steps the environments answered, in episodes finished, running or cut. */
+  readonly turns: number;
+  /** Episodes cut when a run's budget was spent (ended there, handed to no `onResult`). */
+  readonly cut: number;
+}
+
+/**
+ * When a run stops by itself: after `turns` turns, or at clock time `until` (ms). Checked after
+ * each wave of answers; the live episodes are then cut, so no wind-down follows.
+ */
+export interface FlowBudget {
+  readonly turns?: number;
+  readonly until?: number;
 }
 
 /**
@@ -98,6 +111,12 @@ export class FlowDriver implements FlowHost {
   private detach: () => void = () => {};
   private batches = 0;
   private ops = 0;
+  private turns = 0;
+  private cut = 0;
+  /** The current run's {@link FlowBudget}, as absolute turns and clock time. */
+  private limit = { turns: Number.POSITIVE_INFINITY, until: Number.POSITIVE_INFINITY };
+  /** Set while {@link cutLive} ends episodes: their results are counted, not handed on. */
+  private cutting = false;
   private running: { nextPlan: (index: number) => EpisodePlan | null; onResult: (index: number, result: FlowResult) => void; resolve: () => void; reject: (error: unknown) => void } | null = null;
 
   constructor(private readonly options: FlowDriverOptions) {
@@ -110,21 +129,23 @@ export class FlowDriver implements FlowHost {
     this.queues = Array.from({ length: options.env.shards }, () => ({ ops: [], lanes: [], tickets: [], inFlight: 0 }));
   }
 
-  /** Batches sent and ops they carried so far. */
+  /** Batches sent, ops they carried and turns played so far. */
   stats(): FlowDriverStats {
-    return { batches: this.batches, ops: this.ops };
+    return { batches: this.batches, ops: this.ops, turns: this.turns, cut: this.cut };
   }
 
   /**
    * Plays episodes while `nextPlan` gives plans (called with 0, 1, 2, …; null stops starting new
-   * ones), handing each result to `onResult`; resolves when the last episode has ended. An abort
-   * ends every live episode in `error` with the reason.
+   * ones), handing each result to `onResult`; resolves when the last episode has ended, or when
+   * `budget` is spent (the live episodes are then cut). An abort ends every live episode in
+   * `error` with the reason.
    */
-  run(nextPlan: (index: number) => EpisodePlan | null, onResult: (index: number, result: FlowResult) => void, signal?: AbortSignal): Promise<void> {
+  run(nextPlan: (index: number) => EpisodePlan | null, onResult: (index: number, result: FlowResult) => void, signal?: AbortSignal, budget: FlowBudget = {}): Promise<void> {
     if (this.running !== null) throw InvalidArgumentError.format('FlowDriver.run', 'already running: one run at a time per driver');
     return new Promise<void>((resolve, reject) => {
       this.running = { nextPlan, onResult, resolve, reject };
       this.exhausted = false;
+      this.limit = { turns: this.turns + (budget.turns ?? Number.POSITIVE_INFINITY), until: budget.until ?? Number.POSITIVE_INFINITY };
       if (signal !== undefined) {
         const onAbort = () => this.abort(String(signal.reason ?? 'aborted'));
         signal.addEventListener('abort', onAbort, { once: true });
@@ -274,6 +295,7 @@ export class FlowDriver implements FlowHost {
     }
     lane.observation = answer.observation;
     lane.turnCount++;
+    this.turns++;
     episode.send({
       type: 'TURN_RESULT',
       actionText: lane.action,
@@ -312,7 +334,17 @@ export class FlowDriver implements FlowHost {
       }
     }
     this.drainEnded();
+    if (this.running !== null && (this.turns >= this.limit.turns || this.options.clock.now() >= this.limit.until)) this.cutLive();
     this.settle();
+  }
+
+  /** The run's budget is spent: start nothing more, end the live episodes without results. */
+  private cutLive(): void {
+    this.exhausted = true;
+    this.cutting = true;
+    for (const lane of this.lanes) lane.episode?.send({ type: 'ABORT', reason: 'the run budget is spent' });
+    this.drainEnded();
+    this.cutting = false;
   }
 
   /** An asynchronous policy answered (or failed) the turns of `episodes`. */
@@ -357,7 +389,8 @@ export class FlowDriver implements FlowHost {
           lane.envSlot = this.nextSlot++;
         }
         this.options.policy.end?.(lane.lane);
-        running?.onResult(lane.planIndex, result);
+        if (this.cutting) this.cut++;
+        else running?.onResult(lane.planIndex, result);
         this.startNext(lane);
       }
     }

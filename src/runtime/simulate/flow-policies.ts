@@ -7,7 +7,10 @@
  */
 import { turnSeed } from '../../actors/episode-rules.js';
 import type { Observation } from '../../core/types.js';
+import { Rng } from '../../core/rng.js';
 import { extractGoal, targetAction } from '../../envs/babyai/oracle.js';
+import type { EnvironmentSpec } from '../../envs/environment.js';
+import type { ActionForm, RandomActionSource } from '../../envs/random-action.js';
 
 /** One turn to choose: the lane (episode slot) and what the policy may read. */
 export interface FlowTurn {
@@ -133,26 +136,37 @@ export function cycleFlowPolicy(): SyncFlowPolicy {
 
 /**
  * Uniform over the listed actions, drawn from the per-turn seed (the same one the episode actor's
- * text path uses), so trajectories do not depend on placement or batching.
+ * text path uses), so trajectories do not depend on placement or batching. An observation that
+ * lists no actions (a free mode) gets the environment's own random valid-looking action
+ * (`randomAction` of its spec, written as text or as a tool call), or an unparsable fallback.
  * @example randomFlowPolicy().act([{ lane: 0, observation, turnCount: 0, seed: 1234 }])
  */
-export function randomFlowPolicy(): SyncFlowPolicy {
+export function randomFlowPolicy(randomAction?: RandomActionSource, form: ActionForm = 'text'): SyncFlowPolicy {
+  const firsts: (Observation | undefined)[] = [];
   return {
-    description: 'random (seeded, uniform over listed actions)',
-    begin() {},
+    description: randomAction === undefined ? 'random (seeded, uniform over listed actions)' : `random (seeded, uniform over listed actions, else random ${form === 'tools' ? 'tool calls' : 'text actions'})`,
+    begin(lane, observation) {
+      firsts[lane] = observation;
+    },
     act: (turns) =>
-      turns.map(({ observation, turnCount, seed }) => {
+      turns.map(({ lane, observation, turnCount, seed }) => {
         const actions = observation.availableActions ?? [];
-        return actions.length === 0 ? FALLBACK_ACTION : (actions[turnSeed(seed, turnCount) % actions.length] as string);
+        const drawn = turnSeed(seed, turnCount);
+        if (actions.length > 0) return actions[drawn % actions.length] as string;
+        if (randomAction === undefined) return FALLBACK_ACTION;
+        return randomAction({ observation, first: firsts[lane] ?? observation, rng: Rng.fromSeed(drawn), form });
       }),
+    end(lane) {
+      firsts[lane] = undefined;
+    },
   };
 }
 
 /**
  * The flow policy for `--policy scripted|random` on an environment.
- * @example const policy = flowPolicyFor('scripted', 'babyai');
+ * @example const policy = flowPolicyFor('scripted', getEnvironmentSpec('babyai'));
  */
-export function flowPolicyFor(kind: 'scripted' | 'random', envName: string): SyncFlowPolicy {
-  if (kind === 'random') return randomFlowPolicy();
-  return envName === 'babyai' ? babyaiFlowPolicy() : cycleFlowPolicy();
+export function flowPolicyFor(kind: 'scripted' | 'random', spec: Pick<EnvironmentSpec, 'name' | 'randomAction'>, form: ActionForm = 'text'): SyncFlowPolicy {
+  if (kind === 'random') return randomFlowPolicy(spec.randomAction, form);
+  return spec.name === 'babyai' ? babyaiFlowPolicy() : cycleFlowPolicy();
 }

@@ -5,7 +5,9 @@
  * they need is in the request (the first observation, the past actions, the per-turn seed) — so
  * a live episode costs no policy state.
  */
+import { Rng } from '../../core/rng.js';
 import { extractGoal, targetAction } from '../../envs/babyai/oracle.js';
+import type { ActionForm, RandomActionSource } from '../../envs/random-action.js';
 import type { TextActRequest, TextActResult, TextPolicy } from '../../policies/text-policy.js';
 
 const NO_USAGE = { promptTokens: 0, completionTokens: 0 } as const;
@@ -51,14 +53,19 @@ export function scriptedPolicy(envName: string): TextPolicy {
 
 /**
  * Uniform over the listed actions, drawn from the episode's per-turn seed (the same seed whether
- * environments run in-process or in workers, so trajectories are reproducible).
+ * environments run in-process or in workers, so trajectories are reproducible); where none are
+ * listed, the environment's random valid-looking action (see `randomFlowPolicy`).
  * @example const policy = randomPolicy();
  */
-export function randomPolicy(): TextPolicy {
+export function randomPolicy(randomAction?: RandomActionSource, form: ActionForm = 'text'): TextPolicy {
   return {
     act: (request) => {
       const actions = request.observation.availableActions ?? [];
-      return reply(actions.length === 0 ? FALLBACK_ACTION : (actions[request.seed % actions.length] as string));
+      if (actions.length > 0) return reply(actions[request.seed % actions.length] as string);
+      if (randomAction === undefined) return reply(FALLBACK_ACTION);
+      const firstText = request.turns[0]?.observationText;
+      const first = firstText === undefined ? request.observation : { text: firstText };
+      return reply(randomAction({ observation: request.observation, first, rng: Rng.fromSeed(request.seed), form }));
     },
   };
 }

@@ -1,6 +1,10 @@
 /**
  * `turnwise simulate`: N concurrent episodes played by a scripted, random or trained policy, back
- * to back over the training split until a turn or time budget is spent. Scripted and random
+ * to back over the training split (or `--split test`) until a turn, time or episode budget is
+ * spent; with a turn or time budget the episodes still in flight then are cut (`FlowBudget`), so
+ * `--turns T` plays T turns (plus at most the rest of the wave of answers that reached T) and
+ * turns/s is measured with every agent live, without a wind-down while the last episodes finish;
+ * `--episodes N` starts exactly N episodes and plays each to its end (baselines). Scripted and random
  * policies run on the flow path (each episode an event-driven `episode-flow` machine fed by the
  * batched `FlowDriver`, one xstate event per turn); so does a checkpoint, its model in inference
  * worker threads behind the sampler's dynamic batching (`checkpoint-flow.ts`), so the main thread
@@ -14,19 +18,24 @@ import { InvalidArgumentError } from '../../core/errors.js';
 import { Rng } from '../../core/rng.js';
 import type { Outcome, Split } from '../../core/types.js';
 import type { EnvironmentSpec } from '../../envs/environment.js';
+import type { ActionForm } from '../../envs/random-action.js';
 import type { FlowResult } from '../../actors/episode-flow.js';
 import { createBatchEnv } from '../env-pool/batch-env.js';
 import type { EpisodePlan } from '../rollout.js';
 import { openCheckpointFlow } from './checkpoint-flow.js';
-import { FlowDriver } from './flow-driver.js';
+import { type FlowBudget, FlowDriver, type FlowDriverStats } from './flow-driver.js';
 import { flowPolicyFor } from './flow-policies.js';
 import { mainThreadCpuSeconds } from './thread-cpu.js';
 
 /** Which policy plays. */
-export type SimPolicy = { readonly kind: 'scripted' } | { readonly kind: 'random' } | { readonly kind: 'checkpoint'; readonly location: string };
+/** `random` with `form: 'tools'` writes free-mode actions as tool calls (canonical call text) instead of text. */
+export type SimPolicy = { readonly kind: 'scripted' } | { readonly kind: 'random'; readonly form?: ActionForm } | { readonly kind: 'checkpoint'; readonly location: string };
 
-/** When to stop starting episodes (episodes in flight then finish). */
-export type SimBudget = { readonly turns: number } | { readonly seconds: number };
+/**
+ * When to stop: after this many turns played, or seconds (the episodes in flight are then cut), or
+ * once this many episodes have been started and finished (none cut).
+ */
+export type SimBudget = { readonly turns: number } | { readonly seconds: number } | { readonly episodes: number };
 
 /** Options of {@link simulate}. */
 export interface SimulateOptions {
@@ -36,6 +45,8 @@ export interface SimulateOptions {
   readonly agents: number;
   readonly policy: SimPolicy;
   readonly budget: SimBudget;
+  /** Split the episodes are drawn from, cycling over its tasks in catalog order (default `config.env.trainSplit`). */
+  readonly split?: string;
   /** Horizon of each episode (default: the config's largest). */
   readonly horizon?: number;
   /** Environment worker threads (default `config.env.workers`; 0 = in-process). */
@@ -61,8 +72,11 @@ export interface SimulateReport {
   readonly policy: string;
   readonly envPlacement: string;
   readonly horizon: number;
+  /** Episodes that finished before the budget was spent (the ones counted in `outcomes`). */
   readonly episodes: number;
-  /** Agent turns of every finished episode (the sum of their turn counts). */
+  /** Episodes in flight when the budget was spent, cut there: in no outcome count. */
+  readonly cutAtBudget: number;
+  /** Agent turns played (steps the environments answered), in finished and in cut episodes. */
   readonly turns: number;
   readonly seconds: number;
   readonly turnsPerSecond: number;
@@ -81,6 +95,8 @@ export interface SimulateReport {
 function checkBudget(budget: SimBudget): void {
   if ('turns' in budget) {
     if (!Number.isInteger(budget.turns) || budget.turns < 1) throw InvalidArgumentError.format('--turns', `expected a positive integer, got ${String(budget.turns)}`);
+  } else if ('episodes' in budget) {
+    if (!Number.isInteger(budget.episodes) || budget.episodes < 1) throw InvalidArgumentError.format('--episodes', `expected a positive integer, got ${String(budget.episodes)}`);
   } else if (!(budget.seconds > 0) || !Number.isFinite(budget.seconds)) {
     throw InvalidArgumentError.format('--seconds', `expected a positive number of seconds, got ${String(budget.seconds)}`);
   }
@@ -90,7 +106,9 @@ function checkBudget(budget: SimBudget): void {
 interface SimRunner {
   readonly description: string;
   readonly envPlacement: string;
-  play(horizon: number, plan: (i: number) => EpisodePlan | null, onEpisode: (turns: number, outcome: Outcome) => void): Promise<void>;
+  play(plan: (i: number) => EpisodePlan | null, onEpisode: (outcome: Outcome) => void, budget: FlowBudget): Promise<void>;
+  /** Turns played so far, episodes cut at the budget. */
+  stats(): FlowDriverStats;
   close(): Promise<void>;
 }
 
@@ -113,17 +131,19 @@ async function openRunner(options: SimulateOptions, envWorkers: number, horizon:
     return {
       description: flow.description,
       envPlacement: flow.envPlacement,
-      play: (_, plan, onEpisode) => flow.driver.run(plan, (__, r: FlowResult) => onEpisode(r.turnCount, r.trajectory.outcome)),
+      play: (plan, onEpisode, budget) => flow.driver.run(plan, (_, r: FlowResult) => onEpisode(r.trajectory.outcome), undefined, budget),
+      stats: () => flow.driver.stats(),
       close: () => flow.close(),
     };
   }
-  const flowPolicy = flowPolicyFor(policy.kind, spec.name);
+  const flowPolicy = flowPolicyFor(policy.kind, spec, policy.kind === 'random' ? policy.form : undefined);
   const env = createBatchEnv(spec, settings, envWorkers);
   const driver = new FlowDriver({ env, policy: flowPolicy, envName: spec.name, lanes: agents, step: 0, horizon, envTimeoutMs: config.runtime.envTimeoutMs, clock });
   return {
     description: flowPolicy.description,
     envPlacement: env.description,
-    play: (_, plan, onEpisode) => driver.run(plan, (__, r: FlowResult) => onEpisode(r.turnCount, r.trajectory.outcome)),
+    play: (plan, onEpisode, budget) => driver.run(plan, (_, r: FlowResult) => onEpisode(r.trajectory.outcome), undefined, budget),
+    stats: () => driver.stats(),
     close: () => env.close(),
   };
 }
@@ -142,8 +162,9 @@ export async function simulate(options: SimulateOptions): Promise<SimulateReport
   if (!Number.isInteger(envWorkers) || envWorkers < 0) throw InvalidArgumentError.format('--env-workers', `expected a non-negative integer, got ${String(envWorkers)}`);
   const horizon = options.horizon ?? config.derived.maxHorizon;
   const settings = config.env.settings as Record<string, unknown>;
-  const indices = spec.catalog({ settings }).indices(config.env.trainSplit as Split);
-  if (indices.length === 0) throw InvalidArgumentError.format('env.trainSplit', `split '${config.env.trainSplit}' of ${spec.name} has no tasks`);
+  const split = options.split ?? config.env.trainSplit;
+  const indices = spec.catalog({ settings }).indices(split as Split);
+  if (indices.length === 0) throw InvalidArgumentError.format(options.split === undefined ? 'env.trainSplit' : '--split', `split '${split}' of ${spec.name} has no tasks`);
   const seeds = Rng.fromSeed(config.seed).fork('simulate');
 
   // `memoryUsage.rss()` reads the resident size alone; `memoryUsage()` also walks every heap (about 1 ms each time).
@@ -154,20 +175,19 @@ export async function simulate(options: SimulateOptions): Promise<SimulateReport
   };
   const opened = await openRunner(options, envWorkers, horizon);
   const outcomes: Record<Outcome, number> = { success: 0, failure: 0, truncated: 0, length: 0, error: 0 };
-  let turns = 0;
   let episodes = 0;
   const lag = monitorEventLoopDelay({ resolution: 10 });
   const start = clock.now();
   const elapsed = () => (clock.now() - start) / 1000;
   const budget = options.budget;
-  const spent = (): boolean => ('turns' in budget ? turns >= budget.turns : elapsed() >= budget.seconds);
+  const flowBudget: FlowBudget = 'turns' in budget ? { turns: budget.turns } : 'seconds' in budget ? { until: start + budget.seconds * 1000 } : {};
+  const spent = (i: number): boolean => ('turns' in budget ? opened.stats().turns >= budget.turns : 'episodes' in budget ? i >= budget.episodes : elapsed() >= budget.seconds);
   const plan = (i: number): EpisodePlan | null => {
-    if (spent()) return null;
+    if (spent(i)) return null;
     const taskIndex = indices[i % indices.length] as number;
     return { taskId: `${spec.name}_${taskIndex}`, taskIndex, groupId: `sim/${i}`, trajectoryId: `sim/${i}`, seed: seeds.fork('episode', i).int(0x7fffffff) };
   };
-  const onEpisode = (turnCount: number, outcome: Outcome): void => {
-    turns += turnCount;
+  const onEpisode = (outcome: Outcome): void => {
     episodes++;
     outcomes[outcome]++;
   };
@@ -179,7 +199,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulateReport
     const now = elapsed();
     if (options.onProgress && (now - lastProgress) * 1000 >= progressMs) {
       lastProgress = now;
-      options.onProgress({ seconds: now, turns, episodes });
+      options.onProgress({ seconds: now, turns: opened.stats().turns, episodes });
     }
   }, 100);
   timer.unref();
@@ -187,13 +207,14 @@ export async function simulate(options: SimulateOptions): Promise<SimulateReport
   const mainBefore = mainThreadCpuSeconds();
   lag.enable();
   try {
-    await opened.play(horizon, plan, onEpisode);
+    await opened.play(plan, onEpisode, flowBudget);
   } finally {
     lag.disable();
     clearInterval(timer);
     sampleMemory();
   }
   const seconds = elapsed();
+  const { turns, cut: cutAtBudget } = opened.stats();
   const cpu = process.cpuUsage(cpuBefore);
   const mainAfter = mainThreadCpuSeconds();
   const perTurn = (us: number) => (turns > 0 ? us / turns : 0);
@@ -206,6 +227,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulateReport
     envPlacement,
     horizon,
     episodes,
+    cutAtBudget,
     turns,
     seconds,
     turnsPerSecond: seconds > 0 ? turns / seconds : 0,

@@ -111,7 +111,7 @@ function startLearner(run: OpenedRun, bus: MemoryBus, sampler: SamplerActor, opt
       publishWeights: async (version) => {
         if (config.mode !== 'sync') return; // the asynchronous loop publishes (src/runtime/async/async-train.ts)
         const loaded = waitForWeights(sampler, version);
-        const weights = stack.learnerModel.namedWeights();
+        const weights = stack.samplerWeights();
         announceWeights(bus, runId, version, weights);
         await Promise.all([loaded, options.distributed?.publishWeights(version, weights)]);
       },

@@ -61,7 +61,7 @@ async function driveAsync(run: OpenedRun, actors: TrainingActors, effects: Coord
     learnerVersion: () => stack.trainer.version,
     publishWeights: async (version) => {
       const loaded = waitForWeights(actors.sampler, version);
-      announceWeights(actors.bus, run.runId, version, stack.learnerModel.namedWeights());
+      announceWeights(actors.bus, run.runId, version, stack.samplerWeights());
       await withDeadline(loaded, config.async.weightSyncTimeoutMs, clock, `the sampler to load weights ${version}`);
     },
     exposeState: (read) => {

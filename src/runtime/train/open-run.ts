@@ -18,9 +18,11 @@ import { RunStore } from '../../store/run-store.js';
 import { LengthOutcomes } from '../length-outcomes.js';
 import { asyncSettingsOf } from '../async/async-train.js';
 import { restoreStaleness, type StalenessState } from '../async/staleness.js';
-import { buildPolicyStack, type PolicyStack } from '../policy-stack.js';
+import { buildRunStack } from '../engine-stack.js';
+import type { RunStack } from '../run-stack.js';
 import type { RewardShaping } from '../../algorithms/reward-shapers.js';
 import { RunAlarms, restorePersistedAlarms } from '../alarms/run-alarms.js';
+import { type BaseModelIdentity, baseModelIdentity } from '../../models/hf/fingerprint.js';
 import { rolloutShapingOf } from '../reward-shaping.js';
 import type { RunEvent } from '../run-events.js';
 import { type ClaimedRunFolder, newRunId, saveRunConfig } from '../run-folder.js';
@@ -46,7 +48,7 @@ export interface OpenedRun {
   /** Completed steps when the run (re)starts. */
   readonly startStep: number;
   readonly checkpoint: CheckpointContent | null;
-  readonly stack: PolicyStack;
+  readonly stack: RunStack;
   /** The asynchronous loop's staleness state saved with the checkpoint, checked. */
   readonly restoredStaleness: StalenessState;
   readonly store: RunStore;
@@ -56,6 +58,8 @@ export interface OpenedRun {
   readonly shaping: { readonly shaping?: RewardShaping };
   /** Collapse alarms, fed after every step (`src/runtime/alarms/`). */
   readonly alarms: RunAlarms;
+  /** A pretrained run's base model (`model.from`) as opened, recorded in every checkpoint; null for turnwise's own model. */
+  readonly baseModel: BaseModelIdentity | null;
   /** Aborted by a `stop` alarm: the run stops after the current phase, as on Ctrl-C. */
   readonly alarmStop: AbortController;
 }
@@ -67,6 +71,9 @@ export function checkTrainRunOptions(options: TrainRunOptions): void {
   if (config.runtime.bus === 'nats' && !options.distributed) {
     throw new InvalidConfigError('runtime.bus', "'nats' needs a NATS server: start the run with --nats <url> (e.g. turnwise train config.yaml --nats nats://127.0.0.1:4222), or set runtime.bus: memory");
   }
+  if (config.model.engine !== 'local' && options.distributed) {
+    throw new InvalidConfigError('model.engine', `'${config.model.engine}' runs on the in-process bus for now: a Tinker server already spreads the model work; drop --nats`);
+  }
   if (config.mode !== 'sync' && options.distributed) {
     throw InvalidArgumentError.format('mode', `'${config.mode}' runs on the in-process bus only for now (issue 9); use mode 'sync' with a distributed rollout`);
   }
@@ -74,7 +81,7 @@ export function checkTrainRunOptions(options: TrainRunOptions): void {
 
 /**
  * Opens (or reopens, when resuming) the run folder and builds the models; marks the run running.
- * @example const run = await openRun({ config }); … run.store.close();
+ * @example const run = await openRun({ config }, await claimRunFolder({ config }, config.run)); … run.store.close();
  */
 export async function openRun(options: TrainRunOptions, folder: ClaimedRunFolder): Promise<OpenedRun> {
   const { config } = options;
@@ -101,7 +108,10 @@ export async function openRun(options: TrainRunOptions, folder: ClaimedRunFolder
         }),
       )
     : null;
-  const stack = await buildPolicyStack(config, spec, checkpoint);
+  const stack = await buildRunStack(config, spec, checkpoint, options.engine);
+  // After the stack: a resumed run's base was checked against its checkpoint's record there. (A
+  // remote engine's weights are on the engine; the local folder gives only the tokenizer side.)
+  const baseModel = config.model.from === null || config.model.engine !== 'local' ? null : await baseModelIdentity(config.model.from);
   // Checked before anything is written: a bad `state.async` fails the resume with the field named.
   const restoredStaleness = restoreStaleness(checkpoint?.state.async, stack.trainer.version, asyncSettingsOf(config).maxStaleness, runDir);
   const restoredAlarms = restorePersistedAlarms(checkpoint?.state.alarms, runDir);
@@ -114,7 +124,7 @@ export async function openRun(options: TrainRunOptions, folder: ClaimedRunFolder
     store.createRun({ id: runId, name: config.run.name, createdAt: Date.now(), config, backend: backend.name, seed: config.seed });
     await saveRunConfig(runDir, config);
     // The text side's files (tokenizer.json, tokenizer_config.json, ...): what viewers and workers read.
-    for (const file of stack.text.files({ modelMaxLength: stack.learnerModel.config.maxContext, maxNewTokens: config.sampling.maxActionTokens })) {
+    for (const file of stack.text.files({ modelMaxLength: stack.maxContext, maxNewTokens: config.sampling.maxActionTokens })) {
       await writeFileAtomic(join(runDir, file.name), file.data);
     }
   }
@@ -142,5 +152,5 @@ export async function openRun(options: TrainRunOptions, folder: ClaimedRunFolder
     restoredAlarms,
   );
   const lengths = new LengthOutcomes(config.model.maxContext);
-  return { config, clock, emit, backend, spec, settings, catalog, trainIndices, resuming, runDir, runId, startStep, checkpoint, stack, restoredStaleness, store, shaping, alarms, alarmStop, stopExport, lengths };
+  return { config, clock, emit, backend, spec, settings, catalog, trainIndices, resuming, runDir, runId, startStep, checkpoint, stack, restoredStaleness, store, shaping, alarms, alarmStop, stopExport, baseModel, lengths };
 }

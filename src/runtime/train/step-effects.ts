@@ -8,10 +8,8 @@ import { persistHorizon } from '../../actors/horizon.js';
 import { evalHorizonFor, type HorizonSpec } from '../../actors/horizon-per-env.js';
 import type { Trajectory } from '../../core/types.js';
 import { saveCheckpoint } from '../../models/checkpoint.js';
-import { checkpointContentOf } from '../checkpoint-content.js';
 import type { StalenessState } from '../async/staleness.js';
 import { evaluatePolicy } from '../evaluate.js';
-import { optimizerTensors } from '../policy-stack.js';
 import { rolloutMetrics } from '../rollout-metrics.js';
 import type { TrainingActors } from './actors.js';
 import type { OpenedRun } from './open-run.js';
@@ -19,6 +17,20 @@ import { trainPlans } from './plans.js';
 import { failIfAllEpisodesFailed } from '../rollout-health.js';
 import { faultPoint } from '../../core/fault-point.js';
 import type { EvalPoint, TrainRunOptions } from './types.js';
+import { NonFiniteTrainingError, nonFiniteMetrics } from '../alarms/non-finite.js';
+
+/** A step whose loss or gradients went non-finite: the alarm is stored and reported, and the run stops before any checkpoint of it. */
+function stopIfNonFinite(run: OpenedRun, completedSteps: number, metrics: Readonly<Record<string, number>>): void {
+  const bad = nonFiniteMetrics(metrics);
+  if (bad.length === 0) return;
+  const values = Object.fromEntries(bad.map((name) => [name, metrics[name] as number]));
+  const error = new NonFiniteTrainingError(completedSteps, values);
+  const consequence = 'the run stops without a checkpoint of this step (resumable from the last one)';
+  // NaN is not JSON: the values go into the event as text.
+  run.store.logEvent(completedSteps, 'alarm/nonFinite', `${error.message}`, { alarm: 'nonFinite', metrics: bad, values: Object.fromEntries(bad.map((name) => [name, String(metrics[name])])), action: 'stop', consequence });
+  run.emit({ type: 'alarm', step: completedSteps, name: 'nonFinite', message: `non-finite training: ${bad.map((n) => `${n} ${metrics[n]}`).join(', ')}`, action: 'stop', consequence });
+  throw error;
+}
 
 /** Evaluates the policy after `completedSteps` steps, stores the episodes and metrics, returns the metrics. */
 export type Evaluate = (completedSteps: number) => Promise<Record<string, number>>;
@@ -96,20 +108,20 @@ export function coordinatorEffects(run: OpenedRun, actors: TrainingActors, evalu
       faultPoint('trajectories-stored');
       const started = clock.now();
       const { metrics } = await actors.train(step, trajectories);
+      stopIfNonFinite(run, step + 1, metrics);
       return { metrics: { ...pending.get(step), ...metrics, 'time/trainSec': (clock.now() - started) / 1000 } };
     },
     evaluate: async (step) => evaluate(step + 1),
     checkpoint: async (completedSteps) => {
-      const { trainer } = run.stack;
-      const state = await trainer.getState();
       const dir = await saveCheckpoint(
         run.runDir,
-        checkpointContentOf(config, run.stack, completedSteps, optimizerTensors(state), {
-          policyVersion: trainer.version,
+        await run.stack.checkpointContent(completedSteps, {
           horizon: persistHorizon(actors.horizon.getSnapshot()),
           alarms: run.alarms.persist(),
           seed: config.seed,
           backend: run.backend.name,
+          // A LoRA checkpoint holds only adapters: the base they go on is checked against this at resume, eval and serve.
+          ...(run.baseModel !== null ? { baseModel: run.baseModel } : {}),
           ...(asyncState.read !== null ? { async: asyncState.read() } : {}),
         }),
       );

@@ -3,6 +3,7 @@
  * from `train-run.ts` so the steps of the run (`src/runtime/train/`) can share them without
  * importing the function that calls them.
  */
+import type { EngineFactory } from '../../engines/engine.js';
 import type { PolicyTextManifest } from '../../models/policy-text.js';
 import type { Clock } from '../../core/clock.js';
 import type { ResolvedConfig } from '../../core/config.js';
@@ -32,6 +33,11 @@ export interface TrainRunOptions {
    * absent: everything in-process, as before.
    */
   readonly distributed?: DistributedRollout;
+  /**
+   * Opens the model engine of a `model.engine: tinker` run. Default: the Tinker client at
+   * `model.tinker.url`; tests and embedders may pass an in-process engine instead.
+   */
+  readonly engine?: EngineFactory;
 }
 
 /** How a distributed run reaches its workers; the coordinator, learner and evaluation stay here. */

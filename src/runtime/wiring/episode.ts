@@ -1,16 +1,14 @@
 /**
- * Episode adapters: an episode's effects reach its env session and the samplers over the bus, and
- * a finished episode publishes its trajectory (episode → store). Subjects: `src/runtime/wiring.ts`.
+ * Episode adapters: an episode's effects reach its env session and the samplers over the bus.
+ * Subjects: `src/runtime/wiring.ts`.
  */
-import type { Trajectory } from '../../core/types.js';
 import type { EpisodeActRequest, EpisodeEffects } from '../../actors/episode.js';
 import type { ActRequest } from '../../core/policy.js';
 import type { Bus } from '../bus.js';
-import { subjects } from '../wiring.js';
 import { remoteEnvSession } from './env-session.js';
 import { remoteAct } from './sampler.js';
 
-/** How the lead turns an episode's state into a sampler request and the sampled ids into text. */
+/** How a run turns an episode's state into a sampler request and the sampled ids into text. */
 export interface ActCodec {
   /**
    * Builds the context and action choices (the run's `PolicyText`); `exhausted` when the context
@@ -47,12 +45,4 @@ export function remoteEpisodeEffects(
       return { actText: codec.decode(result.tokens), result, promptTokens: actRequest.contextTokens };
     },
   };
-}
-
-/**
- * Episode → store: publish a finished trajectory.
- * @example publishTrajectory(bus, 'run1', trajectory);
- */
-export function publishTrajectory(bus: Bus, runId: string, trajectory: Trajectory): void {
-  bus.publish(subjects.trajectories(runId), trajectory);
 }

@@ -1,6 +1,6 @@
 /**
  * Sampler adapters: episode → sampler (act), learner → sampler (weights), episode runner → sampler
- * (release), coordinator → sampler (control). Subjects: `src/runtime/wiring.ts`.
+ * (release). Subjects: `src/runtime/wiring.ts`.
  */
 import { InvalidMessageError, TurnwiseError } from '../../core/errors.js';
 import type { SamplerAccepts, SamplerEmits } from '../../actors/sampler.js';
@@ -58,7 +58,7 @@ function parseActResult(subject: string, reply: unknown): ActResult {
 
 /**
  * Serves act requests from the bus with a sampler actor (queue group `samplers`, so several
- * samplers share the load), and feeds it weights and PAUSE/RESUME from the bus.
+ * samplers share the load), and feeds it weights and episode releases from the bus.
  * @example const served = serveSampler(bus, 'run1', samplerActor); // later: served.close()
  */
 export function serveSampler(bus: Bus, runId: string, sampler: ActorPort<SamplerAccepts, SamplerEmits>): Served {
@@ -101,11 +101,6 @@ export function serveSampler(bus: Bus, runId: string, sampler: ActorPort<Sampler
       }
       sampler.send({ type: 'RELEASE', episodeIds: ids as string[] });
     }),
-    bus.subscribe(subjects.samplerControl(runId), (payload) => {
-      const type = isObject(payload) ? payload.type : undefined;
-      if (type !== 'PAUSE' && type !== 'RESUME') throw new InvalidMessageError(subjects.samplerControl(runId), `expected { type: 'PAUSE' | 'RESUME' }, got ${JSON.stringify(type)}`);
-      sampler.send({ type });
-    }),
   ];
   return {
     close() {
@@ -140,12 +135,4 @@ export function announceWeights(bus: Bus, runId: string, version: number, weight
  */
 export function releaseEpisodes(bus: Bus, runId: string, episodeIds: readonly string[]): void {
   bus.publish(subjects.samplerRelease(runId), { episodeIds });
-}
-
-/**
- * Backpressure: pause or resume every sampler of the run.
- * @example controlSamplers(bus, 'run1', 'PAUSE');
- */
-export function controlSamplers(bus: Bus, runId: string, type: 'PAUSE' | 'RESUME'): void {
-  bus.publish(subjects.samplerControl(runId), { type });
 }

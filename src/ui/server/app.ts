@@ -6,7 +6,7 @@
  * GET /api/runs                              run list (config, status, backend, latest metrics)
  * GET /api/runs/:id                          one run
  * GET /api/runs/:id/metrics?names=a,b        series as [step, value] pairs (default: every metric)
- * GET /api/runs/:id/episodes?step=&split=&outcome=&limit=&offset=
+ * GET /api/runs/:id/episodes?step=&split=&outcome=&limit=&offset=   (step: the curves' step)
  * GET /api/runs/:id/episode-steps?split=     steps that have episodes, with outcome counts
  * GET /api/runs/:id/events?kind=             horizon stage changes, checkpoints, ...
  * GET /api/runs/:id/eval                     per-category evaluation tables
@@ -14,6 +14,9 @@
  * GET /api/episodes/:id/turns?run=&step=     an episode's turns (versions, staleness, tokens, loss mask)
  * GET /favicon.ico                           the dashboard's icon (favicon.svg of the front end)
  * ```
+ *
+ * Episodes are numbered by the curves' step (`./episode-steps.ts`): a training episode of the
+ * rollout that made the metrics at step s is at step s, though the store keeps it at s - 1.
  *
  * Why Hono: a small, typed router on web-standard Request/Response with a maintained Node adapter
  * and SSE helper (already used by `turnwise serve`). Every store is opened read-only; errors are
@@ -34,6 +37,7 @@ import { type CategoryResolver, evalTables } from './eval-tables.js';
 import { runLiveness } from '../../runtime/run-lock.js';
 import { isEmptyDelta, RunCursor, sleepOn } from './metric-stream.js';
 import { PathTraversalError, RunIndex, UnknownRunError } from './run-index.js';
+import { curveStepOf, episodeJson, episodesAtCurveStep } from './episode-steps.js';
 import { learnerVersionAt, seriesJson, summarizeRun, TokenizerCache, turnViews } from './run-views.js';
 
 /** Options of {@link createUiApp}. */
@@ -171,7 +175,7 @@ export function createUiApp(options: UiAppOptions): UiApp {
       limit: intParam(c, 'limit', 1, 5000) ?? 200,
       offset: intParam(c, 'offset', 0, Number.MAX_SAFE_INTEGER) ?? 0,
     };
-    return c.json({ id: run.id, episodes: store.episodes(filter) });
+    return c.json({ id: run.id, episodes: episodesAtCurveStep(store, filter) });
   });
 
   app.get('/api/runs/:id/episode-steps', (c) => {
@@ -179,12 +183,14 @@ export function createUiApp(options: UiAppOptions): UiApp {
     const split = enumParam(c, 'split', SPLITS);
     const steps = new Map<number, Record<string, number>>();
     for (const e of store.episodes({ ...(split ? { split } : {}), limit: 1_000_000 })) {
-      const counts = steps.get(e.step) ?? { total: 0 };
+      const step = curveStepOf(e);
+      const counts = steps.get(step) ?? { total: 0 };
       counts.total = (counts.total ?? 0) + 1;
       counts[e.outcome] = (counts[e.outcome] ?? 0) + 1;
-      steps.set(e.step, counts);
+      steps.set(step, counts);
     }
-    return c.json({ id: run.id, split: split ?? null, steps: [...steps.entries()].map(([step, counts]) => ({ step, ...counts })) });
+    const ordered = [...steps.entries()].sort(([a], [b]) => a - b);
+    return c.json({ id: run.id, split: split ?? null, steps: ordered.map(([step, counts]) => ({ step, ...counts })) });
   });
 
   app.get('/api/runs/:id/events', (c) => {
@@ -231,10 +237,10 @@ export function createUiApp(options: UiAppOptions): UiApp {
     if (runId === undefined || runId === '') throw InvalidArgumentError.format('run', 'give the run id the episode belongs to (?run=<id>)');
     const { run, store } = index.open(runId);
     const step = intParam(c, 'step', 0, Number.MAX_SAFE_INTEGER);
-    const episode = store.episodes({ ...(step !== undefined ? { step } : {}), limit: 1_000_000 }).find((e) => e.id === episodeId);
+    const episode = store.episodes({ limit: 1_000_000 }).find((e) => e.id === episodeId && (step === undefined || curveStepOf(e) === step));
     if (episode === undefined) throw new UnknownEpisodeError('episodeId', `no episode '${episodeId}' in run '${run.id}'${step !== undefined ? ` at step ${step}` : ''}`);
     const tokenizer = await tokenizers.get(run.dir);
-    return c.json({ run: run.id, episode, turns: turnViews(store.episodeTurns(episodeId), learnerVersionAt(store, episode), tokenizer) });
+    return c.json({ run: run.id, episode: episodeJson(episode), turns: turnViews(store.episodeTurns(episodeId), learnerVersionAt(store, episode), tokenizer) });
   });
 
   app.all('/api/*', (c) => c.json({ error: { type: 'not_found', message: `no API route ${c.req.method} ${c.req.path}` } }, 404));

@@ -30,6 +30,8 @@ export interface RunSummary {
   /** Newest value of every metric, `[step, value]` (value null for NaN). */
   readonly latest: Record<string, [number, number | null]>;
   readonly config: unknown;
+  /** The run's AgentGym server health reports (`agentgym/health` events): how many, and the newest. */
+  readonly health: { readonly reports: number; readonly latest: { readonly step: number; readonly kind: string; readonly message: string } | null };
 }
 
 /** A turn as the trajectory viewer shows it. */
@@ -83,6 +85,8 @@ export function summarizeRun(run: IndexedRun, store: RunStore): RunSummary {
   const latest: Record<string, [number, number | null]> = {};
   for (const [name, point] of Object.entries(store.latestMetrics())) latest[name] = [point.step, num(point.value)];
   const steps = objectAt(config, 'train')?.steps;
+  const reports = store.events('agentgym/health');
+  const newest = reports.at(-1);
   return {
     id: run.id,
     folder: run.folder,
@@ -99,6 +103,10 @@ export function summarizeRun(run: IndexedRun, store: RunStore): RunSummary {
     totalSteps: typeof steps === 'number' ? steps : null,
     latest,
     config,
+    health: {
+      reports: reports.length,
+      latest: newest === undefined ? null : { step: newest.step, kind: stringAt(newest.data as JsonObject | null, 'kind') ?? 'report', message: newest.message },
+    },
   };
 }
 

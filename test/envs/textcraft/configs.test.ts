@@ -3,11 +3,13 @@ import { loadConfig } from '../../../src/core/config.js';
 import { createTextcraftCatalog } from '../../../src/envs/textcraft/catalog.js';
 
 describe('TextCraft configs', () => {
-  it('parses the GRPO config (depth-1 goals, 4 turns)', () => {
+  it('parses the GRPO config (free mode with recap, depths 2-4, 30 turns, a pretrained model)', () => {
     const config = loadConfig(new URL('../../../configs/textcraft-grpo.yaml', import.meta.url).pathname);
     expect(config.env.name).toBe('textcraft');
-    expect(config.horizon).toEqual({ schedule: 'fixed', horizon: 4 });
-    expect(createTextcraftCatalog({ settings: config.env.settings as Record<string, unknown> }).indices('test')).toHaveLength(115);
+    expect(config.env.settings).toMatchObject({ listActions: false, recap: true });
+    expect(config.horizon).toEqual({ schedule: 'fixed', horizon: 30 });
+    expect(config.sampling.constrained).toBe(false);
+    expect(createTextcraftCatalog({ settings: config.env.settings as Record<string, unknown> }).indices('test')).toHaveLength(77);
   });
 
   it("parses the ScalingInter-RL config with AgentGym-RL's TextCraft schedule", () => {

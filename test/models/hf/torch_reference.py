@@ -6,12 +6,12 @@ supports, and computes with PyTorch -- written here from transformers' documente
 no transformers package -- the next-token logits of a few prompts (left-padded batch) and greedy
 continuations. turnwise's test loads the same folders and must agree.
 
-    /usr/bin/python3 torch_reference.py OUT_DIR
+    /usr/bin/python3 test/models/hf/torch_reference.py OUT_DIR
 
 prints nothing; writes OUT_DIR/<variant>/ and OUT_DIR/reference.json.
 With --logprobs FOLDER IDS.json it prints the prompt's next-token log-probs under the full vocabulary.
 
-    /usr/bin/python3 torch_reference.py --check MODEL_DIR IDS_JSON
+    /usr/bin/python3 test/models/hf/torch_reference.py --check MODEL_DIR IDS_JSON
 
 reads a model folder turnwise exported (config.json, safetensors, tokenizer_config.json,
 generation_config.json) as a consumer of Hugging Face folders would, and prints as JSON the fields

@@ -20,16 +20,16 @@ describe('limitInFlight', () => {
     });
     // Control messages are not limited: they pass while every slot is busy.
     const controls: unknown[] = [];
-    limited.subscribe('w.control', (payload) => {
+    limited.subscribe('w.weights', (payload) => {
       controls.push(payload);
     });
     const replies = [0, 1, 2, 3, 4].map((n) => bus.request('w.act', { n }, { timeoutMs: 10_000 }));
     await new Promise((resolve) => setImmediate(resolve));
     expect(started).toEqual([0, 1]);
     expect(limited.waiting()).toBe(3);
-    bus.publish('w.control', { type: 'PAUSE' });
+    bus.publish('w.weights', { version: 3 });
     await new Promise((resolve) => setImmediate(resolve));
-    expect(controls).toEqual([{ type: 'PAUSE' }]);
+    expect(controls).toEqual([{ version: 3 }]);
     // Finishing request 1 lets the oldest waiter (2) in; then 0 lets 3 in, and so on.
     gates.get(1)?.();
     await new Promise((resolve) => setImmediate(resolve));

@@ -7,7 +7,7 @@
  * in the plain form `/route[?simple-query]`) falls through to the Hono app's listener, which stays
  * the reference: both call {@link AgentGymProtocol} for every answer, and this file reproduces only
  * the HTTP envelope Hono puts around it (header names and order, CORS headers, the body-size cap,
- * the UTF-8 decoding of `Request.text()`). `test/envs/agentgym/fast-path.test.ts` sends the same
+ * the UTF-8 decoding of `Request.text()`). `test/e2e/agentgym-server-fast-path.test.ts` sends the same
  * requests to both and compares the bytes.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';

@@ -17,6 +17,8 @@ export interface RunSummary {
   totalSteps: number | null;
   latest: Record<string, Point>;
   config: unknown;
+  /** AgentGym server health reports of the run (`agentgym/health` events): count and newest. */
+  health: { reports: number; latest: { step: number; kind: string; message: string } | null };
 }
 
 export interface RunEvent {

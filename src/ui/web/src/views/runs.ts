@@ -31,7 +31,7 @@ function row(run: RunSummary, selected: Set<string>): HTMLElement {
     { 'data-testid': 'run-row', 'data-run': run.id },
     h('td', {}, h('input', { type: 'checkbox', checked: selected.has(run.id), onchange: (e) => toggle(selected, run.id, (e.target as HTMLInputElement).checked) })),
     h('td', {}, h('a', { href: `#/curves?runs=${encodeURIComponent(run.id)}`, class: 'run-name' }, run.id)),
-    h('td', {}, h('span', { class: `badge status-${run.status}` }, run.status)),
+    h('td', {}, h('span', { class: `badge status-${run.status}` }, run.status), healthNote(run)),
     h('td', {}, run.kind === 'eval' ? 'eval' : `${run.env ?? '?'} · ${run.algorithm ?? '?'}`),
     h('td', { class: 'muted' }, configLine(run)),
     h('td', {}, run.backend),
@@ -44,6 +44,18 @@ function row(run: RunSummary, selected: Set<string>): HTMLElement {
       ' · ',
       h('a', { href: `#/eval?run=${encodeURIComponent(run.id)}` }, 'eval'),
     ),
+  );
+}
+
+/** The newest environment-server health report, under the status (failing in red, recovered muted). */
+function healthNote(run: RunSummary): HTMLElement | string {
+  const latest = run.health?.latest;
+  if (!latest) return '';
+  const count = run.health.reports;
+  return h(
+    'div',
+    { class: latest.kind === 'recovered' ? 'muted health' : 'health health-bad', 'data-testid': 'run-health', 'data-kind': latest.kind, title: `${count} environment-server report${count === 1 ? '' : 's'}; the newest at step ${latest.step}` },
+    `step ${latest.step}: ${latest.message}`,
   );
 }
 
