@@ -5,8 +5,8 @@
  * settings apart from the episodes per step, the horizon and the evaluation size given here:
  * - per training step: the rollout, the reference pass (the base with adapters off, timed by
  *   wrapping `withAdaptersOff` in this process) and the learner (the rest of the training phase);
- * - memory: the printed estimate against the learner's wasm heap (its high-water mark), the
- *   sampler worker's heap (asked over its port) and the process's peak RSS;
+ * - memory: the printed estimate against the learner's wasm heap (its high-water mark) and the
+ *   process's peak RSS (main thread and sampler worker together);
  * - the event loop's delay (p50, p99, max) during the step-0 evaluation, with the sampler in its
  *   inference worker — and with `--in-thread`, once more with it on the main thread.
  */

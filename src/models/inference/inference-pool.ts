@@ -182,13 +182,6 @@ export class InferencePool implements ServingPolicy {
     this.currentVersion = version;
   }
 
-  /** Each worker's tensor heap in bytes (the wasm heap's size: its high-water mark), e.g. to check a memory estimate. */
-  async heapBytes(): Promise<number[]> {
-    await this.usable();
-    const replies = await Promise.all(this.slots.map((_, worker) => this.call(worker, (id) => ({ kind: 'memory', id }))));
-    return replies.map((r) => (r.kind === 'memory' ? r.heapBytes : 0));
-  }
-
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -276,7 +269,7 @@ export class InferencePool implements ServingPolicy {
   }
 
   private answer(slot: Slot, message: FromWorker): void {
-    if (message.kind !== 'acted' && message.kind !== 'loaded' && message.kind !== 'failed' && message.kind !== 'memory') return;
+    if (message.kind !== 'acted' && message.kind !== 'loaded' && message.kind !== 'failed') return;
     const waiting = slot.waiting.get(message.id);
     if (waiting === undefined) return;
     slot.waiting.delete(message.id);
@@ -284,7 +277,7 @@ export class InferencePool implements ServingPolicy {
       waiting.reject(rebuild(message.error));
       return;
     }
-    if (message.kind !== 'memory') slot.cache = message.cache;
+    slot.cache = message.cache;
     waiting.resolve(message);
   }
 

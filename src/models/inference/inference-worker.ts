@@ -10,7 +10,6 @@ import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { InvalidArgumentError } from '../../core/errors.js';
 import { Rng } from '../../core/rng.js';
-import { tensorHeapBytes } from '../backend/heap.js';
 import { describeBackend, selectBackend } from '../backend/select.js';
 import { readHfWeights } from '../hf/hf-weights.js';
 import { TransformerModel } from '../transformer.js';
@@ -70,10 +69,6 @@ async function handle(served: { model: TransformerModel; policy: TransformerPoli
   const { model, policy } = served;
   if (message.kind === 'release') {
     policy.releaseEpisodes(message.episodeIds);
-    return;
-  }
-  if (message.kind === 'memory') {
-    post({ kind: 'memory', id: message.id, heapBytes: tensorHeapBytes() ?? 0 });
     return;
   }
   try {

@@ -49,8 +49,7 @@ export interface WorkerCacheStats {
 export type ToWorker =
   | { readonly kind: 'act'; readonly id: number; readonly greedy: boolean; readonly requests: readonly ActRequest[]; readonly options: SamplingOptions }
   | { readonly kind: 'weights'; readonly id: number; readonly version: number; readonly weights: SharedWeights }
-  | { readonly kind: 'release'; readonly episodeIds: readonly string[] }
-  | { readonly kind: 'memory'; readonly id: number };
+  | { readonly kind: 'release'; readonly episodeIds: readonly string[] };
 
 /** An error as data: the class name, and for argument errors the property and detail to rebuild it. */
 export interface WorkerError {
@@ -66,5 +65,4 @@ export type FromWorker =
   | { readonly kind: 'startFailed'; readonly error: WorkerError }
   | { readonly kind: 'acted'; readonly id: number; readonly results: readonly ActResult[]; readonly cache: WorkerCacheStats }
   | { readonly kind: 'loaded'; readonly id: number; readonly cache: WorkerCacheStats }
-  | { readonly kind: 'memory'; readonly id: number; readonly heapBytes: number }
   | { readonly kind: 'failed'; readonly id: number; readonly error: WorkerError };
