@@ -52,7 +52,8 @@ function serveBounded(folder: string): Promise<Bounded> {
   proc.stderr?.on('data', onData);
   const killer = setTimeout(() => signal('SIGKILL'), LIMIT_MS);
   return new Promise((resolve) => {
-    proc.once('exit', (code) => {
+    // 'close', not 'exit': GNU time's report is the last thing on stderr, and 'exit' can come before it is read.
+    proc.once('close', (code) => {
       clearTimeout(killer);
       const kib = Number(/maxrss-kib (\d+)/.exec(output)?.[1] ?? Number.NaN);
       resolve({ code, output, wallMs: performance.now() - started, maxRssMiB: kib / 1024 });

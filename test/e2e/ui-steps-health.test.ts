@@ -84,10 +84,10 @@ describe('the dashboard', () => {
     await picker.locator('option').first().waitFor({ state: 'attached' });
     expect(await picker.locator('option').evaluateAll((els) => els.map((e) => (e as unknown as { value: string }).value))).toEqual(['1', '2']);
     await picker.selectOption('1');
-    await page.waitForFunction("document.querySelectorAll('[data-testid=episode-row]').length === 2");
-    // rollout/successRate at step 1 is 0.5: one of the two episodes listed there won.
-    const outcomes = await page.locator('[data-testid=episode-row] [data-outcome]').evaluateAll((els) => els.map((e) => e.getAttribute('data-outcome')));
-    expect(outcomes.sort()).toEqual(['failure', 'success']);
+    // rollout/successRate at step 1 is 0.5: one of the two episodes listed there won. Polled: until
+    // step 1's episodes arrive the list still shows the default step's two (both won).
+    const outcomes = () => page.locator('[data-testid=episode-row] [data-outcome]').evaluateAll((els) => els.map((e) => e.getAttribute('data-outcome')).sort());
+    await expect.poll(outcomes, { timeout: 15_000 }).toEqual(['failure', 'success']);
   });
 
   it("shows the run's newest AgentGym server health report in the run list", async () => {
