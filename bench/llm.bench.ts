@@ -1,232 +1,177 @@
 /**
- * `npm run bench -- llm [--quick]`: a SmolLM2-135M-shaped model (random weights: 30 layers, d 576,
- * 9 query / 3 key-value heads of 64, SwiGLU 1536, vocab 49152, tied) in turnwise and in PyTorch
- * (bench/llm_torch.py, same shapes and work, 1 thread each), in one run:
- * - prefill: one 256-token prompt through the packed forward (tok/s);
- * - decode with the KV cache, batched B = 1, 16, 64: 64-token contexts, then greedy steps through
- *   `TransformerPolicy` (the sampler's own path); tok/s of the decode steps alone (a call with
- *   one new token is timed too and subtracted, so the prefill is not counted);
+ * `npm run bench -- llm [--quick] [--rounds N]`: a SmolLM2-135M-shaped model (random weights) in
+ * turnwise and in PyTorch (bench/llm_torch.py, same shapes and work, 1 thread each; the interpreter
+ * from `TORCH_PYTHON`, else Debian's: bench/torch-python.ts), interleaved: each round measures every
+ * turnwise figure, then runs the PyTorch child once; each figure is printed as its best with the
+ * spread over rounds, per wall-second and per CPU-second, with the ratio and the share of the core's
+ * FMA peak it reaches (bench/flops.ts). Figures:
  * - training: one [2, 128] PPO-clip step (forward, backward, global-norm clip, Adam), full
  *   fine-tuning and LoRA (rank 16 on all seven projections);
- * - resident memory (RSS) and the tensor memory of the model.
+ * - prefill: one 256-token prompt through the packed forward (next-token logits of the last token);
+ * - decode with the KV cache, batched B = 1, 16, 64: 64-token contexts, then greedy steps through
+ *   `TransformerPolicy` (the sampler's own path), the decode steps alone;
+ * - training with LoRA on a Qwen2.5-0.5B-shaped model (151,936-id vocabulary: the loss head runs in
+ *   chunks of rows; `--no-qwen` skips it);
+ * - resident memory (RSS).
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { clipByGlobalNorm } from '../src/algorithms/grad-clip.js';
 import { Rng } from '../src/core/rng.js';
+import { nativeAdamAvailable } from '../src/models/backend/native-adam.js';
 import { nativeBlas } from '../src/models/backend/native-blas.js';
 import { describeBackend, selectBackend } from '../src/models/backend/select.js';
 import { tf } from '../src/models/backend/tf.js';
-import { accumulateGradients, type GradientOptions } from '../src/models/grad-accumulate.js';
 import { describeEstimate, estimateMemory, formatBytes, WASM_HEAP_BYTES } from '../src/models/memory-estimate.js';
 import { AdamW } from '../src/models/optimizer.js';
-import type { MicroBatch } from '../src/models/train-contract.js';
-import { type TransformerConfig, TransformerModel } from '../src/models/transformer.js';
-import { TransformerPolicy } from '../src/models/transformer-policy.js';
+import { headChunkRows } from '../src/models/transformer/chunked-head.js';
+import { TransformerModel } from '../src/models/transformer.js';
+import { corePeak, decodeStepFlops, describePeak, peakShare, prefillFlops, trainStepFlops } from './flops.js';
+import { decodeTiming, type Plan, prefillTiming, QWEN25_05B, SMOLLM2_135M, type TorchFigures, torchRound, trainTiming } from './llm-work.js';
+import { fmt, Rates, ratio, type Timing } from './samples.js';
+import { describeTorch, torchPython } from './torch-python.js';
 
-/** The model shape (shared with the decode part of `npm run bench -- scale`). */
-export const SMOLLM2_135M: TransformerConfig = {
-  vocabSize: 49152,
-  dModel: 576,
-  nLayers: 30,
-  nHeads: 9,
-  nKvHeads: 3,
-  headDim: 64,
-  ffnHidden: 1536,
-  maxContext: 2048,
-  ropeTheta: 100000,
-  rmsNormEps: 1e-5,
-  tieEmbeddings: true,
-  architecture: 'llama',
-};
+export { SMOLLM2_135M } from './llm-work.js';
 
-const GRADIENTS: GradientOptions = {
-  temperature: 1,
-  clipRatio: 0.2,
-  entropyCoef: 0,
-  dualClip: null,
-  klEstimator: 'k3',
-  offPolicy: { kind: 'none' },
-  valueClip: null,
-  valueCoef: 1,
-  klCoef: 0,
-  warmingUp: false,
-};
+const LORA = { rank: 16, alpha: 32, dropout: 0, targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] } as const;
 
-/** What one run measures. */
-export interface Plan {
-  readonly prefillTokens: number;
-  readonly decodeRows: number[];
-  readonly decodeContext: number;
-  readonly decodeSteps: number;
-  readonly trainBatch: [number, number];
-  readonly loraRank: number;
-  readonly repeat: number;
-  readonly trainRepeat: number;
+/** One figure: its two sides' rates and the FLOPs of one unit (token) of its work. */
+interface Figure {
+  readonly label: string;
+  readonly flopsPerToken: number;
+  readonly ours: Rates;
+  readonly theirs: Rates;
+  /** Why turnwise has no figure (e.g. does not fit), or ''. */
+  note: string;
 }
 
-const best = async (repeat: number, fn: () => Promise<number>): Promise<number> => {
-  let out = Number.POSITIVE_INFINITY;
-  for (let i = 0; i < repeat; i++) out = Math.min(out, await fn());
-  return out;
-};
-
-async function prefillRate(model: TransformerModel, plan: Plan, rng: Rng): Promise<number> {
-  const ids = Int32Array.from({ length: plan.prefillTokens }, () => rng.int(SMOLLM2_135M.vocabSize));
-  const once = async () => {
-    const start = performance.now();
-    const logits = model.extendPacked([model.createCache(1, ids.length)], [ids]);
-    await logits.data();
-    logits.dispose();
-    return (performance.now() - start) / 1000;
-  };
-  await once();
-  return plan.prefillTokens / (await best(plan.repeat, once));
+function parseArgs(args: string[]): { quick: boolean; rounds: number } {
+  const quick = args.includes('--quick');
+  const at = args.indexOf('--rounds');
+  const rounds = at >= 0 ? Number(args[at + 1]) : quick ? 1 : 3;
+  if (!(Number.isInteger(rounds) && rounds >= 1)) throw new Error(`--rounds: expected a positive integer, got "${args[at + 1]}"`);
+  return { quick, rounds };
 }
-
-/** Decode tok/s of `rows` batched requests through `TransformerPolicy` (the decode steps alone). */
-export async function decodeRate(model: TransformerModel, rows: number, plan: Plan, rng: Rng): Promise<number> {
-  // An end id no greedy step picks in practice (random weights): every row decodes every step.
-  const policy = new TransformerPolicy(model, { endTokenId: SMOLLM2_135M.vocabSize - 1, reuseCaches: false });
-  const requests = Array.from({ length: rows }, () => ({
-    contextTokens: Int32Array.from({ length: plan.decodeContext }, () => rng.int(SMOLLM2_135M.vocabSize - 1)),
-    actionChoices: null,
-  }));
-  const call = async (tokens: number) => {
-    const start = performance.now();
-    await policy.greedyActions(requests, tokens);
-    return (performance.now() - start) / 1000;
-  };
-  await call(2);
-  const full = await best(plan.repeat, () => call(plan.decodeSteps + 1));
-  const prefill = await best(plan.repeat, () => call(1));
-  return (rows * plan.decodeSteps) / Math.max(1e-9, full - prefill);
-}
-
-function trainingStep(plan: Plan, rng: Rng): MicroBatch[] {
-  const [rows, seq] = plan.trainBatch;
-  const n = rows * seq;
-  const v = SMOLLM2_135M.vocabSize;
-  return [
-    {
-      batch: {
-        batchSize: rows,
-        seqLen: seq,
-        inputIds: Int32Array.from({ length: n }, () => rng.int(v)),
-        attentionMask: new Uint8Array(n).fill(1),
-        targetPositions: Int32Array.from({ length: n }, (_, i) => i),
-        targetIds: Int32Array.from({ length: n }, () => rng.int(v)),
-        allowedOffsets: null,
-        allowedIds: null,
-      },
-      lossMask: new Float32Array(n).fill(1),
-      oldLogprobs: new Float32Array(n).fill(-Math.log(v)),
-      advantages: Float32Array.from({ length: n }, () => rng.normal()),
-      returns: new Float32Array(n),
-      oldValues: null,
-      refLogprobs: null,
-      weights: new Float32Array(n).fill(1 / n),
-      tokenWeights: new Float32Array(n).fill(1 / n),
-      tokenCount: n,
-      tokens: n,
-      shard: 0,
-    },
-  ];
-}
-
-async function trainRate(model: TransformerModel, plan: Plan, rng: Rng): Promise<number> {
-  const optimizer = new AdamW({ lr: 1e-5, beta1: 0.9, beta2: 0.99 });
-  const chunk = trainingStep(plan, rng);
-  const once = async () => {
-    const start = performance.now();
-    const grads = accumulateGradients({ policy: model, critic: null }, chunk, GRADIENTS, () => undefined).actorGrads;
-    const { clipped } = clipByGlobalNorm(grads, 1);
-    optimizer.apply(model.trainableVariables(), clipped);
-    tf.dispose([...grads, ...clipped]);
-    await model.trainableVariables()[0]?.data();
-    return (performance.now() - start) / 1000;
-  };
-  try {
-    await once();
-    return (plan.trainBatch[0] * plan.trainBatch[1]) / (await best(plan.trainRepeat, once));
-  } finally {
-    optimizer.dispose();
-  }
-}
-
-/** What bench/llm_torch.py prints. */
-export interface TorchFigures {
-  torch: string;
-  prefillTokPerSec: number;
-  decode: Record<string, number>;
-  train_full_TokPerSec: number;
-  train_lora_TokPerSec: number;
-  maxRssMiB: number;
-}
-
-/** The PyTorch side's figures for `plan` (one thread), or why it failed. */
-export function torchFigures(plan: Plan & { readonly skipTraining?: boolean }): TorchFigures | string {
-  const python = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
-  const spec = {
-    ...plan,
-    model: { vocab: SMOLLM2_135M.vocabSize, d: SMOLLM2_135M.dModel, layers: SMOLLM2_135M.nLayers, heads: SMOLLM2_135M.nHeads, kvHeads: SMOLLM2_135M.nKvHeads, headDim: SMOLLM2_135M.headDim, ffn: SMOLLM2_135M.ffnHidden, theta: SMOLLM2_135M.ropeTheta, eps: SMOLLM2_135M.rmsNormEps },
-  };
-  const run = spawnSync(python, ['bench/llm_torch.py', JSON.stringify(spec)], { encoding: 'utf8', env: { ...process.env, OPENBLAS_NUM_THREADS: '1' } });
-  if (run.status !== 0) return `PyTorch side failed (apt-get install python3-torch libopenblas0-pthread): ${run.stderr.slice(-400)}`;
-  return JSON.parse(run.stdout.trim().split('\n').pop() as string) as TorchFigures;
-}
-
-const rate = (x: number): string => `${x.toFixed(x < 100 ? 1 : 0)} tok/s`;
-const vs = (a: number, b: number | undefined): string => (b === undefined ? '' : `  (${(a / b).toFixed(2)}x PyTorch's ${rate(b)})`);
 
 export async function main(args: string[]): Promise<void> {
-  const quick = args.includes('--quick');
+  const { quick, rounds } = parseArgs(args);
   const plan: Plan = quick
     ? { prefillTokens: 128, decodeRows: [1, 16, 64], decodeContext: 32, decodeSteps: 4, trainBatch: [1, 64], loraRank: 16, repeat: 1, trainRepeat: 1 }
     : { prefillTokens: 256, decodeRows: [1, 16, 64], decodeContext: 64, decodeSteps: 16, trainBatch: [2, 128], loraRank: 16, repeat: 2, trainRepeat: 2 };
   const info = await selectBackend('auto');
-  nativeBlas()?.blas?.setThreads(1);
-  console.log(`backend: ${describeBackend(info)} | load ${loadavg()[0].toFixed(2)}`);
+  nativeBlas().blas?.setThreads(1);
+  const torch = torchPython();
+  console.log(`backend: ${describeBackend(info)} | ${describeTorch(torch)} | ${describePeak()}`);
+  console.log(`load average at the start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   console.log('model: SmolLM2-135M shape (30 layers, d 576, 9/3 heads x 64, ffn 1536, vocab 49152, tied), random weights; 1 thread each side');
+  const shape = SMOLLM2_135M;
+  const [rows, seq] = plan.trainBatch;
+  const tokens = rows * seq;
+  const figure = (label: string, flopsPerToken: number): Figure => ({ label, flopsPerToken, ours: new Rates(), theirs: new Rates(), note: '' });
+  const full = figure(`training, full fine-tuning [${rows}, ${seq}]`, trainStepFlops(shape, rows, seq, null) / tokens);
+  const lora = figure(`training, LoRA r=${plan.loraRank} on all projections`, trainStepFlops(shape, rows, seq, { ...LORA, targets: [...LORA.targets] }) / tokens);
+  const prefill = figure(`prefill (${plan.prefillTokens} tokens, packed)`, prefillFlops(shape, plan.prefillTokens) / plan.prefillTokens);
+  const decode = plan.decodeRows.map((b) => figure(`decode B=${b} (${plan.decodeContext}-token contexts, ${plan.decodeSteps} steps, KV cache)`, decodeStepFlops(shape, b, plan.decodeContext + plan.decodeSteps / 2) / b));
+  const figures = [full, lora, prefill, ...decode];
+
   const rng = Rng.fromSeed(11);
   const started = performance.now();
-  const model = new TransformerModel(SMOLLM2_135M, Rng.fromSeed(0));
+  const model = new TransformerModel(shape, Rng.fromSeed(0));
   console.log(`built ${(model.parameterCount / 1e6).toFixed(1)}M parameters in ${((performance.now() - started) / 1000).toFixed(1)} s; tensor memory ${(tf.memory().numBytes / 2 ** 20).toFixed(0)} MiB`);
-  const torch = torchFigures(plan);
-  const t = typeof torch === 'string' ? undefined : torch;
-  if (typeof torch === 'string') console.log(torch);
-  else console.log(`PyTorch ${torch.torch}, max RSS ${torch.maxRssMiB.toFixed(0)} MiB`);
-
-  // Training first, on a fresh heap: full fine-tuning of 135M (weights, Adam's two moments, the
-  // gradients and their clipped copy: ~2.7 GB) plus activations is near the wasm heap's 4 GiB, and
-  // the heap never shrinks after the decode runs' caches.
+  const fullOptimizer = new AdamW({ lr: 1e-5, beta1: 0.9, beta2: 0.99 });
   // A wasm heap that overflows cannot be caught (the module aborts), so the estimate decides first.
-  const tokens = plan.trainBatch[0] * plan.trainBatch[1];
-  const fullNeeds = estimateMemory(SMOLLM2_135M, { lora: null, reference: false, microBatchTokens: tokens, sequenceLength: plan.trainBatch[1], kvCacheBytes: 0 });
-  if (info.name !== 'wasm' || fullNeeds.total <= WASM_HEAP_BYTES) {
-    const full = await trainRate(model, plan, rng);
-    console.log(`training, full fine-tuning [${plan.trainBatch.join(', ')}]: ${rate(full)}${vs(full, t?.train_full_TokPerSec)}`);
-  } else {
-    console.log(`training, full fine-tuning [${plan.trainBatch.join(', ')}]: does not fit the wasm heap (needs about ${formatBytes(fullNeeds.total)}: ${describeEstimate(fullNeeds)}); PyTorch: ${t ? rate(t.train_full_TokPerSec) : 'n/a'}`);
+  // On the native path Adam's moments live outside the heap (AdamW, src/models/host-adam.ts).
+  const fullNeeds = estimateMemory(shape, { lora: null, reference: false, microBatchTokens: tokens, sequenceLength: seq, kvCacheBytes: 0, optimizerOnHost: nativeAdamAvailable(), accumulates: false });
+  const fullFits = info.name !== 'wasm' || fullNeeds.total <= WASM_HEAP_BYTES;
+  if (!fullFits) full.note = `does not fit the wasm heap (needs about ${formatBytes(fullNeeds.total)}: ${describeEstimate(fullNeeds)})`;
+  let lastTorch: TorchFigures | null = null;
+  try {
+    for (let round = 0; round < rounds; round++) {
+      // Training first: its activations are the largest allocations, before the decode caches fragment the heap.
+      if (fullFits) full.ours.add(tokens, await trainTiming(model, fullOptimizer, plan, rng));
+      lora.ours.add(tokens, await loraTiming(model, plan, rng));
+      prefill.ours.add(plan.prefillTokens, await prefillTiming(model, plan.prefillTokens, plan.repeat, rng));
+      for (const [i, b] of plan.decodeRows.entries()) decode[i]?.ours.add(b * plan.decodeSteps, await decodeTiming(model, b, plan, rng));
+      const t = torchRound(plan, shape);
+      if (typeof t === 'string') console.log(`round ${round + 1}: ${t}`);
+      else {
+        lastTorch = t;
+        full.theirs.addRates(t.train_full_TokPerSec, t.train_full_TokPerCpuSec);
+        lora.theirs.addRates(t.train_lora_TokPerSec, t.train_lora_TokPerCpuSec);
+        prefill.theirs.addRates(t.prefillTokPerSec, t.prefillTokPerCpuSec);
+        for (const [i, b] of plan.decodeRows.entries()) decode[i]?.theirs.addRates(t.decode?.[String(b)], t.decodeCpu?.[String(b)]);
+      }
+      console.log(`round ${round + 1}/${rounds} done at ${((performance.now() - started) / 1000).toFixed(0)} s, load ${loadavg()[0].toFixed(2)}`);
+    }
+  } finally {
+    fullOptimizer.dispose();
+    model.dispose();
   }
-  model.dispose();
-  const lora = new TransformerModel(SMOLLM2_135M, Rng.fromSeed(0));
-  lora.attachLora({ rank: plan.loraRank, alpha: 32, dropout: 0, targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] }, Rng.fromSeed(2));
-  const loraRate = await trainRate(lora, plan, rng);
-  console.log(`training, LoRA r=${plan.loraRank} on all projections (${(lora.trainableParameterCount / 1e6).toFixed(2)}M trainable): ${rate(loraRate)}${vs(loraRate, t?.train_lora_TokPerSec)}`);
-  lora.dispose();
-  const inference = new TransformerModel(SMOLLM2_135M, Rng.fromSeed(0));
-  const prefill = await prefillRate(inference, plan, rng);
-  console.log(`prefill (${plan.prefillTokens} tokens, packed): ${rate(prefill)}${vs(prefill, t?.prefillTokPerSec)}`);
-  const decode: Record<number, number> = {};
-  for (const rows of plan.decodeRows) {
-    decode[rows] = await decodeRate(inference, rows, plan, rng);
-    console.log(`decode B=${rows} (${plan.decodeContext}-token contexts, ${plan.decodeSteps} steps, KV cache): ${rate(decode[rows])}${vs(decode[rows], t?.decode[String(rows)])}`);
-  }
+  // The SmolLM2 figures are printed before the Qwen part: a wasm heap abort there cannot be caught
+  // and must not take them with it.
+  const torchVersion = lastTorch?.torch ?? torch.version ?? 'n/a';
+  printTable(figures, torchVersion);
   const top = plan.decodeRows[plan.decodeRows.length - 1] as number;
-  console.log(`decode B=${top} / B=1: ${(decode[top] / decode[1]).toFixed(2)}x (PyTorch: ${t ? (t.decode[String(top)] / t.decode['1']).toFixed(2) : 'n/a'}x)`);
-  inference.dispose();
-  console.log(`resident memory: max RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB (PyTorch ${t ? t.maxRssMiB.toFixed(0) : 'n/a'} MiB); ${((performance.now() - started) / 1000).toFixed(0)} s in all`);
+  const d1 = decode[0] as Figure;
+  const dTop = decode[decode.length - 1] as Figure;
+  console.log(`\ndecode B=${top} / B=1: turnwise ${ratio(dTop.ours.best, d1.ours.best)}, PyTorch ${ratio(dTop.theirs.best, d1.theirs.best)}`);
+  console.log(`resident memory: max RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB (PyTorch ${lastTorch ? lastTorch.maxRssMiB.toFixed(0) : 'n/a'} MiB)`);
+  console.log(`${rounds} round(s) in ${((performance.now() - started) / 1000).toFixed(0)} s; load average: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  if (!args.includes('--no-qwen')) {
+    printTable([await qwenLora(plan, quick ? 1 : 2, rng)], torchVersion);
+    console.log(`all done in ${((performance.now() - started) / 1000).toFixed(0)} s; load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  }
+}
+
+/** A LoRA step on `model`'s base (shared, no copy) with adapters of its own; the base trains again afterwards. */
+async function loraTiming(model: TransformerModel, plan: Plan, rng: Rng): Promise<Timing> {
+  const adapted = model.withOwnAdapters({ ...LORA, targets: [...LORA.targets], rank: plan.loraRank }, Rng.fromSeed(2));
+  const optimizer = new AdamW({ lr: 1e-5, beta1: 0.9, beta2: 0.99 });
+  try {
+    return await trainTiming(adapted, optimizer, plan, rng);
+  } finally {
+    optimizer.dispose();
+    adapted.dispose();
+    // Adapters freeze the base they sit on; the next round's full fine-tuning trains it again.
+    for (const v of model.trainableVariables()) v.trainable = true;
+  }
+}
+
+/**
+ * LoRA r=16 on a Qwen2.5-0.5B-shaped model (494M parameters, a 151,936-id vocabulary, tied, q/k/v
+ * biases), interleaved with the same in PyTorch: that it fits the wasm heap and how fast it runs.
+ */
+async function qwenLora(plan: Plan, rounds: number, rng: Rng): Promise<Figure> {
+  const [rows, seq] = plan.trainBatch;
+  const tokens = rows * seq;
+  const spec = { ...LORA, targets: [...LORA.targets], rank: plan.loraRank };
+  const fig: Figure = { label: `training, LoRA r=${plan.loraRank}, Qwen2.5-0.5B shape [${rows}, ${seq}]`, flopsPerToken: trainStepFlops(QWEN25_05B, rows, seq, spec) / tokens, ours: new Rates(), theirs: new Rates(), note: '' };
+  const started = performance.now();
+  const model = new TransformerModel(QWEN25_05B, Rng.fromSeed(0));
+  const needs = estimateMemory(QWEN25_05B, { lora: spec, reference: false, microBatchTokens: tokens, sequenceLength: seq, kvCacheBytes: 0, optimizerOnHost: nativeAdamAvailable(), accumulates: false });
+  console.log(`Qwen2.5-0.5B shape: ${(model.parameterCount / 1e6).toFixed(0)}M parameters built in ${((performance.now() - started) / 1000).toFixed(0)} s; LoRA estimate ${describeEstimate(needs)} (loss head in chunks of ${headChunkRows(QWEN25_05B.vocabSize)} rows)`);
+  try {
+    for (let round = 0; round < rounds; round++) {
+      fig.ours.add(tokens, await loraTiming(model, plan, rng));
+      const t = torchRound({ ...plan, skipInference: true, trainKinds: ['lora'] }, QWEN25_05B);
+      if (typeof t === 'string') console.log(`Qwen round ${round + 1}: ${t}`);
+      else fig.theirs.addRates(t.train_lora_TokPerSec, t.train_lora_TokPerCpuSec);
+    }
+    console.log(`Qwen2.5-0.5B shape: live tensor memory ${formatBytes(tf.memory().numBytes)} after the steps; max RSS so far ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
+  } finally {
+    model.dispose();
+  }
+  return fig;
+}
+
+/** The table: each side's best (spread; per CPU-second), the ratios, the peak shares (of the per-CPU-second rates). */
+function printTable(figures: readonly Figure[], torchVersion: string): void {
+  console.log(`\n| figure | turnwise tok/s | PyTorch ${torchVersion} tok/s | ratio (wall) | ratio (CPU) | of the core's FMA peak: turnwise / PyTorch |`);
+  console.log('|---|---|---|---|---|---|');
+  const peak = corePeak() !== null;
+  for (const f of figures) {
+    const ours = f.note !== '' ? f.note : f.ours.describe('');
+    const shares = peak ? `${peakShare(f.ours.bestCpu * f.flopsPerToken) || 'n/a'} / ${peakShare(f.theirs.bestCpu * f.flopsPerToken) || 'n/a'}` : 'n/a';
+    console.log(`| ${f.label} | ${ours} | ${f.theirs.describe('')} | ${ratio(f.ours.best, f.theirs.best)} | ${ratio(f.ours.bestCpu, f.theirs.bestCpu)} | ${shares} |`);
+  }
+  console.log(`(FLOPs per token: ${figures.map((f) => `${f.label.split(' (')[0]} ${fmt(f.flopsPerToken / 1e6)} M`).join('; ')})`);
 }

@@ -1,8 +1,13 @@
 """PyTorch side of `npm run bench -- llm`: the same SmolLM2-135M-shaped model (random weights) and the
 same work as bench/llm.bench.ts -- prefill, batched decode with a KV cache, a training step (full and
-LoRA) -- on 1 thread. Prints one JSON object. Run with Debian's /usr/bin/python3 (python3-torch).
+LoRA) -- on 1 thread. Prints one JSON object: each figure per wall-second and per CPU-second of the
+process (`time.process_time`, which a shared machine's other load does not inflate). Run with the
+interpreter bench/torch-python.ts picks (`TORCH_PYTHON`, else Debian's /usr/bin/python3).
 
-    /usr/bin/python3 bench/llm_torch.py '{"vocab": 49152, ...}'
+    $TORCH_PYTHON bench/llm_torch.py '{"vocab": 49152, ...}'
+
+Prefill and decode compute the logits of each row's last token only, as a sampler needs (and as
+turnwise's `extendPacked` does); training computes them at every position on both sides.
 """
 import json
 import math
@@ -30,9 +35,9 @@ class Rms(torch.nn.Module):
 class Lora(torch.nn.Module):
     """A linear layer with an optional LoRA pair (PEFT's form, no dropout)."""
 
-    def __init__(self, inp, out, rank):
+    def __init__(self, inp, out, rank, bias=False):
         super().__init__()
-        self.base = torch.nn.Linear(inp, out, bias=False)
+        self.base = torch.nn.Linear(inp, out, bias=bias)
         self.rank = rank
         if rank:
             self.a = torch.nn.Parameter(torch.randn(rank, inp) / math.sqrt(inp))
@@ -51,9 +56,10 @@ class Block(torch.nn.Module):
         d, hd = c["d"], c["headDim"]
         self.h, self.kv, self.hd = c["heads"], c["kvHeads"], hd
         self.n1, self.n2 = Rms(d, c["eps"]), Rms(d, c["eps"])
-        self.q = Lora(d, self.h * hd, rank)
-        self.k = Lora(d, self.kv * hd, rank)
-        self.v = Lora(d, self.kv * hd, rank)
+        bias = c.get("qkvBias", False)  # Qwen2
+        self.q = Lora(d, self.h * hd, rank, bias)
+        self.k = Lora(d, self.kv * hd, rank, bias)
+        self.v = Lora(d, self.kv * hd, rank, bias)
         self.o = Lora(self.h * hd, d, rank)
         self.gate = Lora(d, c["ffn"], rank)
         self.up = Lora(d, c["ffn"], rank)
@@ -105,51 +111,61 @@ class Model(torch.nn.Module):
         e = torch.cat([f, f], -1)
         return e.cos()[None, None], e.sin()[None, None]
 
-    def forward(self, ids, start=0, caches=None):
+    def forward(self, ids, start=0, caches=None, last_only=False):
         cos, sin = self.rope(torch.arange(start, start + ids.shape[1]))
         x = self.emb(ids)
         for i, blk in enumerate(self.blocks):
             x = blk(x, cos, sin, None if caches is None else caches[i])
+        if last_only:
+            x = x[:, -1:]
         return self.norm(x) @ self.emb.weight.t()  # tied head
 
 
 def timed(fn, repeat):
-    fn()  # warm-up
-    start = time.perf_counter()
+    """Best wall and best CPU seconds of one call over `repeat` calls, after a warm-up call."""
+    fn()
+    wall, cpu = math.inf, math.inf
     for _ in range(repeat):
+        w, c = time.perf_counter(), time.process_time()
         fn()
-    return (time.perf_counter() - start) / repeat
+        wall, cpu = min(wall, time.perf_counter() - w), min(cpu, time.process_time() - c)
+    return wall, cpu
 
 
 def main(spec):
     c = spec["model"]
     out = {"torch": torch.__version__, "threads": torch.get_num_threads()}
-    model = Model(c).eval()
+    # "skipInference": training only (the Qwen2.5-0.5B figure of `npm run bench -- llm`).
+    model = None if spec.get("skipInference") else Model(c).eval()
     with torch.no_grad():
-        prompt = torch.randint(0, c["vocab"], (1, spec["prefillTokens"]))
-        seconds = timed(lambda: model(prompt), spec["repeat"])
-        out["prefillTokPerSec"] = spec["prefillTokens"] / seconds
-        out["decode"] = {}
-        for rows in spec["decodeRows"]:
-            ctx = torch.randint(0, c["vocab"], (rows, spec["decodeContext"]))
+        if model is not None:
+            prompt = torch.randint(0, c["vocab"], (1, spec["prefillTokens"]))
+            wall, cpu = timed(lambda: model(prompt, last_only=True), spec["repeat"])
+            out["prefillTokPerSec"] = spec["prefillTokens"] / wall
+            out["prefillTokPerCpuSec"] = spec["prefillTokens"] / cpu
+            out["decode"], out["decodeCpu"] = {}, {}
+            for rows in spec["decodeRows"]:
+                ctx = torch.randint(0, c["vocab"], (rows, spec["decodeContext"]))
 
-            def run():
-                caches = [{} for _ in range(c["layers"])]
-                logits = model(ctx, 0, caches)
-                tok = logits[:, -1].argmax(-1, keepdim=True)
-                start = time.perf_counter()
-                for s in range(spec["decodeSteps"]):
-                    logits = model(tok, spec["decodeContext"] + s, caches)
+                def run():
+                    caches = [{} for _ in range(c["layers"])]
+                    logits = model(ctx, 0, caches, last_only=True)
                     tok = logits[:, -1].argmax(-1, keepdim=True)
-                return time.perf_counter() - start
+                    start, cpu = time.perf_counter(), time.process_time()
+                    for s in range(spec["decodeSteps"]):
+                        logits = model(tok, spec["decodeContext"] + s, caches, last_only=True)
+                        tok = logits[:, -1].argmax(-1, keepdim=True)
+                    return time.perf_counter() - start, time.process_time() - cpu
 
-            run()
-            seconds = min(run() for _ in range(spec["repeat"]))
-            out["decode"][str(rows)] = rows * spec["decodeSteps"] / seconds
+                run()
+                runs = [run() for _ in range(spec["repeat"])]
+                out["decode"][str(rows)] = rows * spec["decodeSteps"] / min(w for w, _ in runs)
+                out["decodeCpu"][str(rows)] = rows * spec["decodeSteps"] / min(c for _, c in runs)
     b, t = spec["trainBatch"]
     ids = torch.randint(0, c["vocab"], (b, t + 1))
     # "skipTraining": decode and prefill only (the decode part of `npm run bench -- scale`).
-    for kind, rank in () if spec.get("skipTraining") else (("full", 0), ("lora", spec["loraRank"])):
+    kinds = spec.get("trainKinds", ["full", "lora"])
+    for kind, rank in () if spec.get("skipTraining") else [(k, 0 if k == "full" else spec["loraRank"]) for k in kinds]:
         m = Model(c, rank)
         if rank:
             for name, p in m.named_parameters():
@@ -169,7 +185,9 @@ def main(spec):
             torch.nn.utils.clip_grad_norm_(params, 1.0)
             opt.step()
 
-        out[f"train_{kind}_TokPerSec"] = b * t / timed(step, spec["trainRepeat"])
+        wall, cpu = timed(step, spec["trainRepeat"])
+        out[f"train_{kind}_TokPerSec"] = b * t / wall
+        out[f"train_{kind}_TokPerCpuSec"] = b * t / cpu
         del m, opt
     out["maxRssMiB"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(out))

@@ -2,14 +2,13 @@
  * `npm run bench -- slice`: the vertical slice's speed figures, in one run.
  *
  * - training tokens/s of the default policy (d64, 2 layers) on a synthetic [32, 64] batch, all
- *   positions trained, and the same model in PyTorch (bench/torch_reference.py) when Debian's
- *   python3-torch is installed — with the ratio;
+ *   positions trained, and the same model in PyTorch (bench/torch_reference.py; the interpreter
+ *   from `TORCH_PYTHON`, else Debian's python3-torch: bench/torch-python.ts) — with the ratio;
  * - sampling tokens/s on 64 real BabyAI contexts with constrained decoding: one batched call vs
  *   64 calls of one request — with the ratio;
  * - BabyAI environment steps/s (random valid actions).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { Rng } from '../src/core/rng.js';
 import { getEnvironmentSpec } from '../src/envs/registry.js';
@@ -21,6 +20,7 @@ import { trainBpe } from '../src/models/tokenizer/index.js';
 import type { TrainBatch } from '../src/models/train-batch.js';
 import { TransformerModel } from '../src/models/transformer.js';
 import { TransformerPolicy } from '../src/models/transformer-policy.js';
+import { describeTorch, torchEnv, torchPython } from './torch-python.js';
 
 const SHAPE = { dModel: 64, nLayers: 2, nHeads: 4, ffnHidden: 172, vocab: 512, batch: 32, seq: 64 };
 
@@ -97,17 +97,14 @@ async function trainTokensPerSec(model: TransformerModel): Promise<number> {
 }
 
 function torchTokensPerSec(): { rate: number | null; note: string } {
-  const python = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
-  const probe = spawnSync(python, ['-c', 'import torch'], { encoding: 'utf8' });
-  if (probe.status !== 0) {
-    return { rate: null, note: 'PyTorch not installed: apt-get install -y python3-torch libopenblas0-pthread, then rerun' };
-  }
+  const torch = torchPython();
+  if (torch.version === null) return { rate: null, note: describeTorch(torch) };
   const { dModel, nLayers, nHeads, ffnHidden, vocab, batch, seq } = SHAPE;
   const args = ['bench/torch_reference.py', '--d-model', dModel, '--layers', nLayers, '--heads', nHeads, '--ffn', ffnHidden, '--vocab', vocab, '--batch', batch, '--seq', seq, '--steps', 30, '--threads', 1].map(String);
-  const run = spawnSync(python, args, { encoding: 'utf8' });
+  const run = spawnSync(torch.python, args, { encoding: 'utf8', env: torchEnv(1) });
   if (run.status !== 0) return { rate: null, note: `torch reference failed: ${run.stderr.slice(-300)}` };
-  const parsed = JSON.parse(run.stdout.trim().split('\n').pop() as string) as { trainTokensPerSec: number; torch: string };
-  return { rate: parsed.trainTokensPerSec, note: `torch ${parsed.torch}, 1 thread` };
+  const parsed = JSON.parse(run.stdout.trim().split('\n').pop() as string) as { trainTokensPerSec: number };
+  return { rate: parsed.trainTokensPerSec, note: `${describeTorch(torch)}, 1 thread` };
 }
 
 async function samplingRates(policy: TransformerPolicy, requests: ActRequest[]): Promise<{ batched: number; single: number }> {

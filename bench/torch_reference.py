@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""PyTorch reference for `npm run bench -- slice`: the same tiny Llama-style policy as turnwise's
-default (RMSNorm, rotary positions, SwiGLU, untied head) trained with the same PPO-clip token loss
-and Adam, on random token batches of the same shape. Prints one JSON line with tokens/s.
+"""PyTorch reference for `npm run bench -- slice` and `-- scale`: the same tiny Llama-style policy as
+turnwise's default (RMSNorm, rotary positions, SwiGLU, untied head) trained with the same PPO-clip
+token loss and Adam, on random token batches of the same shape. Prints one JSON line with tokens/s
+per wall-second and per CPU-second of the process (`time.process_time`, all threads).
 
-Install on Debian: apt-get install -y python3-torch libopenblas0-pthread
-(without libopenblas0-pthread torch falls back to the reference BLAS and is ~15x slower).
-Usage: python3 bench/torch_reference.py --d-model 64 --layers 2 --heads 4 --ffn 172 --vocab 512 \
+The benches run it with the interpreter bench/torch-python.ts picks: `TORCH_PYTHON` (e.g. a venv with
+torch 2.x), else Debian's /usr/bin/python3 (apt-get install -y python3-torch libopenblas0-pthread;
+without libopenblas0-pthread Debian's torch falls back to the reference BLAS and is ~15x slower).
+Usage: $TORCH_PYTHON bench/torch_reference.py --d-model 64 --layers 2 --heads 4 --ffn 172 --vocab 512 \
          --batch 32 --seq 64 --steps 20 --threads 1
 """
 import argparse
@@ -120,11 +122,12 @@ def main():
 
     for _ in range(3):
         step()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for _ in range(a.steps):
         step()
-    dt = time.perf_counter() - t0
-    print(json.dumps({"trainTokensPerSec": a.batch * a.seq * a.steps / dt, "msPerStep": 1000 * dt / a.steps,
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+    tokens = a.batch * a.seq * a.steps
+    print(json.dumps({"trainTokensPerSec": tokens / dt, "trainTokensPerCpuSec": tokens / cpu, "msPerStep": 1000 * dt / a.steps,
                       "torch": torch.__version__, "threads": a.threads}))
 
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels.h"
 #include "napi_arrays.h"
 
 enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
@@ -145,6 +146,17 @@ static napi_value sgemm_batch(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+int tw_matmul(int64_t m, int64_t n, int64_t k, const float *a, const float *b, int trans_b, float *c) {
+  if (sgemm == NULL) return 0;
+  if (m == 1 && sgemv != NULL) {
+    if (trans_b) sgemv(ROW_MAJOR, NO_TRANS, (int)n, (int)k, 1.0f, b, (int)k, a, 1, 0.0f, c, 1);
+    else sgemv(ROW_MAJOR, TRANS, (int)k, (int)n, 1.0f, b, (int)n, a, 1, 0.0f, c, 1);
+    return 1;
+  }
+  sgemm(ROW_MAJOR, NO_TRANS, trans_b ? TRANS : NO_TRANS, (int)m, (int)n, (int)k, 1.0f, a, (int)k, b, trans_b ? (int)k : (int)n, 0.0f, c, (int)n);
+  return 1;
+}
+
 /* setThreads(n): BLAS threads (OpenBLAS only; others ignore it). */
 static napi_value set_threads_js(napi_env env, napi_callback_info info) {
   size_t argc = 1;
@@ -177,10 +189,17 @@ napi_value log_softmax_stats(napi_env env, napi_callback_info info);
 napi_value log_softmax_stats_grad(napi_env env, napi_callback_info info);
 /* native/adam.c */
 napi_value adam_step_js(napi_env env, napi_callback_info info);
+napi_value adam_step_host_js(napi_env env, napi_callback_info info);
 /* native/greedy.c */
 napi_value greedy_rows_js(napi_env env, napi_callback_info info);
 /* native/decode_attention.c */
 napi_value decode_attention_js(napi_env env, napi_callback_info info);
+/* native/decode_step.c */
+napi_value decode_layer_js(napi_env env, napi_callback_info info);
+napi_value decode_head_js(napi_env env, napi_callback_info info);
+napi_value decode_scratch_js(napi_env env, napi_callback_info info);
+/* native/fma_peak.c */
+napi_value fma_peak_js(napi_env env, napi_callback_info info);
 /* native/layers.c */
 napi_value rms_norm_forward_js(napi_env env, napi_callback_info info);
 napi_value rms_norm_backward_js(napi_env env, napi_callback_info info);
@@ -193,7 +212,12 @@ napi_value softmax_backward_js(napi_env env, napi_callback_info info);
 NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
   napi_property_descriptor props[] = {
       {"adamStep", NULL, adam_step_js, NULL, NULL, NULL, napi_default, NULL},
+      {"adamStepHost", NULL, adam_step_host_js, NULL, NULL, NULL, napi_default, NULL},
+      {"decodeHead", NULL, decode_head_js, NULL, NULL, NULL, napi_default, NULL},
+      {"decodeLayer", NULL, decode_layer_js, NULL, NULL, NULL, napi_default, NULL},
+      {"decodeScratchFloats", NULL, decode_scratch_js, NULL, NULL, NULL, napi_default, NULL},
       {"decodeAttention", NULL, decode_attention_js, NULL, NULL, NULL, napi_default, NULL},
+      {"fmaPeak", NULL, fma_peak_js, NULL, NULL, NULL, napi_default, NULL},
       {"greedyRows", NULL, greedy_rows_js, NULL, NULL, NULL, napi_default, NULL},
       {"kernels", NULL, kernels_js, NULL, NULL, NULL, napi_default, NULL},
       {"logSoftmaxStats", NULL, log_softmax_stats, NULL, NULL, NULL, napi_default, NULL},

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels.h"
 #include "napi_arrays.h"
 
 #define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
@@ -105,6 +106,22 @@ static void attend_all(const float *q, const float *keys, const float *values, c
       }
     }
   }
+}
+
+int tw_decode_attention(const float *q, const float *keys, const float *values, const uint8_t *past_mask, const uint8_t *new_mask, float *out, int64_t rows, int64_t heads, int64_t kv_heads,
+                        int64_t queries, int64_t head_dim, int64_t past, int64_t capacity) {
+  Shape s = {rows, heads, kv_heads, queries, head_dim, past, capacity};
+  int32_t *visible = malloc((size_t)(past + queries) * sizeof(int32_t));
+  float *scores = malloc((size_t)((past + queries) * (heads / kv_heads)) * sizeof(float));
+  if (visible == NULL || scores == NULL) {
+    free(visible);
+    free(scores);
+    return 0;
+  }
+  attend_all(q, keys, values, past_mask, new_mask, out, &s, visible, scores);
+  free(visible);
+  free(scores);
+  return 1;
 }
 
 /* decodeAttention(q, keys, values, pastMask, newMask, out, rows, heads, kvHeads, queries, headDim, past, capacity) */

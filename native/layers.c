@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "kernels.h"
 #include "napi_arrays.h"
 
 #define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
@@ -133,6 +134,12 @@ CLONES static void softmax_bwd(const float *restrict dp, const float *restrict p
     for (int64_t k = 0; k < tk; k++) dr[k] = pr[k] * (gr[k] - dot);
   }
 }
+
+/* --- Entry points for the other C files (kernels.h). --- */
+
+void tw_rms_norm(const float *x, const float *w, float *y, float *inv, int64_t rows, int64_t d, float eps) { rms_norm_fwd(x, w, y, inv, rows, d, eps); }
+void tw_swiglu(const float *g, const float *u, float *h, int64_t n) { swiglu_fwd(g, u, h, n); }
+void tw_rope(const float *x, const float *cos, const float *sin, float *y, int64_t b, int64_t h, int64_t t, int64_t hd) { rope(x, cos, sin, y, b, h, t, hd, 0); }
 
 /* --- N-API wrappers: arrays are checked against the dimensions before any loop runs. --- */
 

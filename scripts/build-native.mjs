@@ -25,6 +25,8 @@ const units = [
   ['layers.c', 'fast'],
   ['greedy.c', 'fast'],
   ['decode_attention.c', 'fast'],
+  ['fma_peak.c', 'fast'],
+  ['decode_step.c', 'exact'],
 ];
 const sources = units.map(([f]) => join(root, 'native', f));
 const out = join(root, 'native', 'build', 'turnwise_blas.node');
@@ -38,7 +40,7 @@ function skip(why) {
 if (process.env.TURNWISE_NATIVE_BLAS === 'off') skip('TURNWISE_NATIVE_BLAS=off');
 if (!existsSync(join(headers, 'node_api.h'))) skip(`Node headers not found at ${headers}`);
 // The script itself too: its flags are part of what was built.
-const inputs = [...sources, join(root, 'native', 'napi_arrays.h'), fileURLToPath(import.meta.url)];
+const inputs = [...sources, join(root, 'native', 'napi_arrays.h'), join(root, 'native', 'kernels.h'), fileURLToPath(import.meta.url)];
 if (existsSync(out) && inputs.every((f) => statSync(out).mtimeMs >= statSync(f).mtimeMs)) process.exit(0);
 mkdirSync(dirname(out), { recursive: true });
 const compiler = process.env.CC ?? 'cc';

@@ -11,16 +11,20 @@
  *     node --import tsx scripts/learning-spread.ts --table .scratch/spread.jsonl
  *
  * Results are appended as JSON lines; a (test, kernel, seed) already in `--out` is not run again,
- * so an interrupted study resumes. `--table` prints two markdown tables of a results file: the range
- * of each test's figures, and every run's.
+ * so an interrupted study resumes; a run records the hash of its test file, so an edited test runs
+ * again. `--table` prints two markdown tables of a results file, counting only runs of the test
+ * files as they are now (`--all`: every run): the range of each test's figures, and every run.
  */
 import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { testHash } from '../test/learning/figures.js';
 
 /** One learning-test file run under one kernel and seed. */
 interface SpreadRun {
   readonly file: string;
+  /** What the test file trained when it ran ({@link testHash}): a run of an edited setup is a new run. */
+  readonly testHash: string;
   readonly kernel: string;
   /** `fixed` (the test's own seed) or the seed set through TURNWISE_LEARNING_SEED. */
   readonly seed: string;
@@ -35,6 +39,8 @@ interface SpreadRun {
 /** A figures line (test/learning/figures.ts), wherever the reporter's colour codes put it. */
 const FIGURES_LINE = /learning-figures (\{.*\})$/gm;
 
+const fileHash = (file: string) => testHash(readFileSync(`test/learning/${file}.test.ts`, 'utf8'));
+
 function kernelEnv(kernel: string): Record<string, string> {
   if (kernel === 'wasm') return { TURNWISE_NATIVE_BLAS: 'off' };
   // OPENBLAS_VERBOSE=2 makes OpenBLAS print the core it loaded, recorded as `core`.
@@ -47,6 +53,7 @@ function runOnce(file: string, kernel: string, seed: string): Promise<SpreadRun>
   if (kernel === 'default') delete env.OPENBLAS_CORETYPE;
   if (kernel !== 'wasm') delete env.TURNWISE_NATIVE_BLAS;
   if (seed !== 'fixed') env.TURNWISE_LEARNING_SEED = seed;
+  const hash = fileHash(file);
   const started = Date.now();
   // Its own process group, so that stopping the study stops vitest's workers too.
   const child = spawn(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', `test/learning/${file}.test.ts`], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
@@ -64,7 +71,7 @@ function runOnce(file: string, kernel: string, seed: string): Promise<SpreadRun>
       const figures = [...output.matchAll(FIGURES_LINE)].map((m) => JSON.parse(m[1] as string) as Record<string, number | string>);
       const core = kernel === 'wasm' ? 'wasm' : (/Core: (\w+)/.exec(output)?.[1] ?? 'unknown');
       if (figures.length === 0) console.error(output.slice(-4000));
-      resolve({ file, kernel, seed, core, exitCode, seconds: Math.round((Date.now() - started) / 1000), figures });
+      resolve({ file, testHash: hash, kernel, seed, core, exitCode, seconds: Math.round((Date.now() - started) / 1000), figures });
     }),
   );
 }
@@ -77,17 +84,24 @@ function readRuns(path: string): SpreadRun[] {
     .map((l) => JSON.parse(l) as SpreadRun);
 }
 
+/** The kernels a study runs unless told otherwise: OpenBLAS's own pick, four forced ones, and the wasm matmul path. */
+const KERNELS = ['default', 'Haswell', 'SkylakeX', 'Zen', 'Sandybridge', 'wasm'];
+
 const fmt = (x: number | string | undefined) => (typeof x === 'number' ? x.toFixed(3) : '–');
 
-/** Markdown: one row per (test, seed), one column per kernel, each cell `before → after`. */
+/** Markdown: one row per (test, seed), one column per kernel, each cell `before → after` (and the invalid-action rate or training success where a test reports them). */
 function table(runs: readonly SpreadRun[]): string {
-  const kernels = [...new Set(runs.map((r) => r.kernel))];
+  // Columns in the study's order (default first), then any other kernel named on the command line.
+  const rank = (k: string) => (KERNELS.includes(k) ? KERNELS.indexOf(k) : KERNELS.length);
+  const kernels = [...new Set(runs.map((r) => r.kernel))].sort((a, b) => rank(a) - rank(b));
   const cells = new Map<string, Map<string, string>>();
   for (const run of runs) {
     for (const f of run.figures) {
       const key = `${f.test} | ${f.seed}`;
       const row = cells.get(key) ?? new Map<string, string>();
-      const extra = typeof f.invalidAfter === 'number' ? ` (invalid ${fmt(f.invalidAfter)})` : '';
+      const invalid = typeof f.invalidAfter === 'number' ? ` (invalid ${fmt(f.invalidAfter)})` : '';
+      const training = typeof f.trainFirst === 'number' ? ` (training ${fmt(f.trainFirst)} → ${fmt(f.trainLast)})` : '';
+      const extra = invalid + training;
       row.set(run.kernel, `${fmt(f.before)} → ${fmt(f.after)}${extra}`);
       cells.set(key, row);
     }
@@ -118,23 +132,25 @@ function summary(runs: readonly SpreadRun[]): string {
 const { values } = parseArgs({
   options: {
     tests: { type: 'string' },
-    kernels: { type: 'string', default: 'default,Haswell,SkylakeX,Zen,Sandybridge,wasm' },
+    kernels: { type: 'string', default: KERNELS.join(',') },
     seeds: { type: 'string', default: 'fixed' },
     out: { type: 'string', default: '.scratch/learning-spread.jsonl' },
     table: { type: 'string' },
+    all: { type: 'boolean', default: false },
   },
 });
 
 if (values.table !== undefined) {
-  const runs = readRuns(values.table);
+  // Only runs of the test files as they are now (unless --all).
+  const runs = readRuns(values.table).filter((r) => values.all || (existsSync(`test/learning/${r.file}.test.ts`) && r.testHash === fileHash(r.file)));
   console.log(`${summary(runs)}\n\n${table(runs)}`);
 } else {
   if (values.tests === undefined) throw new Error('--tests: name the learning test files to run (e.g. sokoban-grpo,maze-grpo)');
-  const done = new Set(readRuns(values.out).map((r) => `${r.file}/${r.kernel}/${r.seed}`));
+  const done = new Set(readRuns(values.out).map((r) => `${r.file}/${r.testHash}/${r.kernel}/${r.seed}`));
   for (const file of values.tests.split(',')) {
     for (const seed of values.seeds.split(',')) {
       for (const kernel of values.kernels.split(',')) {
-        if (done.has(`${file}/${kernel}/${seed}`)) continue;
+        if (done.has(`${file}/${fileHash(file)}/${kernel}/${seed}`)) continue;
         const run = await runOnce(file, kernel, seed);
         appendFileSync(values.out, `${JSON.stringify(run)}\n`);
         const figures = run.figures.map((f) => `${f.test} ${fmt(f.before)} → ${fmt(f.after)}`).join(', ');

@@ -65,6 +65,27 @@ export type { CheckpointContent, NamedTensors } from './models/checkpoint.js';
 export { readSafetensors, writeSafetensors } from './models/safetensors.js';
 export type { SafetensorsFile, TensorRecord } from './models/safetensors.js';
 export { loadTokenizer } from './models/tokenizer/io.js';
+export type {
+  AdamParams,
+  EngineCapabilities,
+  EngineDatum,
+  EngineFactory,
+  EngineLossConfig,
+  EngineLossName,
+  EngineOpenRequest,
+  EngineSampleRequest,
+  EngineSampleResult,
+  EngineSequence,
+  ForwardOutput,
+  LossReduction,
+  ModelEngine,
+  OptimStepOutput,
+  SamplerWeights,
+} from './engines/engine.js';
+export { LocalLoraEngine } from './engines/local/lora-engine.js';
+export { TinkerClient } from './engines/tinker/client.js';
+export type { TinkerClientSettings } from './engines/tinker/settings.js';
+export { TinkerEngine, type TinkerEngineOptions } from './engines/tinker/tinker-engine.js';
 export { serveModel } from './serve/server.js';
 export type { RunningServer, ServeOptions } from './serve/server.js';
 export { plotSeries, svgToPng } from './ui/plot.js';

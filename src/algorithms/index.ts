@@ -40,7 +40,7 @@ export type { ProcessRewardHook, ProcessRewardInput, RewardShaperPlugin, RewardS
 export { registerRewardShaper, rewardShaperRegistry, rewardShapingOf, shapeTrajectory } from './reward-shapers.js';
 export type { LossAggregation } from './aggregation.js';
 export { aggregationWeights, LOSS_AGGREGATIONS } from './aggregation.js';
-export { clipByGlobalNorm } from './grad-clip.js';
+export { clipByGlobalNorm, globalNormScale } from './grad-clip.js';
 export type { KlControlOptions, KlEstimator } from './kl.js';
 export { KlController, klPenalizedRewards, klTensor, klValue } from './kl.js';
 export type { PolicyLossInput, PolicyLossOptions, PolicyLossTerms, ValueLossInput, ValueLossTerms } from './losses.js';

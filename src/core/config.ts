@@ -36,7 +36,10 @@ export function parseConfig(input: unknown, source?: string, options: { readonly
   const result = configSchema.safeParse(checked);
   if (!result.success) throw configErrorFrom(result.error, configSchema, checked, source);
   // A resolved config (a run folder's config.json) has every default written out: nothing was set by hand.
-  if (options.resolved !== true) refuseShapeWithPretrained(raw, source);
+  if (options.resolved !== true) {
+    refuseShapeWithPretrained(raw, source);
+    refuseLoraSettingsWithEngine(raw, source);
+  }
   const config: TurnwiseConfig = custom === null ? result.data : { ...result.data, algorithm: custom };
   if (config.algorithm.policyLoss !== 'ppo-clip') {
     // A registered loss lives in this thread only, and the off-policy corrections bring their own loss.
@@ -76,6 +79,21 @@ function refuseShapeWithPretrained(raw: unknown, source?: string): void {
   }
   if (section.tokenizer !== undefined && Object.keys(section.tokenizer).length > 0) {
     throw new InvalidConfigError('tokenizer', `the tokenizer of ${from} is used when model.from is given; remove this section${where}`);
+  }
+}
+
+/** LoRA settings a Tinker server fixes itself (SkyRL tx: alpha 32, every projection): only the rank is sent. */
+const ENGINE_OWNS_LORA = ['alpha', 'dropout', 'targetModules', 'rsLora'] as const;
+
+/** With `model.engine: tinker` a hand-set LoRA alpha, dropout, targets or rsLora would be ignored by the server: refused. */
+function refuseLoraSettingsWithEngine(raw: unknown, source?: string): void {
+  const model = (raw as { model?: { engine?: unknown; lora?: unknown } } | null)?.model;
+  if (model?.engine !== 'tinker' || typeof model.lora !== 'object' || model.lora === null) return;
+  const where = source ? ` (${source})` : '';
+  for (const key of ENGINE_OWNS_LORA) {
+    if (key in model.lora) {
+      throw new InvalidConfigError(`model.lora.${key}`, `is the server's with model.engine: tinker (only model.lora.rank is sent; the server fixes the rest, e.g. SkyRL tx: alpha 32, every projection); remove it${where}`);
+    }
   }
 }
 

@@ -20,10 +20,11 @@
  * | `trajectory-stored` | the learner committed one trajectory of the stream to the run store, before acknowledging it (`src/runtime/nats/trajectory-stream.ts`) |
  * | `trajectory-published` | an episodes worker published a trajectory, before acknowledging its plan (`src/runtime/nats/episodes-worker.ts`) |
  * | `weights-publishing` | the NATS learner is about to publish a weights version (`src/runtime/nats/nats-train-run.ts`) |
+ * | `engine-gradients-sent` | a model engine answered a forward_backward, its optim_step not sent yet (`src/engines/engine-trainer.ts`) |
  */
 
 /** Every fault point the product code names. */
-export const FAULT_POINTS = ['checkpoint-latest-written', 'trajectories-stored', 'trajectory-stored', 'trajectory-published', 'weights-publishing'] as const;
+export const FAULT_POINTS = ['checkpoint-latest-written', 'trajectories-stored', 'trajectory-stored', 'trajectory-published', 'weights-publishing', 'engine-gradients-sent'] as const;
 export type FaultPoint = (typeof FAULT_POINTS)[number];
 
 interface ArmedFault {

@@ -18,6 +18,7 @@ import { KlController, klPenalizedRewards } from '../algorithms/kl.js';
 import { maskedStats } from '../algorithms/stats.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { InvalidArgumentError } from '../core/errors.js';
+import { faultPoint } from '../core/fault-point.js';
 import type { Trajectory } from '../core/types.js';
 import { learningRateAt, type LrSchedule } from '../models/lr-schedule.js';
 import { tokenLayout } from '../models/token-layout.js';
@@ -151,6 +152,7 @@ export class EngineTrainer {
         const batch = this.batchOf(chunk, output.advantages, T, o);
         if (batch === null) continue;
         const result = await this.engine.forwardBackward(batch.data, 'ppo', clip);
+        faultPoint('engine-gradients-sent');
         const step = await this.engine.optimStep({
           learningRate: lr,
           beta1: this.options.beta1,

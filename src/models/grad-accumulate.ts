@@ -120,11 +120,18 @@ export function accumulateGradients(
       return vars.map((v) => named[v.name] ?? tf.zerosLike(v));
     });
     const stats = held.stats as tf.Tensor1D;
-    const nextAcc: tf.Tensor[] = acc === null ? grads : acc.map((a, i) => tf.add(a, grads[i]));
+    if (acc === null) acc = grads;
+    else {
+      // One variable at a time, each addend freed at once: two copies of the gradients at most
+      // (the sum so far and this micro-batch's), not three (memory-estimate.ts counts two).
+      for (let i = 0; i < acc.length; i++) {
+        const sum = tf.add(acc[i] as tf.Tensor, grads[i] as tf.Tensor);
+        tf.dispose([acc[i] as tf.Tensor, grads[i] as tf.Tensor]);
+        acc[i] = sum;
+      }
+    }
     const nextStats: tf.Tensor1D = statsAcc === null ? stats : tf.add(statsAcc, stats);
-    if (acc !== null) tf.dispose([...acc, ...grads]);
     if (statsAcc !== null) tf.dispose([statsAcc, stats]);
-    acc = nextAcc;
     statsAcc = nextStats;
   }
   const finalStats = statsAcc as tf.Tensor1D | null;

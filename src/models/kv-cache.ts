@@ -150,7 +150,10 @@ export class KvCache {
     this.timeLength += added;
   }
 
-  /** The `{ key, value }` buffers of one layer, `[rows, heads, capacity, headDim]`. Do not mutate. */
+  /**
+   * The `{ key, value }` buffers of one layer, `[rows, heads, capacity, headDim]`. Do not mutate, except as
+   * {@link write} does (the native decode step, transformer/native-decode.ts, writes slot `length` in place).
+   */
   layerBuffers(layer: number): { key: Float32Array; value: Float32Array } {
     return { key: this.keys[layer], value: this.values[layer] };
   }

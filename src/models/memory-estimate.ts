@@ -5,7 +5,9 @@
  *
  * Counted, in float32, on the learner's thread: the weights; the KL reference (a copy for full
  * fine-tuning, none for LoRA: adapters off); Adam's two moments, the gradients of what trains and
- * their clipped copy; one micro-batch's activations. Where the sampler runs — on the same thread,
+ * their clipped copy (on the native path the moments live outside the heap and the clip is folded
+ * into Adam, so the heap holds the gradients alone, two copies while micro-batches are summed:
+ * `host` counts the moments); one micro-batch's activations. Where the sampler runs — on the same thread,
  * or in inference workers each with a heap of its own — its part: a copy of what trains (a LoRA
  * sampler shares the frozen base; a worker reads its own base), the KV caches it keeps between
  * turns, those of a batch in flight (each row's caches and the merged copy the decode steps run
@@ -15,14 +17,15 @@
  * gradient lives until the backward pass ends. Per layer and token that is the forward's
  * intermediates (`6 d + 6 q + 5 kv + 3 f` floats; with LoRA `3 x out + r` more per adapted
  * projection, and LoRA dropout's five `[tokens, in]` tensors) plus their gradients, and four
- * `heads x T x T` attention maps per sequence (gradients: about 1.3 per forward tensor, measured). With activation checkpointing (pretrained models)
- * only one layer's tape is alive at a time, plus each layer's `[tokens, d]` input. The loss head
+ * `heads x T x T` attention maps per sequence (gradients: about 1.3 per forward tensor,
+ * measured). With activation checkpointing (pretrained models) only one layer's tape is alive at a time, plus each layer's `[tokens, d]` input. The loss head
  * holds three `[targets, vocab]` maps (logits, probabilities, their gradient) for the targets
- * alone (the replies' tokens). Checked against the
+ * alone (the replies' tokens), for at most a chunk of rows when the head is chunked. Checked against the
  * live tensor bytes of training steps in test/models/memory-estimate.test.ts.
  */
 import { type LoraSpec, loraModules } from './lora/lora.js';
 import { headDim, kvHeads, queryWidth, type TransformerConfig } from './transformer/config.js';
+import { headChunkRows } from './transformer/chunked-head.js';
 import { weightSpecs } from './transformer/weights.js';
 
 /** The most the wasm backend can hold (its heap is 32-bit addressed). */
@@ -58,6 +61,15 @@ export interface MemoryPlan {
   readonly prefillTokens?: number;
   /** Longest context of a sampled row (prompt + reply); default `sequenceLength`. */
   readonly samplerContext?: number;
+  /**
+   * Adam's moments kept outside the tensor backend and the clip folded into the update (the native
+   * path: `AdamW` on wasm with the addon, `host-adam.ts`). Default false: everything in the heap.
+   */
+  readonly optimizerOnHost?: boolean;
+  /** More than one micro-batch is summed per step (a second copy of the gradients meanwhile). Default true. */
+  readonly accumulates?: boolean;
+  /** Targets are constrained to listed ids (turnwise's own model): the loss head is never chunked. Default false. */
+  readonly constrained?: boolean;
 }
 
 /** The estimate, by part, in bytes. `total` is the learner's thread; `samplerTotal` each inference worker's. */
@@ -75,6 +87,8 @@ export interface MemoryEstimate {
   readonly total: number;
   /** Each inference worker's heap (0 when the sampler runs on the learner's thread), allocator slack included. */
   readonly samplerTotal: number;
+  /** Bytes outside the tensor backend, exact (Adam's moments on the native path), else 0. */
+  readonly host: number;
 }
 
 /**
@@ -111,7 +125,11 @@ export function estimateMemory(config: TransformerConfig, plan: MemoryPlan): Mem
   const lora = plan.lora;
   const trained = lora === null ? params : loraModules(config, lora).reduce((n, m) => n + lora.rank * (m.inFeatures + m.outFeatures), 0);
   const reference = plan.reference && lora === null ? weights : 0;
-  const optimizer = 4 * trained * f32; // two Adam moments, the accumulated gradients and their clipped copy
+  // In the heap: two Adam moments, the accumulated gradients and their clipped copy; on the native
+  // path only the gradients (two copies while micro-batches are summed), the moments on the host.
+  const onHost = plan.optimizerOnHost === true;
+  const optimizer = (onHost ? (plan.accumulates === false ? 1 : 2) : 4) * trained * f32;
+  const host = onHost ? 2 * trained * f32 : 0;
   const tokens = plan.microBatchTokens;
   const t = plan.sequenceLength;
   const sequences = Math.max(1, Math.ceil(tokens / Math.max(1, t)));
@@ -119,7 +137,9 @@ export function estimateMemory(config: TransformerConfig, plan: MemoryPlan): Mem
   const layer = layerFloats(config, lora);
   const attention = 4 * config.nHeads * t * t * sequences; // scores and probabilities, and their gradients
   const perLayer = tokens * (layer.forward + layer.gradients) + attention;
-  const head = 3 * targets * config.vocabSize;
+  // Unconstrained heads larger than a chunk run a chunk of rows at a time (transformer/chunked-head.ts).
+  const headRows = Math.min(targets, plan.constrained === true ? Number.POSITIVE_INFINITY : headChunkRows(config.vocabSize));
+  const head = 3 * headRows * config.vocabSize;
   const layers = plan.checkpointing ? (config.nLayers + 1) * tokens * config.dModel + perLayer : config.nLayers * perLayer;
   const activations = f32 * (layers + head);
 
@@ -138,7 +158,7 @@ export function estimateMemory(config: TransformerConfig, plan: MemoryPlan): Mem
   const slack = 1 + ALLOCATOR_SLACK;
   const total = Math.ceil(slack * (weights + reference + optimizer + activations + (workers === 0 ? samplerPart : 0)));
   const samplerTotal = workers === 0 ? 0 : Math.ceil(slack * (weights + trained * f32 + kvCache / workers + (rows > 0 ? prefill : 0)));
-  return { weights, samplerCopy, reference, optimizer, activations, kvCache, prefill: rows > 0 ? prefill : 0, total, samplerTotal };
+  return { weights, samplerCopy, reference, optimizer, activations, kvCache, prefill: rows > 0 ? prefill : 0, total, samplerTotal, host };
 }
 
 /** Attention scores one prefill call may hold (`TransformerPolicy`'s `maxPrefillScores` default), floats. */
@@ -154,7 +174,7 @@ export function formatBytes(bytes: number): string {
 
 /**
  * One line naming each part of the estimate.
- * @example describeEstimate(e) // 'learner: weights 513 MiB + optimizer + gradients 75 MiB + activations 521 MiB (+8 % allocator slack) = 1.20 GiB; ...'
+ * @example describeEstimate(e) // 'learner heap: weights 513 MiB + gradients 37 MiB + activations 558 MiB (+10 % allocator slack) = 1.19 GiB; Adam's moments 37 MiB outside the heap; each sampler worker's heap: ...'
  */
 export function describeEstimate(e: MemoryEstimate): string {
   const join = (parts: Array<[string, number]>) =>
@@ -163,22 +183,23 @@ export function describeEstimate(e: MemoryEstimate): string {
       .map(([name, n]) => `${name} ${formatBytes(n)}`)
       .join(' + ');
   const slack = `(+${Math.round(ALLOCATOR_SLACK * 100)} % allocator slack)`;
+  const moments = e.host > 0 ? `; Adam's moments ${formatBytes(e.host)} outside the heap` : '';
   if (e.samplerTotal === 0) {
     const parts: Array<[string, number]> = [
       ['weights', e.weights],
       ['sampler copy', e.samplerCopy],
       ['KL reference', e.reference],
-      ['optimizer + gradients', e.optimizer],
+      [e.host > 0 ? 'gradients' : 'optimizer + gradients', e.optimizer],
       ['activations', e.activations],
       ['KV caches', e.kvCache],
       ['prefill', e.prefill],
     ];
-    return `${join(parts)} ${slack} = ${formatBytes(e.total)}`;
+    return `${join(parts)} ${slack} = ${formatBytes(e.total)}${moments}`;
   }
   const learner = join([
     ['weights', e.weights],
     ['KL reference', e.reference],
-    ['optimizer + gradients', e.optimizer],
+    [e.host > 0 ? 'gradients' : 'optimizer + gradients', e.optimizer],
     ['activations', e.activations],
   ]);
   const sampler = join([
@@ -187,5 +208,5 @@ export function describeEstimate(e: MemoryEstimate): string {
     ['KV caches', e.kvCache],
     ['prefill', e.prefill],
   ]);
-  return `learner heap: ${learner} ${slack} = ${formatBytes(e.total)}; each sampler worker's heap: ${sampler} ${slack} = ${formatBytes(e.samplerTotal)}`;
+  return `learner heap: ${learner} ${slack} = ${formatBytes(e.total)}${moments}; each sampler worker's heap: ${sampler} ${slack} = ${formatBytes(e.samplerTotal)}`;
 }

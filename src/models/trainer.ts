@@ -11,7 +11,7 @@
  * and scales by 1/accumulation steps, which weights short micro-batches more).
  */
 import type { EstimatorState } from '../algorithms/advantage-input.js';
-import { clipByGlobalNorm } from '../algorithms/grad-clip.js';
+import { globalNormScale } from '../algorithms/grad-clip.js';
 import { KlController } from '../algorithms/kl.js';
 import { explainedVariance, maskedStats } from '../algorithms/stats.js';
 import { type Clock, systemClock } from '../core/clock.js';
@@ -228,9 +228,9 @@ export class PolicyTrainer {
       return { gradients: this.policy.trainableVariables().map((v) => new Float32Array(v.size)), norm: 0, tokenCount: 0 };
     }
     const { actorGrads, criticGrads } = await this.gradients(chunk, o, klCoef, false);
-    const { clipped, norm } = clipByGlobalNorm(actorGrads, Number.POSITIVE_INFINITY); // for the norm only
+    const { norm } = globalNormScale(actorGrads, Number.POSITIVE_INFINITY);
     const gradients = await Promise.all(actorGrads.map(async (g) => ((await g.data()) as Float32Array).slice()));
-    tf.dispose([...actorGrads, ...criticGrads, ...clipped]);
+    tf.dispose([...actorGrads, ...criticGrads]);
     return { gradients, norm, tokenCount: chunk[0].tokenCount };
   }
 
@@ -297,11 +297,14 @@ export class PolicyTrainer {
     return this.klController.coef;
   }
 
-  /** Clips `grads` to `maxNorm` and applies them (skipped when the norm is not finite, as verl does); returns the pre-clip norm. */
+  /**
+   * Clips `grads` to `maxNorm` and applies them (skipped when the norm is not finite, as verl does);
+   * returns the pre-clip norm. The clip is the optimizer's scale: no clipped copies are made.
+   */
   private applyClipped(optimizer: AdamW, variables: tf.Variable[], grads: tf.Tensor[], maxNorm: number): number {
-    const { clipped, norm } = clipByGlobalNorm(grads, maxNorm);
-    if (Number.isFinite(norm)) optimizer.apply(variables, clipped);
-    tf.dispose([...grads, ...clipped]);
+    const { norm, scale } = globalNormScale(grads, maxNorm);
+    if (Number.isFinite(norm)) optimizer.apply(variables, grads, scale);
+    tf.dispose(grads);
     return norm;
   }
 

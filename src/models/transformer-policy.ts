@@ -350,6 +350,16 @@ export class TransformerPolicy implements Policy {
   private async step(cache: KvCache, pending: number[][], stats: DecodeStats): Promise<Float32Array> {
     const width = Math.max(...pending.map((p) => p.length));
     const rows = pending.length;
+    if (width === 1 && pending.every((p) => p.length === 1)) {
+      // One token per row: the native decode step where it runs (the same logits as extend).
+      const native = this.model.decodeStep(cache, Int32Array.from(pending, (p) => p[0] as number));
+      if (native !== null) {
+        stats.realTokens += rows;
+        stats.paddedTokens += rows;
+        stats.modelCalls++;
+        return native;
+      }
+    }
     const ids = new Int32Array(rows * width).fill(this.options.padTokenId ?? 0); // [rows, width]
     const mask = new Uint8Array(rows * width);
     pending.forEach((p, r) => {

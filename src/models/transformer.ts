@@ -41,6 +41,8 @@ import {
   targetLogProbsAndEntropy,
 } from './transformer/layers.js';
 import { RopeTable, ropeInverseFrequencies } from './transformer/rope.js';
+import { chunkedTargetStats, headChunkRows } from './transformer/chunked-head.js';
+import { NativeDecoder } from './transformer/native-decode.js';
 import { constraintMask, everyPosition, validateTrainBatch } from './transformer/train-inputs.js';
 import { WeightStore } from './transformer/weight-store.js';
 import type { NamedWeight } from './transformer/weights.js';
@@ -101,6 +103,8 @@ export class TransformerModel {
   /** The KV-cached sampling forwards, reading this model through a view (transformer/cached-forward.ts). */
   private readonly sampling: CachedForward;
   private checkpointing = false;
+  /** Decode steps as one native call per layer where the addon runs them (transformer/native-decode.ts). */
+  private readonly nativeDecoder: NativeDecoder;
 
   /**
    * Builds a model with N(0, 0.02) weights drawn from `rng` (deterministic for a seed), or with
@@ -121,6 +125,16 @@ export class TransformerModel {
       block: (layer) => this.block(layer),
       decode: (ids, batch, seqLen, positions, attention) => this.decoder(ids, batch, seqLen, this.ropeFor(positions, batch, seqLen), attention, { release: true }),
       head: (hidden) => this.head(hidden),
+    });
+    this.nativeDecoder = new NativeDecoder({
+      config: this.config,
+      rope: this.rope,
+      block: (layer) => this.block(layer),
+      embedding: () => this.weight2d('model.embed_tokens.weight'),
+      head: () => {
+        const tied = this.config.tieEmbeddings;
+        return { norm: this.weight1d('model.norm.weight'), weight: this.weight2d(tied ? 'model.embed_tokens.weight' : 'lm_head.weight'), tied };
+      },
     });
   }
 
@@ -305,15 +319,30 @@ export class TransformerModel {
       // Every position a target, in order (dense targets): the rows are `hidden` itself; skip the slow wasm Gather.
       const selected = everyPosition(batch) ? hidden : tf.gather(hidden, tf.tensor1d(batch.targetPositions, 'int32')); // [N, d]
       const normed = this.finalNorm(selected); // [N, d]
-      // Temperature 1 (training's usual): skip a division pass over [N, V] and its gradient.
-      let logits = temperature === 1 ? this.project(normed) : tf.div(this.project(normed), temperature); // [N, V]
-      if (constraint !== null) logits = tf.add(logits, tf.tensor2d(constraint, [n, v]));
-      else if (this.outputs < v) logits = tf.add(logits, this.unusedRowsMask()); // ids past the tokenizer's: never sampled, never scored
-      const both = targetLogProbsAndEntropy(logits as tf.Tensor2D, targetIds); // [2, N]
+      const both = constraint === null && n > headChunkRows(v) ? this.chunkedHead(normed, targetIds, temperature) : this.wholeHead(normed, targetIds, temperature, constraint); // [2, N]
       const logprobs = tf.reshape(tf.slice(both, [0, 0], [1, n]), [n]) as tf.Tensor1D;
       const entropy = tf.reshape(tf.slice(both, [1, 0], [1, n]), [n]) as tf.Tensor1D;
       return withHidden ? { logprobs, entropy, hidden: normed } : { logprobs, entropy };
     });
+  }
+
+  /** The loss head over all `[N, V]` logits at once (constrained targets, or few enough rows). */
+  private wholeHead(normed: tf.Tensor2D, targetIds: Int32Array, temperature: number, constraint: Float32Array | null): tf.Tensor2D {
+    const [n] = normed.shape;
+    const v = this.config.vocabSize;
+    // Temperature 1 (training's usual): skip a division pass over [N, V] and its gradient.
+    let logits = temperature === 1 ? this.project(normed) : tf.div(this.project(normed), temperature); // [N, V]
+    if (constraint !== null) logits = tf.add(logits, tf.tensor2d(constraint, [n, v]));
+    else if (this.outputs < v) logits = tf.add(logits, this.unusedRowsMask()); // ids past the tokenizer's: never sampled, never scored
+    return targetLogProbsAndEntropy(logits as tf.Tensor2D, targetIds);
+  }
+
+  /** The loss head a chunk of rows at a time (transformer/chunked-head.ts): large vocabularies. */
+  private chunkedHead(normed: tf.Tensor2D, targetIds: Int32Array, temperature: number): tf.Tensor2D {
+    const tied = this.config.tieEmbeddings;
+    const weight = this.weight2d(tied ? 'model.embed_tokens.weight' : 'lm_head.weight');
+    const additive = this.outputs < this.config.vocabSize ? this.unusedRowsMask() : null;
+    return chunkedTargetStats(normed, targetIds, { weight, tied, temperature, additive }, headChunkRows(this.config.vocabSize));
   }
 
   /**
@@ -382,6 +411,22 @@ export class TransformerModel {
   extendPacked(caches: readonly KvCache[], tokens: readonly Int32Array[], options?: PackedOptions): tf.Tensor2D {
     this.checkAlive();
     return this.sampling.extendPacked(caches, tokens, options);
+  }
+
+  /**
+   * A decode step — `ids[r]`, one real token per row, appended to `cache` — as native calls where
+   * the addon runs them (wasm): the next-token logits `[rows * vocab]` in a buffer the model reuses
+   * (read it before the next step), the same values as {@link extend} gives. Null when it does not
+   * apply here (another backend, no addon, an empty cache): nothing changed, call {@link extend}.
+   * @example const logits = model.decodeStep(cache, next) ?? (await model.extend(cache, next, ones, 1).data());
+   */
+  decodeStep(cache: KvCache, ids: Int32Array): Float32Array | null {
+    this.checkAlive();
+    const { nLayers } = this.config;
+    if (cache.shape.nLayers !== nLayers || cache.shape.nHeads !== kvHeads(this.config) || cache.shape.headDim !== headDim(this.config)) {
+      throw InvalidArgumentError.format('cache', `shape ${JSON.stringify(cache.shape)} does not match the model`);
+    }
+    return this.nativeDecoder.step(cache, ids);
   }
 
   /** Frees every variable and constant; the model is unusable afterwards. */

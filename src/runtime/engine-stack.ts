@@ -113,8 +113,10 @@ export async function buildEngineStack(config: ResolvedConfig, checkpoint: Check
       ...(resumed !== null ? [`resumed on the engine from ${resumed.statePath}`] : []),
     ];
     let closed: Promise<void> | null = null;
+    // Closing never fails the run: a model left loaded is unloaded by the server once the session's
+    // heartbeats stop, and an error here would hide the one that ended the run.
     const close = (): Promise<void> => {
-      closed ??= engine.close();
+      closed ??= engine.close().catch(() => {});
       return closed;
     };
     return {
@@ -143,7 +145,7 @@ export async function buildEngineStack(config: ResolvedConfig, checkpoint: Check
         };
       },
       dispose: () => {
-        void close().catch(() => {});
+        void close();
       },
       close,
     };

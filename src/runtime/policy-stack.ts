@@ -35,6 +35,7 @@ import { InferencePool } from '../models/inference/inference-pool.js';
 import { localServingPolicy, type ServingPolicy } from '../models/inference/serving-policy.js';
 import { criticConfigOf, trainerSettingsOf } from './algorithm-setup.js';
 import { openPretrainedModels } from './pretrained-stack.js';
+import { nativeAdamAvailable } from '../models/backend/native-adam.js';
 import { checkRunMemory, memoryLimitsOf } from './run-memory.js';
 import type { PretrainedServing, RunModels } from './run-models.js';
 import type { RunStack } from './run-stack.js';
@@ -184,7 +185,7 @@ export async function buildPolicyStack(
   checkpoint: CheckpointContent | null,
 ): Promise<PolicyStack> {
   // Refused before the tokenizer is trained or a tensor allocated (eval, export and serve come here too).
-  checkRunMemory(config, memoryLimitsOf(tf.getBackend()));
+  checkRunMemory(config, memoryLimitsOf(tf.getBackend()), { optimizerOnHost: nativeAdamAvailable() });
   const root = Rng.fromSeed(config.seed);
   const models = config.model.from === null ? openOwnModels(config, spec, checkpoint, root) : await openPretrainedModels(config, checkpoint, root);
   const { text, shape, learner: learnerModel, sampler: samplerModel, reference } = models;
@@ -210,7 +211,8 @@ export async function buildPolicyStack(
   const workers = config.train.dataParallel;
   const gradientPool = workers > 1 ? new GradientPool({ workers, spec: { policy: shape, critic: criticSpec }, policy: learnerModel, critic }) : null;
   const trainer = new PolicyTrainer({ policy: learnerModel, reference, critic, initialVersion: version, gradientPool, ...trainerSettingsOf(config) });
-  if (checkpoint) await trainer.setState(trainerStateOf(checkpoint.optimizer, version));
+  // A model engine's checkpoint keeps its optimizer on the engine: locally it is served and evaluated, not trained on.
+  if (checkpoint && checkpoint.state.engine === undefined) await trainer.setState(trainerStateOf(checkpoint.optimizer, version));
   // Sampling runs in inference workers: turnwise's own model a copy each, a pretrained one its base read from the folder.
   const policy = servingPolicyOf({
     config,

@@ -16,6 +16,7 @@ import { checkBaseModel } from '../models/hf/fingerprint.js';
 import { describeHfModel, type HfModelInfo, inspectHfModel } from '../models/hf/hf-model.js';
 import { readHfWeights } from '../models/hf/hf-weights.js';
 import { LORA_TARGETS, type LoraSpec } from '../models/lora/lora.js';
+import { nativeAdamAvailable } from '../models/backend/native-adam.js';
 import { describeEstimate, estimateMemory, formatBytes, type MemoryEstimate, type MemoryPlan, WASM_HEAP_BYTES } from '../models/memory-estimate.js';
 import { type ChatTextOptions, chatText } from '../models/policy-text.js';
 import type { TrainableModel } from '../models/train-contract.js';
@@ -65,7 +66,8 @@ export function pretrainedSamplerWorkers(config: ResolvedConfig): number {
 }
 
 /**
- * The memory plan of a pretrained run: LoRA or full, checkpointed training, and the sampler's
+ * The memory plan of a pretrained run: LoRA or full, checkpointed training, Adam's moments where
+ * the optimizer keeps them (outside the heap on the native path), and the sampler's
  * batch (the largest of a step's episodes and an evaluation's, up to `runtime.samplerMaxBatch`).
  * A micro-batch's rows: without past turns (`context.history: 0`) each is one turn, a first prompt
  * and a reply, so with measured first prompts the plan is the most demanding micro-batch they
@@ -87,6 +89,7 @@ export function pretrainedMemoryPlan(config: ResolvedConfig, shape: TransformerC
     sequenceLength: context,
     kvCacheBytes: config.runtime.kvCacheMiB * 2 ** 20,
     checkpointing: true,
+    optimizerOnHost: nativeAdamAvailable(), // the native path keeps Adam's moments outside the heap
     samplerWorkers: pretrainedSamplerWorkers(config),
     samplerRows: Math.min(config.runtime.samplerMaxBatch, episodes),
     prefillTokens: PRETRAINED_PREFILL_TOKENS,

@@ -16,6 +16,8 @@
  *
  * Each further inference or gradient worker adds a copy of the weights. The models must fit the
  * tensor backend (the wasm heap is 4 GiB; each worker has its own), and everything the machine's memory.
+ * Where Adam's moments live is the caller's to say ({@link OptimizerPlacement}): on the native path
+ * they are outside the heap and count against the machine alone.
  */
 import { availableParallelism, totalmem } from 'node:os';
 import type { ResolvedConfig } from '../core/config.js';
@@ -39,6 +41,14 @@ export interface RunMemoryEstimate {
   readonly rollout: number;
   readonly total: number;
 }
+
+/** Where the optimizer's state lives (the native path keeps Adam's moments outside the heap: `AdamW`). */
+export interface OptimizerPlacement {
+  readonly optimizerOnHost: boolean;
+}
+
+/** Everything in the tensor backend: the estimate when the placement is not known. */
+const IN_HEAP: OptimizerPlacement = { optimizerOnHost: false };
 
 /** What the estimate is checked against. */
 export interface MemoryLimits {
@@ -66,7 +76,7 @@ function ownShape(config: ResolvedConfig): TransformerConfig {
  * The estimate for `config` (pure: the config alone).
  * @example estimateRunMemory(resolveConfig(parseConfig({}))).total // about 140 MiB
  */
-export function estimateRunMemory(config: ResolvedConfig): RunMemoryEstimate {
+export function estimateRunMemory(config: ResolvedConfig, placement: OptimizerPlacement = IN_HEAP): RunMemoryEstimate {
   const own = config.model.from === null;
   const shape = ownShape(config);
   const models = own
@@ -76,6 +86,8 @@ export function estimateRunMemory(config: ResolvedConfig): RunMemoryEstimate {
         microBatchTokens: Math.min(config.algorithm.maxTokensPerMicroBatch, config.derived.episodesPerStep * shape.maxContext),
         sequenceLength: shape.maxContext,
         kvCacheBytes: config.runtime.kvCacheMiB * 2 ** 20,
+        optimizerOnHost: placement.optimizerOnHost,
+        constrained: true, // turnwise's own model may train constrained targets: its head is never chunked
       })
     : null;
   const criticConfig = criticConfigOf(config.algorithm);
@@ -87,16 +99,16 @@ export function estimateRunMemory(config: ResolvedConfig): RunMemoryEstimate {
   const replicas = models === null ? 0 : (Math.max(0, inferenceWorkers - 1) + (config.train.dataParallel - 1)) * models.weights;
   const overlapping = config.mode === 'sync' ? 1 : 2;
   const rollout = overlapping * config.derived.episodesPerStep * config.derived.maxHorizon * config.model.maxContext * ROLLOUT_BYTES_PER_TOKEN;
-  return { models, critic, replicas, rollout, total: (models?.total ?? 0) + critic + replicas + rollout };
+  return { models, critic, replicas, rollout, total: (models?.total ?? 0) + (models?.host ?? 0) + critic + replicas + rollout };
 }
 
 /**
  * Refuses a config whose estimate passes `limits`, naming the estimate and the fields that drive
  * it; returns the estimate as one line otherwise.
- * @example checkRunMemory(config, memoryLimitsOf(tf.getBackend())) // 'memory needed: about 140 MiB (...)'
+ * @example checkRunMemory(config, memoryLimitsOf(tf.getBackend()), { optimizerOnHost: nativeAdamAvailable() }) // 'memory needed: about 140 MiB (...)'
  */
-export function checkRunMemory(config: ResolvedConfig, limits: MemoryLimits): string {
-  const estimate = estimateRunMemory(config);
+export function checkRunMemory(config: ResolvedConfig, limits: MemoryLimits, placement: OptimizerPlacement = IN_HEAP): string {
+  const estimate = estimateRunMemory(config, placement);
   const { models } = estimate;
   const { model, algorithm, derived } = config;
   const rolloutLine = `rollout ${formatBytes(estimate.rollout)} (algorithm.tasksPerStep ${algorithm.tasksPerStep} x algorithm.groupSize ${algorithm.groupSize} episodes x ${derived.maxHorizon} turns x model.maxContext ${model.maxContext} tokens x ${ROLLOUT_BYTES_PER_TOKEN} bytes${config.mode === 'sync' ? '' : ' x 2 overlapping steps'})`;

@@ -36,6 +36,7 @@ import { InvalidConfigError } from '../core/errors.js';
 import { getEnvironmentSpec } from '../envs/registry.js';
 import { describeBackend, selectBackend } from '../models/backend/select.js';
 import { checkPretrainedContext } from './pretrained-stack.js';
+import { nativeAdamAvailable } from '../models/backend/native-adam.js';
 import { checkRunMemory, memoryLimitsOf } from './run-memory.js';
 import { startTrainingActors } from './train/actors.js';
 import { driveTraining } from './train/drive.js';
@@ -65,7 +66,7 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
     throw new InvalidConfigError('reward.mode', `'sum' trains on per-turn rewards, and ${spec.name} with these settings pays only a final reward; use 'outcome'${['wordle', 'textcraft', 'deepsearch'].includes(spec.name) ? ', or set env.settings.turnRewards: true' : ''}`);
   }
   const backend = await selectBackend(config.model.backend, { matmul: config.model.matmul });
-  checkRunMemory(config, memoryLimitsOf(backend.name));
+  checkRunMemory(config, memoryLimitsOf(backend.name), { optimizerOnHost: nativeAdamAvailable() });
   await checkPretrainedContext(config); // a context too short for the first prompts, refused before any weight is read
   // 0. The run folder, held by this process alone (one writer: ./run-lock.ts) until the run ends.
   const folder = await claimRunFolder(options, config.run);

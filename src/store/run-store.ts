@@ -224,6 +224,23 @@ export class RunStore {
     return (this.db.prepare(sql).all(params) as EpisodeRow[]).map(toEpisode);
   }
 
+  /** One episode of the active run by id (the primary key: one indexed row), or null. */
+  episode(episodeId: string): EpisodeRecord | null {
+    const row = this.db.prepare('SELECT * FROM episodes WHERE id = ? AND run_id = ?').get(episodeId, this.requireRun()) as EpisodeRow | undefined;
+    return row === undefined ? null : toEpisode(row);
+  }
+
+  /**
+   * Episode counts of the active run's `split` per stored step and outcome, from `fromStep` up, in
+   * step order. Lazy: the rows come from the `(run_id, split, step, outcome)` index as they are
+   * read, so a caller that stops early reads only the steps it consumed.
+   * @example for (const { step, outcome, count } of store.episodeCounts('train', 0)) if (step > 9) break;
+   */
+  *episodeCounts(split: EpisodeSplit, fromStep = 0): Generator<{ step: number; outcome: string; count: number }> {
+    const sql = 'SELECT step, outcome, COUNT(*) AS count FROM episodes WHERE run_id = ? AND split = ? AND step >= ? GROUP BY step, outcome ORDER BY step, outcome';
+    yield* this.db.prepare(sql).iterate(this.requireRun(), split, fromStep) as IterableIterator<{ step: number; outcome: string; count: number }>;
+  }
+
   /** The turns of one episode, in order, with their token arrays. */
   episodeTurns(episodeId: string): StoredTurn[] {
     const rows = this.db.prepare('SELECT * FROM turns WHERE episode_id = ? ORDER BY idx').all(episodeId) as TurnRow[];

@@ -72,11 +72,17 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE turns ADD COLUMN shaped_reward REAL;
   ALTER TABLE turns ADD COLUMN entropies BLOB;
   `,
+  // 3: the dashboard's per-step outcome counts of one split read this index alone (covering), a
+  // page of steps at a time, instead of every episode row of the run.
+  `
+  CREATE INDEX episodes_by_run_split_step ON episodes (run_id, split, step, outcome);
+  `,
 ];
 
 /**
- * Oldest schema version a read-only store can read: later migrations only add nullable columns,
- * which read as absent on an older file, so viewers need not migrate it.
+ * Oldest schema version a read-only store can read: later migrations only add nullable columns
+ * (which read as absent on an older file) and indexes (queries run without them, only slower),
+ * so viewers need not migrate it.
  */
 export const MIN_READABLE_VERSION = 1;
 

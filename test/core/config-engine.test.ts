@@ -30,6 +30,9 @@ describe('model.engine: tinker', () => {
     ['a key in place of a variable name', () => tinkerConfig({}, { tinker: { url: 'http://x', apiKeyEnv: 'sk-abc-123' } }), /model\.tinker\.apiKeyEnv/],
     ['a gradient clip SkyRL would not apply', () => tinkerConfig({}, { tinker: { url: 'http://x', server: 'skyrl' } }), /algorithm\.gradClip/],
     ['a non-HTTP url', () => tinkerConfig({}, { tinker: { url: 'ftp://x' } }), /model\.tinker\.url/],
+    ['a LoRA alpha the server would not use', () => tinkerConfig({}, { lora: { rank: 8, alpha: 16 } }), /model\.lora\.alpha/],
+    ['a LoRA dropout the server would not apply', () => tinkerConfig({}, { lora: { rank: 8, dropout: 0 } }), /model\.lora\.dropout/],
+    ['LoRA targets the server picks itself', () => tinkerConfig({}, { lora: { rank: 8, targetModules: ['q_proj'] } }), /model\.lora\.targetModules/],
   ];
   for (const [what, parse, field] of refusals) {
     it(`refuses ${what} at parse time, naming the field`, () => {

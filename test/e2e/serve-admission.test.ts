@@ -27,7 +27,7 @@ function run(args: readonly string[]): { proc: ChildProcess; output: () => strin
   let output = '';
   proc.stdout?.on('data', (d: Buffer) => (output += d.toString('utf8')));
   proc.stderr?.on('data', (d: Buffer) => (output += d.toString('utf8')));
-  return { proc, output: () => output, exit: new Promise((resolve) => proc.once('exit', (code) => resolve(code))) };
+  return { proc, output: () => output, exit: new Promise((resolve) => proc.once('close', (code) => resolve(code))) };
 }
 
 async function listening(server: ReturnType<typeof run>): Promise<string> {

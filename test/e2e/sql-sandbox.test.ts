@@ -121,7 +121,7 @@ describe('SQL database build', () => {
             let err = '';
             child.stdout.on('data', (d) => (out += d));
             child.stderr.on('data', (d) => (err += d));
-            child.on('exit', (c) => (c === 0 ? done(out.trim()) : fail(new Error(`build process exited ${c}: ${err}`))));
+            child.on('close', (c) => (c === 0 ? done(out.trim()) : fail(new Error(`build process exited ${c}: ${err}`))));
           }),
       ),
     );

@@ -4,7 +4,7 @@
  * weights. Trajectory ids carry the run's unique id (`<runId>/s3/t1/g0`), which differs between
  * the two runs, so ids are compared without it.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { resolveCheckpointDir } from '../../src/models/checkpoint.js';
@@ -83,9 +83,10 @@ export function expectSameStoredContent(runDir: string, referenceDir: string, ex
   }
 }
 
-/** Bytes of the model weights in the run folder's latest checkpoint. */
+/** Bytes of the weights in the run folder's latest checkpoint: the model's, or a LoRA run's adapters. */
 export async function finalWeights(runDir: string): Promise<Buffer> {
-  return readFileSync(join(await resolveCheckpointDir(runDir), 'model.safetensors'));
+  const dir = await resolveCheckpointDir(runDir);
+  return readFileSync(join(dir, existsSync(join(dir, 'adapter_config.json')) ? 'adapter_model.safetensors' : 'model.safetensors'));
 }
 
 /** The latest checkpoints of both runs hold bit-identical weights (and are at the same step). */

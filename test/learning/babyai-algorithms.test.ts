@@ -30,7 +30,14 @@ for (const [name, title] of ALGORITHMS) {
       expect(before?.step).toBe(0);
       expect(after?.step).toBe(10);
       // Untrained: about 0.4 (it picks uniformly among the listed actions).
-      expect(after!.successRate).toBeGreaterThanOrEqual(before!.successRate + 0.15);
+      // Bound from the spread study (docs/testing.md): the gain over 10 runs of each algorithm — the fixed
+      // seed under OpenBLAS's Cooperlake (this machine's default), Haswell, SkylakeX, Zen and Sandybridge
+      // kernels and the wasm path (all six alike), and seeds 101–104 on the default kernel — ranged
+      // 0.195–0.336 (PPO 0.195–0.336, REINFORCE++ 0.211–0.305, RLOO 0.195–0.305); the bound sits at least
+      // 0.05 (about one standard error of a held-out success rate near 0.5) below the lowest.
+      // `node --import tsx scripts/learning-spread.ts --tests babyai-algorithms --seeds fixed` (six kernels),
+      // then `--kernels default --seeds 101,…,104`.
+      expect(after!.successRate).toBeGreaterThanOrEqual(before!.successRate + 0.1);
     });
   });
 }

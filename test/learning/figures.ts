@@ -6,6 +6,7 @@
  * sets it, to measure how far a test's figures move with the seed and with the CPU's BLAS kernels
  * (`OPENBLAS_CORETYPE`, `TURNWISE_NATIVE_BLAS=off`), from which each bound is chosen.
  */
+import { createHash } from 'node:crypto';
 
 /** The environment variable the spread study sets to retrain a learning test with another seed. */
 export const LEARNING_SEED_VARIABLE = 'TURNWISE_LEARNING_SEED';
@@ -32,4 +33,20 @@ export function learningSeed(fixed: number): number {
  */
 export function reportFigures(test: string, figures: Readonly<Record<string, number>>): void {
   console.log(`${FIGURES_PREFIX}${JSON.stringify({ test, ...figures })}`);
+}
+
+/**
+ * What a learning test file trains, as a short hash: its text without comments and assertion lines,
+ * so that writing the spread into a comment or moving a bound does not make the study's earlier
+ * runs of it stale.
+ * @example testHash(readFileSync('test/learning/maze-grpo.test.ts', 'utf8')) // '3f2a…' (12 hex digits)
+ */
+export function testHash(text: string): string {
+  const trained = text
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .split('\n')
+    .map((l) => l.replace(/(^|\s)\/\/.*$/, '').trim())
+    .filter((l) => l !== '' && !l.includes('expect('))
+    .join('\n');
+  return createHash('sha256').update(trained).digest('hex').slice(0, 12);
 }

@@ -91,7 +91,19 @@ describe('GRPO with LoRA on a pretrained stand-in, free-text replies (BabyAI GoT
       invalidBefore,
       invalidAfter,
     });
-    expect(after!.successRate).toBeGreaterThanOrEqual(before!.successRate + 0.15);
-    expect(invalidAfter).toBeLessThan(0.1);
+    // Bounds from the spread study (docs/testing.md), success before → after (invalid before → after):
+    //   seed 7 (this test), OpenBLAS Cooperlake (this machine's default): 0.453 → 0.727 (0.068 → 0.110),
+    //     the figures CI's SkylakeX run gave too (invalid 0.1102, which failed the old bound < 0.1);
+    //   seed 7, OPENBLAS_CORETYPE=Haswell: 0.438 → 0.750 (0.057 → 0.065);
+    //   TURNWISE_LEARNING_SEED=101: 0.555 → 0.734 (0.073 → 0.138); 102: 0.469 → 0.773 (0.047 → 0.027);
+    //   103: 0.492 → 0.742 (0.055 → 0.056).
+    // Gain 0.180–0.313, so at least 0.1; invalid after at most 0.138, so below 0.2 (each at least 0.05,
+    // about one standard error of a success rate over 128 episodes, from the worst run). The wasm path
+    // (TURNWISE_NATIVE_BLAS=off) was not measured: there the stand-in's pretraining alone outran the 300 s
+    // hook limit on the loaded study machine.
+    // `node --import tsx scripts/learning-spread.ts --tests llm-lora-grpo --kernels default,Haswell --seeds fixed`,
+    // then `--kernels default --seeds 101,102,103`.
+    expect(after!.successRate).toBeGreaterThanOrEqual(before!.successRate + 0.1);
+    expect(invalidAfter).toBeLessThan(0.2);
   }, 600_000);
 });

@@ -24,7 +24,7 @@ describe('GRPO on text-to-SQL, aggregate questions with 2 candidate queries (fix
         sampling: { maxActionTokens: 48 },
         algorithm: { tasksPerStep: 8, groupSize: 8, lr: 0.003 },
         horizon: { schedule: 'fixed', horizon: 1 },
-        train: { steps: 10, evalEvery: 10, evalTasks: 126, checkpointEvery: 0 },
+        train: { steps: 20, evalEvery: 20, evalTasks: 126, checkpointEvery: 0 },
       }),
     );
     const result = await trainRun({ config, runDir: join(dir, 'learning') });
@@ -32,9 +32,14 @@ describe('GRPO on text-to-SQL, aggregate questions with 2 candidate queries (fix
     const [before, after] = result.evals;
     reportFigures('sql-grpo', { seed: config.seed, before: before?.successRate ?? Number.NaN, after: after?.successRate ?? Number.NaN });
     expect(before?.step).toBe(0);
-    expect(after?.step).toBe(10);
+    expect(after?.step).toBe(20);
     console.log(`sql aggregate held-out success: ${before!.successRate.toFixed(3)} -> ${after!.successRate.toFixed(3)}`);
     // Untrained: about 0.5 (one of two candidates); trained: well above.
-    expect(after!.successRate).toBeGreaterThanOrEqual(before!.successRate + 0.2);
+    // Bound from the spread study (docs/testing.md): with 10 steps the gain over 10 runs (the fixed seed
+    // under six kernels, all alike, and seeds 101–104) ranged 0.127–0.365, too close to any useful bound;
+    // with 20 steps it ranged 0.246–0.381 over the fixed seed and seeds 101–104 (default kernel); the bound
+    // sits at least 0.05 (about one standard error of a held-out success rate near 0.5) below the lowest.
+    // `node --import tsx scripts/learning-spread.ts --tests sql-grpo --kernels default --seeds fixed,101,102,103,104`.
+    expect(after!.successRate).toBeGreaterThanOrEqual(before!.successRate + 0.15);
   });
 });

@@ -39,6 +39,7 @@ import {
   type ServerCapabilities,
   sampleResponse,
   saveWeightsForSamplerResult,
+  saveWeightsResult,
   serverCapabilities,
   TINKER_API_PREFIX,
   untypedFuture,
@@ -345,7 +346,7 @@ export class TinkerClient {
       if (!listed) throw error;
       return listed.tinker_path;
     }
-    const { path } = this.requests.parse(route, saveWeightsForSamplerResult, result);
+    const { path } = route === 'save_weights' ? this.requests.parse(route, saveWeightsResult, result) : this.requests.parse(route, saveWeightsForSamplerResult, result);
     if (!path) throw new TinkerProtocolError(this.requests.site(route), 'path', 'the server saved without returning a path');
     return path;
   }

@@ -229,6 +229,9 @@ export class TinkerEngine implements ModelEngine {
   async close(): Promise<void> {
     try {
       await this.client.unloadModel(this.model);
+    } catch (error) {
+      // A model the server no longer has (it restarted, or unloaded a silent session) is unloaded already.
+      if (!(error instanceof TinkerRequestError && (error.status === 404 || error.status === 410))) throw error;
     } finally {
       await this.client.close();
     }

@@ -88,3 +88,59 @@ export function nativeAdamStep(w: tf.Tensor, m: tf.Tensor, v: tf.Tensor, g: tf.T
   };
   return tf.engine().runKernel(KERNEL, { w, m, v, g }, attrs) as [tf.Tensor, tf.Tensor, tf.Tensor];
 }
+
+const HOST_KERNEL = 'TurnwiseAdamStepHost';
+let hostRegistered = false;
+
+/** Adam's two moments of one variable, kept outside the wasm heap (plain `Float32Array`s). */
+export interface HostMoments {
+  readonly m: Float32Array;
+  readonly v: Float32Array;
+}
+
+function registerHost(blas: NativeBlas): void {
+  if (hostRegistered) return;
+  hostRegistered = true;
+  tf.registerKernel({
+    kernelName: HOST_KERNEL,
+    backendName: 'wasm',
+    kernelFunc: ((args: KernelArgs) => {
+      const backend = args.backend as BackendWasm;
+      const { w, g } = args.inputs as Record<'w' | 'g', tf.TensorInfo>;
+      const a = args.attrs as unknown as Record<'scale' | 'b1' | 'c1' | 'b2' | 'c2' | 'omab1' | 'omab2' | 'eps' | 'negLr', number> & { moments: HostMoments };
+      const out = backend.makeOutput(w.shape, 'float32');
+      // Views after the allocation: an allocation may grow the heap and detach older views.
+      const view = (t: tf.TensorInfo) => backend.typedArrayFromHeap(t) as Float32Array;
+      blas.adamStepHost(view(w), view(g), view(out), a.moments.m, a.moments.v, a.scale, a.b1, a.c1, a.b2, a.c2, a.omab1, a.omab2, a.eps, a.negLr);
+      return out;
+    }) as unknown as tf.KernelFunc,
+  });
+}
+
+/**
+ * `w'` after one Adam step of variable `w` on the gradient `g * scale` (the global-norm clip folded
+ * in), its moments updated in place outside the wasm heap; null when the current backend is not
+ * wasm with the native addon. The same bits as {@link nativeAdamStep} on `mul(g, scale)`.
+ * @example const next = nativeAdamHostStep(w, g, moments, scale, scalars); if (next) w.assign(next);
+ */
+export function nativeAdamHostStep(w: tf.Tensor, g: tf.Tensor, moments: HostMoments, scale: number, s: AdamScalars): tf.Tensor | null {
+  const blas = nativeKernelsEnabled() ? activeNativeBlas() : null;
+  if (blas === null || tf.getBackend() !== 'wasm' || [w, g].some((t) => t.dtype !== 'float32' || t.size !== w.size)) return null;
+  if (moments.m.length !== w.size || moments.v.length !== w.size) return null;
+  registerHost(blas);
+  calls++;
+  const f = Math.fround;
+  const attrs = {
+    moments,
+    scale: f(scale),
+    b1: f(s.beta1),
+    c1: f(1 - s.beta1),
+    b2: f(s.beta2),
+    c2: f(1 - s.beta2),
+    omab1: f(s.oneMinusAccBeta1),
+    omab2: f(s.oneMinusAccBeta2),
+    eps: f(s.epsilon),
+    negLr: f(-s.learningRate),
+  };
+  return tf.engine().runKernel(HOST_KERNEL, { w, g }, attrs as unknown as tf.NamedAttrMap) as tf.Tensor;
+}

@@ -26,6 +26,8 @@ export interface NativeBlasAddon {
   logSoftmaxStats(z: Float32Array, targets: Int32Array, stats: Float32Array, lse: Float32Array, probs: Float32Array, n: number, v: number): void;
   /** One Adam step of one variable into fresh arrays (`native/adam.c`; outputs must not overlap inputs). */
   adamStep(w: Float32Array, m: Float32Array, v: Float32Array, g: Float32Array, wOut: Float32Array, mOut: Float32Array, vOut: Float32Array, b1: number, c1: number, b2: number, c2: number, oneMinusAccB1: number, oneMinusAccB2: number, eps: number, negLr: number): void;
+  /** One Adam step of one variable on `g * scale` into `wOut`, the moments `m` and `v` updated in place (`native/adam.c`). */
+  adamStepHost(w: Float32Array, g: Float32Array, wOut: Float32Array, m: Float32Array, v: Float32Array, scale: number, b1: number, c1: number, b2: number, c2: number, oneMinusAccB1: number, oneMinusAccB2: number, eps: number, negLr: number): void;
   /** RMSNorm over rows of x [rows, d] with gain w [d]: y [rows, d] and the inverse norms inv [rows] (`native/layers.c`). */
   rmsNormForward(x: Float32Array, w: Float32Array, y: Float32Array, inv: Float32Array, rows: number, d: number, eps: number): void;
   /** Gradients of {@link NativeBlasAddon.rmsNormForward}: dx [rows, d], dw [d]. */
@@ -58,6 +60,8 @@ export interface NativeBlasAddon {
     past: number,
     capacity: number,
   ): void;
+  /** This core's measured float32 FMA peak: GFLOP/s per CPU-second of the calling thread at the widest vector width (`lanes` floats; 0 when the CPU has no FMA) (`native/fma_peak.c`). */
+  fmaPeak(seconds: number): { gflops: number; lanes: number; cpuSeconds: number };
   /** The gradient of {@link NativeBlasAddon.logSoftmaxStats} with respect to z, given dy [2, n]. */
   logSoftmaxStatsGrad(dy: Float32Array, z: Float32Array, targets: Int32Array, stats: Float32Array, lse: Float32Array, probs: Float32Array, dz: Float32Array, n: number, v: number): void;
 }

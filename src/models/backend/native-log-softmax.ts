@@ -90,3 +90,20 @@ export function nativeTargetLogProbsAndEntropy(logits: tf.Tensor2D, targetIds: I
   });
   return op(logits) as tf.Tensor2D;
 }
+
+/**
+ * The gradient of {@link nativeTargetLogProbsAndEntropy} with respect to the logits `z` `[N, V]`,
+ * given the upstream `dy` `[2, N]`, recomputing the forward (a chunked loss head keeps no logits
+ * between its passes: transformer/chunked-head.ts); null off the native path.
+ * @example const dz = nativeLossHeadGradient(z, targetIds, dy); // [N, V]
+ */
+export function nativeLossHeadGradient(z: tf.Tensor2D, targetIds: Int32Array, dy: tf.Tensor2D): tf.Tensor2D | null {
+  const blas = activeNativeBlas();
+  if (blas === null || tf.getBackend() !== 'wasm' || z.dtype !== 'float32') return null;
+  register(blas);
+  return tf.tidy(() => {
+    const targets = tf.tensor1d(targetIds, 'int32');
+    const [stats, lse, probs] = tf.engine().runKernel(FORWARD, { z, targets }) as [tf.Tensor, tf.Tensor, tf.Tensor];
+    return tf.engine().runKernel(BACKWARD, { dy, z, targets, stats, lse, probs }) as tf.Tensor2D;
+  });
+}

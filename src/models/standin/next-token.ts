@@ -6,7 +6,7 @@
  * `batchTokens` padded tokens (little padding); the order of the batches is shuffled each epoch.
  * Deterministic in `rng`.
  */
-import { clipByGlobalNorm } from '../../algorithms/grad-clip.js';
+import { globalNormScale } from '../../algorithms/grad-clip.js';
 import type { Rng } from '../../core/rng.js';
 import { InvalidArgumentError } from '../../core/errors.js';
 import { tf } from '../backend/tf.js';
@@ -93,10 +93,10 @@ export function trainNextToken(model: TrainableModel, seqs: readonly TranscriptS
           return tf.neg(tf.mean(logprobs)) as tf.Scalar;
         }, variables);
         const ordered = variables.map((v) => grads[v.name] as tf.Tensor);
-        const { clipped, norm } = clipByGlobalNorm(ordered, options.maxGradNorm ?? 1);
-        if (Number.isFinite(norm)) optimizer.apply(variables, clipped);
+        const { norm, scale } = globalNormScale(ordered, options.maxGradNorm ?? 1);
+        if (Number.isFinite(norm)) optimizer.apply(variables, ordered, scale);
         const loss = value.dataSync()[0] as number;
-        tf.dispose([value, ...ordered, ...clipped]);
+        tf.dispose([value, ...ordered]);
         sum += loss * batch.targetIds.length;
         count += batch.targetIds.length;
         options.onStep?.(step, steps, loss);

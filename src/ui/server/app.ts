@@ -7,7 +7,8 @@
  * GET /api/runs/:id                          one run
  * GET /api/runs/:id/metrics?names=a,b        series as [step, value] pairs (default: every metric)
  * GET /api/runs/:id/episodes?step=&split=&outcome=&limit=&offset=   (step: the curves' step)
- * GET /api/runs/:id/episode-steps?split=     steps that have episodes, with outcome counts
+ * GET /api/runs/:id/episode-steps?split=&from=&limit=   steps that have episodes, with outcome counts,
+ *                                            a page at a time (`next`: the `from` of the next page)
  * GET /api/runs/:id/events?kind=             horizon stage changes, checkpoints, ...
  * GET /api/runs/:id/eval                     per-category evaluation tables
  * GET /api/runs/:id/stream?names=            SSE: `snapshot`, then `delta` events as the run grows
@@ -37,7 +38,7 @@ import { type CategoryResolver, evalTables } from './eval-tables.js';
 import { runLiveness } from '../../runtime/run-lock.js';
 import { isEmptyDelta, RunCursor, sleepOn } from './metric-stream.js';
 import { PathTraversalError, RunIndex, UnknownRunError } from './run-index.js';
-import { curveStepOf, episodeJson, episodesAtCurveStep } from './episode-steps.js';
+import { curveStepOf, episodeJson, episodeStepPage, episodesAtCurveStep } from './episode-steps.js';
 import { learnerVersionAt, seriesJson, summarizeRun, TokenizerCache, turnViews } from './run-views.js';
 
 /** Options of {@link createUiApp}. */
@@ -71,6 +72,9 @@ class UnknownEpisodeError extends InvalidArgumentError {}
 /** Most metric names one request may ask for (each is a query on the store). */
 const MAX_METRIC_NAMES = 256;
 
+/** Most steps one `/episode-steps` page lists (each step is a few index rows per split). */
+const MAX_STEPS_PER_PAGE = 1000;
+
 function intParam(c: Context, name: string, min: number, max: number): number | undefined {
   const raw = c.req.query(name);
   if (raw === undefined || raw === '') return undefined;
@@ -99,6 +103,19 @@ function namesParam(c: Context): string[] | undefined {
 function hasBody(request: Request): boolean {
   const length = request.headers.get('content-length');
   return (length !== null && length !== '0') || request.headers.has('transfer-encoding');
+}
+
+/**
+ * The run of a live stream, or null while its folder holds no run: `train --force` deletes the
+ * old run.db a moment before the new run is written, and the stream waits for it.
+ */
+function openWhileReplaced(index: RunIndex, id: string): ReturnType<RunIndex['open']> | null {
+  try {
+    return index.open(id);
+  } catch (error) {
+    if (error instanceof UnknownRunError) return null;
+    throw error;
+  }
 }
 
 /**
@@ -181,16 +198,9 @@ export function createUiApp(options: UiAppOptions): UiApp {
   app.get('/api/runs/:id/episode-steps', (c) => {
     const { run, store } = index.open(c.req.param('id'));
     const split = enumParam(c, 'split', SPLITS);
-    const steps = new Map<number, Record<string, number>>();
-    for (const e of store.episodes({ ...(split ? { split } : {}), limit: 1_000_000 })) {
-      const step = curveStepOf(e);
-      const counts = steps.get(step) ?? { total: 0 };
-      counts.total = (counts.total ?? 0) + 1;
-      counts[e.outcome] = (counts[e.outcome] ?? 0) + 1;
-      steps.set(step, counts);
-    }
-    const ordered = [...steps.entries()].sort(([a], [b]) => a - b);
-    return c.json({ id: run.id, split: split ?? null, steps: ordered.map(([step, counts]) => ({ step, ...counts })) });
+    const from = intParam(c, 'from', 0, Number.MAX_SAFE_INTEGER) ?? 0;
+    const limit = intParam(c, 'limit', 1, MAX_STEPS_PER_PAGE) ?? MAX_STEPS_PER_PAGE;
+    return c.json({ id: run.id, split: split ?? null, ...episodeStepPage(store, { ...(split ? { split } : {}), from, limit }) });
   });
 
   app.get('/api/runs/:id/events', (c) => {
@@ -206,8 +216,9 @@ export function createUiApp(options: UiAppOptions): UiApp {
 
   app.get('/api/runs/:id/stream', (c) => {
     const id = c.req.param('id');
-    index.open(id); // 404 / 400 before the stream starts
-    const cursor = new RunCursor(namesParam(c));
+    let runId = index.open(id).run.record.id; // 404 / 400 before the stream starts
+    const names = namesParam(c);
+    let cursor = new RunCursor(names);
     return streamSSE(c, async (stream) => {
       const ended = new AbortController();
       const end = () => ended.abort();
@@ -217,7 +228,18 @@ export function createUiApp(options: UiAppOptions): UiApp {
       let seq = 0;
       try {
         while (!ended.signal.aborted) {
-          const { store, run } = index.open(id);
+          const opened = openWhileReplaced(index, id);
+          if (opened === null) {
+            await sleepOn(clock, pollMs, ended.signal);
+            continue;
+          }
+          const { store, run } = opened;
+          if (run.record.id !== runId) {
+            // The folder now holds another run (`train --force`): start over with a snapshot of it.
+            runId = run.record.id;
+            cursor = new RunCursor(names);
+            kind = 'snapshot';
+          }
           const delta = cursor.poll(store, (stored) => runLiveness(run.dir, stored).status);
           if (kind === 'snapshot' || !isEmptyDelta(delta)) {
             await stream.writeSSE({ event: kind, data: JSON.stringify(delta), id: String(seq++) });
@@ -237,9 +259,10 @@ export function createUiApp(options: UiAppOptions): UiApp {
     if (runId === undefined || runId === '') throw InvalidArgumentError.format('run', 'give the run id the episode belongs to (?run=<id>)');
     const { run, store } = index.open(runId);
     const step = intParam(c, 'step', 0, Number.MAX_SAFE_INTEGER);
-    const episode = store.episodes({ limit: 1_000_000 }).find((e) => e.id === episodeId && (step === undefined || curveStepOf(e) === step));
+    const stored = store.episode(episodeId);
+    const episode = stored !== null && (step === undefined || curveStepOf(stored) === step) ? stored : undefined;
     if (episode === undefined) throw new UnknownEpisodeError('episodeId', `no episode '${episodeId}' in run '${run.id}'${step !== undefined ? ` at step ${step}` : ''}`);
-    const tokenizer = await tokenizers.get(run.dir);
+    const tokenizer = await tokenizers.get(run.dir, run.record.id);
     return c.json({ run: run.id, episode: episodeJson(episode), turns: turnViews(store.episodeTurns(episodeId), learnerVersionAt(store, episode), tokenizer) });
   });
 

@@ -50,3 +50,70 @@ export function episodesAtCurveStep(store: RunStore, filter: EpisodeFilter): Epi
     .slice(offset, offset + limit)
     .map(episodeJson);
 }
+
+/** Episode counts at one curve step: `total` plus one count per outcome that occurs. */
+export type StepCounts = { step: number; total: number } & Record<string, number>;
+
+/** One page of {@link episodeStepPage}: `next` is the `from` of the following page, null at the end. */
+export interface EpisodeStepPage {
+  readonly steps: StepCounts[];
+  readonly next: number | null;
+}
+
+/**
+ * Most episodes one split's counting reads for a page: a page ends at the first step boundary past
+ * it (or at `limit` steps), so a request's work is bounded whatever the run's size.
+ */
+export const EPISODES_PER_PAGE = 5000;
+
+/**
+ * `split`'s curve steps from `from` up with their counts, until `want` steps or
+ * {@link EPISODES_PER_PAGE} episodes; `stopAt` is the step it stopped before (null: the run's
+ * end). Rows come in stored-step order, so every step before `stopAt` is complete.
+ */
+function splitStepCounts(store: RunStore, split: EpisodeSplit, from: number, want: number): { steps: Map<number, StepCounts>; stopAt: number | null } {
+  const steps = new Map<number, StepCounts>();
+  let counted = 0;
+  for (const row of store.episodeCounts(split, storedStepOf(split, from) ?? 0)) {
+    const step = curveStepOf({ split, step: row.step });
+    if (step < from) continue;
+    let counts = steps.get(step);
+    if (counts === undefined) {
+      if (steps.size >= want || counted >= EPISODES_PER_PAGE) return { steps, stopAt: step };
+      counts = { step, total: 0 } as StepCounts;
+      steps.set(step, counts);
+    }
+    counts.total += row.count;
+    counts[row.outcome] = (counts[row.outcome] ?? 0) + row.count;
+    counted += row.count;
+  }
+  return { steps, stopAt: null };
+}
+
+/**
+ * Curve steps that have episodes (of `split`, or of any split), from curve step `from` up, at most
+ * `limit` of them, with outcome counts. Each split's counts come through an index and stop after
+ * `limit` steps or about {@link EPISODES_PER_PAGE} episodes, never reading the whole run; `next`
+ * (the following page's `from`) is then the first step not listed.
+ * @example episodeStepPage(store, { split: 'train', from: 0, limit: 2 }) // { steps: [{ step: 1, total: 8, success: 3, failure: 5 }, …], next: 3 }
+ */
+export function episodeStepPage(store: RunStore, query: { split?: EpisodeSplit; from: number; limit: number }): EpisodeStepPage {
+  const merged = new Map<number, StepCounts>();
+  // Steps at or past the first split's stop are not complete for that split: they wait for `next`.
+  let cut = Number.POSITIVE_INFINITY;
+  for (const split of query.split === undefined ? SPLITS : [query.split]) {
+    const { steps, stopAt } = splitStepCounts(store, split, query.from, query.limit);
+    if (stopAt !== null) cut = Math.min(cut, stopAt);
+    for (const [step, counts] of steps) {
+      const into = merged.get(step);
+      if (into === undefined) {
+        merged.set(step, counts);
+        continue;
+      }
+      for (const [key, n] of Object.entries(counts)) if (key !== 'step') into[key] = (into[key] ?? 0) + n;
+    }
+  }
+  const complete = [...merged.values()].filter((c) => c.step < cut).sort((a, b) => a.step - b.step);
+  const next = complete[query.limit]?.step ?? (Number.isFinite(cut) ? cut : null);
+  return { steps: complete.slice(0, query.limit), next };
+}

@@ -8,8 +8,13 @@
  * hold one run per policy). Ids are only
  * ever looked up in the scanned index, never joined onto a path, so a crafted id cannot reach a
  * file outside the runs folder; ids that look like traversal are refused before the lookup.
+ *
+ * A run folder can be replaced under the open dashboard (`train --force` deletes it and starts a
+ * new run there); the held store would go on reading the deleted file. Each lookup stats the
+ * `run.db` (one syscall) and reopens when its device or inode changed, rescanning for the run it
+ * now holds; a folder whose `run.db` is gone is dropped, so its run answers 404.
  */
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, type BigIntStats, statSync } from 'node:fs';
 import { basename, join, relative, resolve, sep } from 'node:path';
 import { InvalidArgumentError } from '../../core/errors.js';
 import { type RunRecord, RunStore } from '../../store/run-store.js';
@@ -41,6 +46,18 @@ function isEvalRun(record: RunRecord): boolean {
   return typeof record.config === 'object' && record.config !== null && 'eval' in record.config;
 }
 
+/** An open store and the identity of the file it was opened on. */
+interface HeldStore {
+  readonly store: RunStore;
+  readonly dev: bigint;
+  readonly ino: bigint;
+}
+
+/** The `run.db` of a folder as the file system names it now, or null when there is none. */
+function fileIdentity(dir: string): BigIntStats | null {
+  return statSync(join(dir, 'run.db'), { bigint: true, throwIfNoEntry: false }) ?? null;
+}
+
 /** How deep below the runs folder to look for `run.db` (runs/<name>, runs/<group>/<name>). */
 const MAX_DEPTH = 2;
 
@@ -64,7 +81,7 @@ export class RunIndex {
   readonly root: string;
   private runs = new Map<string, IndexedRun>();
   private skipped: SkippedFolder[] = [];
-  private readonly stores = new Map<string, RunStore>();
+  private readonly stores = new Map<string, HeldStore>();
 
   constructor(root: string) {
     this.root = resolve(root);
@@ -73,11 +90,12 @@ export class RunIndex {
     }
   }
 
-  /** Rescans the folder (new runs appear, statuses change). */
+  /** Rescans the folder (new runs appear, statuses change, replaced and deleted runs are reopened or dropped). */
   scan(): { runs: IndexedRun[]; skipped: SkippedFolder[] } {
     const runs = new Map<string, IndexedRun>();
     const skipped: SkippedFolder[] = [];
-    for (const dir of this.runFolders(this.root, 0)) {
+    const dirs = this.runFolders(this.root, 0);
+    for (const dir of dirs) {
       // `--runs runs/babyai-grpo` (a run folder itself) names the run by its folder.
       const folder = dir === this.root ? basename(dir) : relative(this.root, dir).split(sep).join('/');
       try {
@@ -93,16 +111,22 @@ export class RunIndex {
         skipped.push({ folder, error: (error as Error).message });
       }
     }
+    // Folders that are gone: close their stores, which frees the deleted files.
+    const found = new Set(dirs);
+    for (const dir of [...this.stores.keys()]) if (!found.has(dir)) this.drop(dir);
     this.runs = runs;
     this.skipped = skipped;
     return { runs: [...runs.values()], skipped };
   }
 
-  /** The store of a run, made the active run. Rescans once on a miss (a run started since). */
+  /**
+   * The store of a run, made the active run. Rescans once on a miss (a run started since) or when
+   * the run's folder now holds another `run.db` (replaced or deleted).
+   */
   open(id: string): { store: RunStore; run: IndexedRun } {
     checkSafeId('runId', id);
     let run = this.runs.get(id);
-    if (run === undefined) {
+    if (run === undefined || this.isReplaced(run.dir)) {
       this.scan();
       run = this.runs.get(id);
     }
@@ -123,17 +147,34 @@ export class RunIndex {
 
   /** Closes every store. */
   close(): void {
-    for (const store of this.stores.values()) store.close();
-    this.stores.clear();
+    for (const dir of [...this.stores.keys()]) this.drop(dir);
   }
 
+  /** Whether the store held for `dir` was opened on a file that is no longer its `run.db`. */
+  private isReplaced(dir: string): boolean {
+    const held = this.stores.get(dir);
+    if (held === undefined) return false;
+    const now = fileIdentity(dir);
+    return now === null || now.dev !== held.dev || now.ino !== held.ino;
+  }
+
+  private drop(dir: string): void {
+    this.stores.get(dir)?.store.close();
+    this.stores.delete(dir);
+  }
+
+  /** The store of `dir`, reopened when its `run.db` was replaced since it was opened. */
   private storeAt(dir: string): RunStore {
-    let store = this.stores.get(dir);
-    if (store === undefined) {
-      store = RunStore.open(dir, { readonly: true });
-      this.stores.set(dir, store);
+    if (this.isReplaced(dir)) this.drop(dir);
+    let held = this.stores.get(dir);
+    if (held === undefined) {
+      // Identity first: a file replaced between the stat and the open is noticed on the next lookup.
+      const identity = fileIdentity(dir);
+      const store = RunStore.open(dir, { readonly: true });
+      held = { store, dev: identity?.dev ?? -1n, ino: identity?.ino ?? -1n };
+      this.stores.set(dir, held);
     }
-    return store;
+    return held.store;
   }
 
   private runFolders(dir: string, depth: number): string[] {

@@ -122,13 +122,17 @@ export function seriesJson(points: readonly MetricPoint[]): [number, number | nu
 export class TokenizerCache {
   private readonly cache = new Map<string, Promise<Tokenizer | null>>();
 
-  /** The tokenizer of a run folder, or null when it has none or it cannot be read. */
-  get(runDir: string): Promise<Tokenizer | null> {
-    let entry = this.cache.get(runDir);
+  /**
+   * The tokenizer of a run folder, or null when it has none or it cannot be read. Keyed by the run
+   * too: a folder replaced by another run (`train --force`) may hold another tokenizer.
+   */
+  get(runDir: string, runId: string): Promise<Tokenizer | null> {
+    const key = `${runDir}\0${runId}`;
+    let entry = this.cache.get(key);
     if (entry === undefined) {
       const path = join(runDir, 'tokenizer.json');
       entry = existsSync(path) ? loadTokenizer(path).catch(() => null) : Promise.resolve(null);
-      this.cache.set(runDir, entry);
+      this.cache.set(key, entry);
     }
     return entry;
   }

@@ -147,7 +147,8 @@ describe('TinkerEngine checks', () => {
       if (request.path.endsWith('/save_weights')) return json(200, { request_id: '3' });
       if (request.path.endsWith('/load_weights') || request.path.endsWith('/unload_model')) return json(200, { request_id: '4' });
       const id = body.request_id;
-      if (id === '3') return json(200, { path: 'tinker://m1/weights/s1' });
+      // As hosted Tinker and turnwise tinker serve answer it (SkyRL leaves the type out).
+      if (id === '3') return json(200, { path: 'tinker://m1/weights/s1', type: 'save_weights' });
       if (id === '5') return json(200, { model_id: 'm2' });
       return json(200, { type: 'load_weights' });
     });
@@ -157,6 +158,15 @@ describe('TinkerEngine checks', () => {
     const load = seen.find((r) => r.path.endsWith('/load_weights'));
     expect(load?.body).toEqual({ model_id: 'm2', seq_id: 1, path: 'tinker://m1/weights/s1', optimizer: true });
     expect(seen.find((r) => r.path.endsWith('/unload_model'))?.body).toEqual({ model_id: 'm1' });
+  });
+});
+
+describe('closing the engine', () => {
+  it('takes a model the server no longer has (404 on unload) as unloaded, and reports any other failure', async () => {
+    const gone = await engineWith((request) => (request.path.endsWith('/unload_model') ? json(404, { detail: 'Model not found' }) : json(500, {})));
+    await expect(drive(gone.clock, gone.engine.close())).resolves.toBeUndefined();
+    const refused = await engineWith((request) => (request.path.endsWith('/unload_model') ? json(403, { detail: 'not yours' }) : json(500, {})));
+    await expect(drive(refused.clock, refused.engine.close())).rejects.toThrow(/unload_model.*403/);
   });
 });
 

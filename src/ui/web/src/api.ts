@@ -21,6 +21,9 @@ export interface RunSummary {
   health: { reports: number; latest: { step: number; kind: string; message: string } | null };
 }
 
+/** Episodes at one step: `total` and a count per outcome that occurs. */
+export type StepCounts = { step: number; total: number } & Record<string, number>;
+
 export interface RunEvent {
   step: number;
   kind: string;
@@ -100,7 +103,16 @@ export const api = {
   metrics: (id: string, names?: string[]) =>
     getJson<{ names: string[]; series: Record<string, Point[]> }>(`api/runs/${enc(id)}/metrics${names ? `?names=${enc(names.join(','))}` : ''}`),
   events: (id: string) => getJson<{ events: RunEvent[] }>(`api/runs/${enc(id)}/events`),
-  episodeSteps: (id: string, split: string) => getJson<{ steps: ({ step: number; total: number } & Record<string, number>)[] }>(`api/runs/${enc(id)}/episode-steps?split=${enc(split)}`),
+  /** Every step with `split` episodes: the server lists them a page at a time (`next` starts the following page). */
+  episodeSteps: async (id: string, split: string) => {
+    const steps: StepCounts[] = [];
+    for (let from: number | null = 0; from !== null; ) {
+      const page: { steps: StepCounts[]; next: number | null } = await getJson(`api/runs/${enc(id)}/episode-steps?split=${enc(split)}&from=${from}`);
+      steps.push(...page.steps);
+      from = page.next;
+    }
+    return { steps };
+  },
   episodes: (id: string, q: { step?: number; split?: string; outcome?: string }) => {
     const params = new URLSearchParams({ limit: '500' });
     if (q.step !== undefined) params.set('step', String(q.step));

@@ -1,0 +1,198 @@
+/*
+ * One decoder layer of a decode step, one new token per row, in one call (issue #31). Why: at the
+ * SmolLM2-135M shape a step through tfjs ran ~25 kernels per layer (projections, bias and residual
+ * adds, head transposes, the cache's read-back and write), and outside the matrix products that
+ * cost 35 ms a step at B = 1 (40 % of it), 70 ms at B = 16 and 85 ms at B = 64 (a fifth). Here the
+ * layer is the same calls in the same order — the sgemm/sgemv of sgemmBatch, layers.c's RMSNorm,
+ * SwiGLU gate and RoPE, decode_attention.c's attention, float adds for biases, LoRA and residuals —
+ * on views of the weights in the wasm heap and of the KV cache in place, so it gives the per-kernel
+ * path's bits (tested).
+ *
+ * Built without -ffast-math and without FMA contraction (scripts/build-native.mjs): the adds and
+ * the LoRA scale are tfjs' separately rounded float32 operations.
+ *
+ * x [rows, d] is updated in place (the residual stream). Weights are stored [in, out]; LoRA pairs
+ * A [in, r], B [r, out] add `scale * (in . A) . B`. The new key and value of each row go to cache
+ * slot `slot` (keys/values [rows, kvHeads, capacity, headDim]); attention sees the cached slots the
+ * past mask allows and the new one.
+ */
+#include <node_api.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "kernels.h"
+#include "napi_arrays.h"
+
+enum { IN_NORM, WQ, BQ, WK, BK, WV, BV, WO, BO, Q_NORM, K_NORM, POST_NORM, WG, BG, WU, BU, WD, BD, TENSORS };
+enum { PQ, PK, PV, PO, PG, PU, PD, PROJECTIONS };
+enum { ROWS, D, HEADS, KV_HEADS, HEAD_DIM, FFN, SLOT, CAPACITY, RANK, DIMS };
+
+typedef struct {
+  const float *a, *b; /* LoRA A [in, r], B [r, out], or NULL */
+  float scale;
+} Lora;
+
+/* y [rows, out] = x . W (+ bias) (+ scale * (x . A) . B), in tfjs' order: product, bias add, LoRA add. */
+static void project(const float *x, int64_t rows, int64_t in, int64_t out, const float *w, const float *bias, const Lora *lora, int64_t rank, float *y, float *t1, float *t2) {
+  tw_matmul(rows, out, in, x, w, 0, y);
+  if (bias != NULL) {
+    for (int64_t r = 0; r < rows; r++)
+      for (int64_t j = 0; j < out; j++) y[r * out + j] = y[r * out + j] + bias[j];
+  }
+  if (lora->a != NULL) {
+    tw_matmul(rows, rank, in, x, lora->a, 0, t1);
+    tw_matmul(rows, out, rank, t1, lora->b, 0, t2);
+    for (int64_t i = 0; i < rows * out; i++) y[i] = y[i] + t2[i] * lora->scale;
+  }
+}
+
+/* Floats of scratch one call needs (decodeLayerScratch in JS computes the same). */
+static int64_t scratch_floats(const int64_t *n) {
+  const int64_t rows = n[ROWS], d = n[D], q = n[HEADS] * n[HEAD_DIM], kv = n[KV_HEADS] * n[HEAD_DIM], f = n[FFN];
+  const int64_t wide = d > f ? d : f;
+  const int64_t widest = wide > q ? wide : q;
+  /* h, inv (one per head row of the q/k norms), q, k, v, normed q and k, roped q and k, ctx, projection out, g, u, gate out, LoRA t1 and t2 */
+  return rows * (d + n[HEADS] + 4 * q + 4 * kv + wide + 3 * f + n[RANK] + widest);
+}
+
+/*
+ * decodeLayer(x, tensors[18], lora[14], scales[7], keys, values, pastMask, newMask, cos, sin, dims Int32Array[9], eps, scratch)
+ * tensors: inNorm, wq, bq, wk, bk, wv, bv, wo, bo, qNorm, kNorm, postNorm, wg, bg, wu, bu, wd, bd (null where absent);
+ * lora: A and B of q, k, v, o, gate, up, down (null where absent); dims: rows, d, heads, kvHeads, headDim, ffn, slot, capacity, rank.
+ */
+napi_value decode_layer_js(napi_env env, napi_callback_info info) {
+  size_t argc = 13;
+  napi_value a[13];
+  if (napi_get_cb_info(env, info, &argc, a, NULL, NULL) != napi_ok || argc < 13) return throw_type(env, "decodeLayer: expected 13 arguments");
+  int32_t *dims32;
+  size_t ld;
+  if (!i32(env, a[10], &dims32, &ld) || ld < DIMS) return throw_type(env, "decodeLayer: dims must be an Int32Array of 9");
+  int64_t n[DIMS];
+  for (int i = 0; i < DIMS; i++) n[i] = dims32[i];
+  const int64_t rows = n[ROWS], d = n[D], heads = n[HEADS], kvh = n[KV_HEADS], hd = n[HEAD_DIM], f = n[FFN], slot = n[SLOT], cap = n[CAPACITY], rank = n[RANK];
+  if (rows < 1 || d < 1 || heads < 1 || kvh < 1 || heads % kvh != 0 || hd < 2 || f < 1 || slot < 0 || slot >= cap || rank < 0) return throw_type(env, "decodeLayer: bad dims");
+  const int64_t qw = heads * hd, kw = kvh * hd;
+  float *x, *keys, *values, *cos, *sin, *scratch;
+  uint8_t *past_mask, *new_mask;
+  size_t lx, lk, lv, lc, ls, lsc, lp, ln;
+  if (!f32(env, a[0], &x, &lx) || lx < (size_t)(rows * d)) return throw_type(env, "decodeLayer: x must be a Float32Array of rows * d");
+  if (!f32(env, a[4], &keys, &lk) || !f32(env, a[5], &values, &lv) || lk < (size_t)(rows * kw * cap) || lv < lk) return throw_type(env, "decodeLayer: keys and values must be Float32Arrays of rows * kvHeads * capacity * headDim");
+  if (!u8(env, a[6], &past_mask, &lp) || lp < (size_t)(rows * cap) || !u8(env, a[7], &new_mask, &ln) || ln < (size_t)rows) return throw_type(env, "decodeLayer: pastMask must be a Uint8Array of rows * capacity, newMask of rows");
+  if (!f32(env, a[8], &cos, &lc) || !f32(env, a[9], &sin, &ls) || lc < (size_t)(rows * hd) || ls < lc) return throw_type(env, "decodeLayer: cos and sin must be Float32Arrays of rows * headDim");
+  double eps;
+  if (napi_get_value_double(env, a[11], &eps) != napi_ok) return throw_type(env, "decodeLayer: eps must be a number");
+  if (!f32(env, a[12], &scratch, &lsc) || (int64_t)lsc < scratch_floats(n)) return throw_type(env, "decodeLayer: scratch is too small");
+
+  /* The weights: each a Float32Array of its shape, or null where the model has none. */
+  const int64_t sizes[TENSORS] = {d, d * qw, qw, d * kw, kw, d * kw, kw, qw * d, d, hd, hd, d, d * f, f, d * f, f, f * d, d};
+  const float *t[TENSORS];
+  for (int i = 0; i < TENSORS; i++) {
+    napi_value item;
+    napi_valuetype type;
+    float *p;
+    size_t len;
+    if (napi_get_element(env, a[1], (uint32_t)i, &item) != napi_ok || napi_typeof(env, item, &type) != napi_ok) return throw_type(env, "decodeLayer: tensors must be an array of 18");
+    if (type == napi_null || type == napi_undefined) {
+      t[i] = NULL;
+      continue;
+    }
+    if (!f32(env, item, &p, &len) || (int64_t)len != sizes[i]) return throw_type(env, "decodeLayer: a tensor is not a Float32Array of its shape");
+    t[i] = p;
+  }
+  if (t[IN_NORM] == NULL || t[WQ] == NULL || t[WK] == NULL || t[WV] == NULL || t[WO] == NULL || t[POST_NORM] == NULL || t[WG] == NULL || t[WU] == NULL || t[WD] == NULL) return throw_type(env, "decodeLayer: a weight is missing");
+  const int64_t ins[PROJECTIONS] = {d, d, d, qw, d, d, f}, outs[PROJECTIONS] = {qw, kw, kw, d, f, f, d};
+  Lora lora[PROJECTIONS];
+  for (int i = 0; i < PROJECTIONS; i++) {
+    napi_value pa, pb, ps;
+    napi_valuetype ta, tb;
+    double scale = 0;
+    lora[i].a = lora[i].b = NULL;
+    lora[i].scale = 0;
+    if (napi_get_element(env, a[2], (uint32_t)(2 * i), &pa) != napi_ok || napi_get_element(env, a[2], (uint32_t)(2 * i + 1), &pb) != napi_ok || napi_typeof(env, pa, &ta) != napi_ok ||
+        napi_typeof(env, pb, &tb) != napi_ok)
+      return throw_type(env, "decodeLayer: lora must be an array of 14");
+    if (ta == napi_null || ta == napi_undefined) continue;
+    float *pA, *pB;
+    size_t la, lb;
+    if (rank < 1 || !f32(env, pa, &pA, &la) || !f32(env, pb, &pB, &lb) || (int64_t)la != ins[i] * rank || (int64_t)lb != rank * outs[i]) return throw_type(env, "decodeLayer: a LoRA pair does not match its projection and rank");
+    if (napi_get_element(env, a[3], (uint32_t)i, &ps) != napi_ok || napi_get_value_double(env, ps, &scale) != napi_ok) return throw_type(env, "decodeLayer: scales must be an array of 7 numbers");
+    lora[i].a = pA;
+    lora[i].b = pB;
+    lora[i].scale = (float)scale;
+  }
+
+  /* Scratch, in scratch_floats' order. */
+  float *h = scratch, *inv = h + rows * d, *q = inv + rows * heads, *k = q + rows * qw, *v = k + rows * kw;
+  float *qn = v + rows * kw, *kn = qn + rows * qw, *qr = kn + rows * kw, *kr = qr + rows * qw, *ctx = kr + rows * kw;
+  float *y = ctx + rows * qw, *g = y + rows * (d > f ? d : f), *u = g + rows * f, *gated = u + rows * f, *t1 = gated + rows * f, *t2 = t1 + rows * rank;
+
+  /* Attention half. */
+  tw_rms_norm(x, t[IN_NORM], h, inv, rows, d, (float)eps);
+  project(h, rows, d, qw, t[WQ], t[BQ], &lora[PQ], rank, q, t1, t2);
+  project(h, rows, d, kw, t[WK], t[BK], &lora[PK], rank, k, t1, t2);
+  const float *qin = q, *kin = k;
+  if (t[Q_NORM] != NULL && t[K_NORM] != NULL) {
+    tw_rms_norm(q, t[Q_NORM], qn, inv, rows * heads, hd, (float)eps);
+    tw_rms_norm(k, t[K_NORM], kn, inv, rows * kvh, hd, (float)eps);
+    qin = qn;
+    kin = kn;
+  }
+  project(h, rows, d, kw, t[WV], t[BV], &lora[PV], rank, v, t1, t2);
+  tw_rope(qin, cos, sin, qr, rows, heads, 1, hd);
+  tw_rope(kin, cos, sin, kr, rows, kvh, 1, hd);
+  for (int64_t r = 0; r < rows; r++) {
+    for (int64_t kh = 0; kh < kvh; kh++) {
+      const int64_t to = ((r * kvh + kh) * cap + slot) * hd, from = r * kw + kh * hd;
+      memcpy(keys + to, kr + from, (size_t)hd * sizeof(float));
+      memcpy(values + to, v + from, (size_t)hd * sizeof(float));
+    }
+  }
+  if (!tw_decode_attention(qr, keys, values, past_mask, new_mask, ctx, rows, heads, kvh, 1, hd, slot, cap)) return throw_type(env, "decodeLayer: out of memory");
+  project(ctx, rows, qw, d, t[WO], t[BO], &lora[PO], rank, y, t1, t2);
+  for (int64_t i = 0; i < rows * d; i++) x[i] = x[i] + y[i];
+
+  /* MLP half: attended + down(silu(gate(normed)) * up(normed)). */
+  tw_rms_norm(x, t[POST_NORM], h, inv, rows, d, (float)eps);
+  project(h, rows, d, f, t[WG], t[BG], &lora[PG], rank, g, t1, t2);
+  project(h, rows, d, f, t[WU], t[BU], &lora[PU], rank, u, t1, t2);
+  tw_swiglu(g, u, gated, rows * f);
+  project(gated, rows, f, d, t[WD], t[BD], &lora[PD], rank, y, t1, t2);
+  for (int64_t i = 0; i < rows * d; i++) x[i] = x[i] + y[i];
+  return NULL;
+}
+
+/* decodeScratchFloats(dims Int32Array[9]): the scratch decodeLayer needs. */
+napi_value decode_scratch_js(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value a[1], out;
+  int32_t *dims32;
+  size_t ld;
+  if (napi_get_cb_info(env, info, &argc, a, NULL, NULL) != napi_ok || argc < 1 || !i32(env, a[0], &dims32, &ld) || ld < DIMS) return throw_type(env, "decodeScratchFloats: dims must be an Int32Array of 9");
+  int64_t n[DIMS];
+  for (int i = 0; i < DIMS; i++) n[i] = dims32[i];
+  napi_create_double(env, (double)scratch_floats(n), &out);
+  return out;
+}
+
+/* decodeHead(x, rows, d, norm, head, vocab, tied, eps, logits, scratch): logits [rows, vocab] of the final RMSNorm of x. */
+napi_value decode_head_js(napi_env env, napi_callback_info info) {
+  size_t argc = 10;
+  napi_value a[10];
+  if (napi_get_cb_info(env, info, &argc, a, NULL, NULL) != napi_ok || argc < 10) return throw_type(env, "decodeHead: expected 10 arguments");
+  float *x, *norm, *head, *logits, *scratch;
+  size_t lx, ln, lh, ll, ls;
+  int64_t rows, d, vocab;
+  bool tied;
+  double eps;
+  if (napi_get_value_int64(env, a[1], &rows) != napi_ok || napi_get_value_int64(env, a[2], &d) != napi_ok || napi_get_value_int64(env, a[5], &vocab) != napi_ok || rows < 1 || d < 1 || vocab < 1 ||
+      napi_get_value_bool(env, a[6], &tied) != napi_ok || napi_get_value_double(env, a[7], &eps) != napi_ok)
+    return throw_type(env, "decodeHead: rows, d, vocab must be positive integers, tied a boolean, eps a number");
+  if (!f32(env, a[0], &x, &lx) || lx < (size_t)(rows * d) || !f32(env, a[3], &norm, &ln) || (int64_t)ln != d || !f32(env, a[4], &head, &lh) || (int64_t)lh != vocab * d ||
+      !f32(env, a[8], &logits, &ll) || ll < (size_t)(rows * vocab) || !f32(env, a[9], &scratch, &ls) || ls < (size_t)(rows * d + rows))
+    return throw_type(env, "decodeHead: x [rows, d], norm [d], head [vocab * d], logits [rows, vocab] and scratch [rows * (d + 1)] must be Float32Arrays");
+  float *h = scratch, *inv = scratch + rows * d;
+  tw_rms_norm(x, norm, h, inv, rows, d, (float)eps);
+  /* Tied: the embedding [vocab, d], transposed; else lm_head stored [d, vocab]. */
+  if (!tw_matmul(rows, vocab, d, h, head, tied ? 1 : 0, logits)) return throw_type(env, "decodeHead: no BLAS open");
+  return NULL;
+}
