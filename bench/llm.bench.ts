@@ -22,7 +22,6 @@ import { nativeBlas } from '../src/models/backend/native-blas.js';
 import { describeBackend, selectBackend } from '../src/models/backend/select.js';
 import { tf } from '../src/models/backend/tf.js';
 import { describeEstimate, estimateMemory, formatBytes, WASM_HEAP_BYTES } from '../src/models/memory-estimate.js';
-import { loraModules } from '../src/models/lora/lora.js';
 import { AdamW } from '../src/models/optimizer.js';
 import { headChunkRows } from '../src/models/transformer/chunked-head.js';
 import { TransformerModel } from '../src/models/transformer.js';
@@ -81,7 +80,7 @@ export async function main(args: string[]): Promise<void> {
   const fullOptimizer = new AdamW({ lr: 1e-5, beta1: 0.9, beta2: 0.99 });
   // A wasm heap that overflows cannot be caught (the module aborts), so the estimate decides first.
   // On the native path Adam's moments live outside the heap (AdamW, src/models/host-adam.ts).
-  const fullNeeds = estimateMemory(shape, { loraParameters: null, reference: false, microBatchTokens: tokens, sequenceLength: seq, kvCacheBytes: 0, optimizerOnHost: nativeAdamAvailable(), accumulates: false });
+  const fullNeeds = estimateMemory(shape, { lora: null, reference: false, microBatchTokens: tokens, sequenceLength: seq, kvCacheBytes: 0, optimizerOnHost: nativeAdamAvailable(), accumulates: false });
   const fullFits = info.name !== 'wasm' || fullNeeds.total <= WASM_HEAP_BYTES;
   if (!fullFits) full.note = `does not fit the wasm heap (needs about ${formatBytes(fullNeeds.total)}: ${describeEstimate(fullNeeds)})`;
   let lastTorch: TorchFigures | null = null;
@@ -148,8 +147,7 @@ async function qwenLora(plan: Plan, rounds: number, rng: Rng): Promise<Figure> {
   const fig: Figure = { label: `training, LoRA r=${plan.loraRank}, Qwen2.5-0.5B shape [${rows}, ${seq}]`, flopsPerToken: trainStepFlops(QWEN25_05B, rows, seq, spec) / tokens, ours: new Rates(), theirs: new Rates(), note: '' };
   const started = performance.now();
   const model = new TransformerModel(QWEN25_05B, Rng.fromSeed(0));
-  const loraParameters = loraModules(QWEN25_05B, spec).reduce((n, m) => n + spec.rank * (m.inFeatures + m.outFeatures), 0);
-  const needs = estimateMemory(QWEN25_05B, { loraParameters, reference: false, microBatchTokens: tokens, sequenceLength: seq, kvCacheBytes: 0, optimizerOnHost: nativeAdamAvailable(), accumulates: false });
+  const needs = estimateMemory(QWEN25_05B, { lora: spec, reference: false, microBatchTokens: tokens, sequenceLength: seq, kvCacheBytes: 0, optimizerOnHost: nativeAdamAvailable(), accumulates: false });
   console.log(`Qwen2.5-0.5B shape: ${(model.parameterCount / 1e6).toFixed(0)}M parameters built in ${((performance.now() - started) / 1000).toFixed(0)} s; LoRA estimate ${describeEstimate(needs)} (loss head in chunks of ${headChunkRows(QWEN25_05B.vocabSize)} rows)`);
   try {
     for (let round = 0; round < rounds; round++) {

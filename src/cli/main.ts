@@ -4,7 +4,7 @@
  * argv into calls of the same functions tests use.
  */
 import { Command } from 'commander';
-import { UsageError } from './exit-codes.js';
+import { EXIT, UsageError } from './exit-codes.js';
 import { registerExportCommand } from './export-command.js';
 import { reportFailure } from './failure.js';
 import { registerExperimentCommand } from './experiment-command.js';
@@ -109,7 +109,7 @@ program
   .action(async (location: string, opts: { out: string }) => {
     const { exportModelFolder } = await import('../runtime/export-model.js');
     const exported = await exportModelFolder(location, opts.out);
-    console.log(`wrote ${exported.out} from ${exported.checkpointDir} (step ${exported.step}${exported.merged ? ', LoRA adapters merged' : ''}): ${exported.files.join(', ')}`);
+    console.log(`wrote ${exported.out} from ${exported.checkpointDir} (step ${exported.step}${exported.merged ? ', LoRA adapters merged' : ''}, ${exported.dtype} weights): ${exported.files.join(', ')}`);
   });
 
 const worker = program
@@ -235,10 +235,25 @@ registerExportCommand(program);
 registerExperimentCommand(program);
 registerSimulateCommand(program);
 
-program.parseAsync(process.argv).catch((err: unknown) => {
-  // --debug is read from argv as well: a parse error can come before commander has read it.
-  const debug = program.opts<{ debug?: boolean }>().debug === true || process.argv.includes('--debug');
-  // Exit now: a half-started server or pool may still hold the event loop open. (stderr is
-  // synchronous for files, pipes and terminals on Linux, so the report is not cut off.)
-  process.exit(reportFailure(err, { debug, write: (text) => process.stderr.write(text) }));
+// A command whose work can no longer make progress (a promise nothing will settle, and nothing
+// left on the event loop) would otherwise end the process with status 0 and no result: say so.
+let settled = false;
+process.on('beforeExit', () => {
+  if (settled) return;
+  settled = true;
+  process.stderr.write('error: internal: the command stopped before it finished (nothing left to wait for); this is a bug in turnwise, please report it\n');
+  process.exitCode = EXIT.failure;
 });
+
+program
+  .parseAsync(process.argv)
+  .then(() => {
+    settled = true;
+  })
+  .catch((err: unknown) => {
+    // --debug is read from argv as well: a parse error can come before commander has read it.
+    const debug = program.opts<{ debug?: boolean }>().debug === true || process.argv.includes('--debug');
+    // Exit now: a half-started server or pool may still hold the event loop open. (stderr is
+    // synchronous for files, pipes and terminals on Linux, so the report is not cut off.)
+    process.exit(reportFailure(err, { debug, write: (text) => process.stderr.write(text) }));
+  });

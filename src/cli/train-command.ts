@@ -102,8 +102,9 @@ async function runTraining(config: ResolvedConfig, opts: TrainFlags, progress: T
 
 function printResult(result: TrainRunResult, warnings: readonly string[], json: boolean): void {
   const next = result.completedSteps > 0 ? followUps(result.runDir, result.completedSteps) : [];
+  const runWarnings = result.warnings ?? [];
   if (json) {
-    console.log(JSON.stringify({ ...result, warnings, next }, null, 2));
+    console.log(JSON.stringify({ ...result, warnings: [...warnings, ...runWarnings], next }, null, 2));
     return;
   }
   const first = result.evals[0];
@@ -111,7 +112,8 @@ function printResult(result: TrainRunResult, warnings: readonly string[], json: 
   if (first && last && last !== first) {
     console.log(`held-out success: ${first.successRate.toFixed(3)} (step ${first.step}) -> ${last.successRate.toFixed(3)} (step ${last.step})`);
   }
-  console.log(`run ${result.status} after ${result.completedSteps} steps: ${result.runDir}`);
+  console.log(`run ${result.status} after ${result.completedSteps} steps${runWarnings.length > 0 ? ` (with ${runWarnings.length} warning${runWarnings.length === 1 ? '' : 's'}, below)` : ''}: ${result.runDir}`);
+  for (const warning of runWarnings) console.error(`warning: ${warning}`);
   if (next.length > 0) console.log(`next: ${next.join('\n      ')}`);
   if (result.status === 'failed') console.error(`error: ${redactCredentials(result.error ?? '')}`);
 }

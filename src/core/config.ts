@@ -50,7 +50,22 @@ export function parseConfig(input: unknown, source?: string, options: { readonly
 }
 
 /** Fields a pretrained model (`model.from`) brings itself: setting one as well would be ignored, so it is an error. */
-const PRETRAINED_OWNS = ['dModel', 'nLayers', 'nHeads', 'ffnHidden', 'ropeTheta', 'tieEmbeddings'] as const;
+export const PRETRAINED_OWNS = ['dModel', 'nLayers', 'nHeads', 'ffnHidden', 'ropeTheta', 'tieEmbeddings'] as const;
+
+/**
+ * The config as a run folder records it: every field in force, without what a pretrained model
+ * (`model.from`) brings itself (the own-model shape and the tokenizer section are unused there, so
+ * writing their defaults would claim a `dModel 64` that the run never had).
+ * @example recordedConfig(config).model.dModel // undefined when model.from is set
+ */
+export function recordedConfig(config: TurnwiseConfig): Record<string, unknown> {
+  const { derived: _derived, ...plain } = config as TurnwiseConfig & { derived?: unknown };
+  if (plain.model.from === null) return plain;
+  const model: Record<string, unknown> = { ...plain.model };
+  for (const key of PRETRAINED_OWNS) delete model[key];
+  const { tokenizer: _tokenizer, ...rest } = plain;
+  return { ...rest, model };
+}
 
 function refuseShapeWithPretrained(raw: unknown, source?: string): void {
   const section = (raw as { model?: Record<string, unknown>; tokenizer?: Record<string, unknown> }) ?? {};

@@ -18,7 +18,7 @@ export interface ReportView {
     readonly name: string;
     readonly description: string;
     readonly summary: { readonly overall: EvalMetrics; readonly perCategory: Readonly<Record<string, EvalMetrics>> };
-    readonly usage: { readonly promptTokens: number; readonly completionTokens: number; readonly retries: number } | null;
+    readonly usage: { readonly promptTokens: number; readonly completionTokens: number; readonly retries: number; readonly contextLengthRefusals?: number } | null;
   }[];
 }
 
@@ -71,6 +71,10 @@ export function markdownReport(report: ReportView): string {
   for (const p of report.policies) {
     const retries = p.usage && p.usage.retries > 0 ? ` (${p.usage.retries} retried requests)` : '';
     lines.push(`- ${p.name}: ${p.description}${retries}`);
+    const refused = p.usage?.contextLengthRefusals ?? 0;
+    if (refused > 0) {
+      lines.push(`  - ${refused} request${refused === 1 ? ' was' : 's were'} refused by the server as longer than its model's context: those episodes ended by length (truncated), not in error; raise the server's context (vLLM --max-model-len, turnwise serve --max-context) or lower max-tokens`);
+    }
   }
   if (report.runDir !== undefined) lines.push(`- trajectories: ${report.runDir}/run.db (split eval, one run per policy)`);
   return lines.join('\n');

@@ -3,16 +3,27 @@
  * model too large for the backend is refused with numbers instead of crashing the wasm heap
  * (which has no way back: tfjs's wasm module dies with "memory access out of bounds" at 4 GiB).
  *
- * Counted, in float32: the learner's weights; the sampler's copy (none for LoRA: it shares the
- * frozen base); the KL reference (a copy for full fine-tuning, none for LoRA: adapters off);
- * Adam's two moments, the gradients of what trains and their clipped copy (on the native path the
- * moments live outside the heap and the clip is folded into Adam, so the heap holds the gradients
- * alone, two copies while micro-batches are summed: `host` counts the moments); one micro-batch's activations (every
- * intermediate the backward pass keeps: per layer about `10 d + 2 (q + 2 kv) + 4 f` floats per
- * token plus three `heads x T x T` attention maps per sequence, and three `[targets, vocab]`
- * maps in the loss head, for at most a chunk of rows when the head is chunked); the sampler's KV-cache budget. It is an estimate (tfjs frees and
- * reuses buffers as it goes), meant to be on the safe side by about 20 %.
+ * Counted, in float32, on the learner's thread: the weights; the KL reference (a copy for full
+ * fine-tuning, none for LoRA: adapters off); Adam's two moments, the gradients of what trains and
+ * their clipped copy (on the native path the moments live outside the heap and the clip is folded
+ * into Adam, so the heap holds the gradients alone, two copies while micro-batches are summed:
+ * `host` counts the moments); one micro-batch's activations. Where the sampler runs — on the same thread,
+ * or in inference workers each with a heap of its own — its part: a copy of what trains (a LoRA
+ * sampler shares the frozen base; a worker reads its own base), the KV caches it keeps between
+ * turns, those of a batch in flight (each row's caches and the merged copy the decode steps run
+ * on), and one prefill call's intermediates.
+ *
+ * Activations, as tfjs keeps them: every tensor a kernel saves for the backward pass and every
+ * gradient lives until the backward pass ends. Per layer and token that is the forward's
+ * intermediates (`6 d + 6 q + 5 kv + 3 f` floats; with LoRA `3 x out + r` more per adapted
+ * projection, and LoRA dropout's five `[tokens, in]` tensors) plus their gradients, and four
+ * `heads x T x T` attention maps per sequence (gradients: about 1.3 per forward tensor,
+ * measured). With activation checkpointing (pretrained models) only one layer's tape is alive at a time, plus each layer's `[tokens, d]` input. The loss head
+ * holds three `[targets, vocab]` maps (logits, probabilities, their gradient) for the targets
+ * alone (the replies' tokens), for at most a chunk of rows when the head is chunked. Checked against the
+ * live tensor bytes of training steps in test/models/memory-estimate.test.ts.
  */
+import { type LoraSpec, loraModules } from './lora/lora.js';
 import { headDim, kvHeads, queryWidth, type TransformerConfig } from './transformer/config.js';
 import { headChunkRows } from './transformer/chunked-head.js';
 import { weightSpecs } from './transformer/weights.js';
@@ -20,18 +31,36 @@ import { weightSpecs } from './transformer/weights.js';
 /** The most the wasm backend can hold (its heap is 32-bit addressed). */
 export const WASM_HEAP_BYTES = 4 * 2 ** 30;
 
+/** What the allocator adds to the live tensor bytes (fragmentation, the heap's growth step): measured 1-9 % at the SmolLM2-135M shape. */
+export const ALLOCATOR_SLACK = 0.1;
+
+/** Gradient tensors per forward tensor of a layer's tape (fitted to the live bytes of training steps, see {@link layerFloats}). */
+const GRADIENTS_PER_TENSOR = 1.3;
+
 /** What the estimate depends on besides the model shape. */
 export interface MemoryPlan {
-  /** Trainable parameters of the LoRA adapters, or null for full fine-tuning. */
-  readonly loraParameters: number | null;
+  /** The LoRA adapters, or null for full fine-tuning. */
+  readonly lora: LoraSpec | null;
   /** A KL reference is kept (klCoef > 0). */
   readonly reference: boolean;
   /** Tokens of one training micro-batch (padded batch x length). */
   readonly microBatchTokens: number;
-  /** Longest training sequence (for the attention maps). */
+  /** Length of its rows (for the attention maps: `microBatchTokens / sequenceLength` rows of it). */
   readonly sequenceLength: number;
-  /** Sampler KV-cache budget in bytes. */
+  /** Tokens of the micro-batch that are training targets (the replies; what reaches the LM head). Default every token. */
+  readonly targetTokens?: number;
+  /** Bytes of KV caches the sampler keeps between turns (its budget, all workers together). */
   readonly kvCacheBytes: number;
+  /** Decoder layers checkpointed in training (only their inputs kept; pretrained models). Default false. */
+  readonly checkpointing?: boolean;
+  /** Inference worker threads, each with its own heap; 0 or absent: the sampler runs on the learner's thread. */
+  readonly samplerWorkers?: number;
+  /** Rows one sampling call decodes together (0 or absent: none counted, turnwise's own model). */
+  readonly samplerRows?: number;
+  /** Most new tokens one prefill call feeds (default: every row's context at once). */
+  readonly prefillTokens?: number;
+  /** Longest context of a sampled row (prompt + reply); default `sequenceLength`. */
+  readonly samplerContext?: number;
   /**
    * Adam's moments kept outside the tensor backend and the clip folded into the update (the native
    * path: `AdamW` on wasm with the addon, `host-adam.ts`). Default false: everything in the heap.
@@ -43,16 +72,21 @@ export interface MemoryPlan {
   readonly constrained?: boolean;
 }
 
-/** The estimate, by part, in bytes. */
+/** The estimate, by part, in bytes. `total` is the learner's thread; `samplerTotal` each inference worker's. */
 export interface MemoryEstimate {
   readonly weights: number;
   readonly samplerCopy: number;
   readonly reference: number;
   readonly optimizer: number;
   readonly activations: number;
+  /** KV caches kept between turns (the budget) and those of a batch in flight. */
   readonly kvCache: number;
-  /** What the tensor backend must hold (the wasm heap), with the 20 % margin. */
+  /** One prefill call's intermediates. */
+  readonly prefill: number;
+  /** The learner's thread (and the sampler's, when it runs there), allocator slack included. */
   readonly total: number;
+  /** Each inference worker's heap (0 when the sampler runs on the learner's thread), allocator slack included. */
+  readonly samplerTotal: number;
   /** Bytes outside the tensor backend, exact (Adam's moments on the native path), else 0. */
   readonly host: number;
 }
@@ -65,34 +99,70 @@ export function parameterCount(config: TransformerConfig): number {
   return weightSpecs(config).reduce((n, spec) => n + spec.hfShape.reduce((a, b) => a * b, 1), 0);
 }
 
+/** Floats per token of one layer's forward and of its gradients (module comment). */
+function layerFloats(config: TransformerConfig, lora: LoraSpec | null): { forward: number; gradients: number } {
+  const d = config.dModel;
+  const q = queryWidth(config);
+  const kv = kvHeads(config) * headDim(config);
+  const base = 6 * d + 6 * q + 5 * kv + 3 * config.ffnHidden;
+  const perLayer = lora === null ? [] : loraModules({ ...config, nLayers: 1 }, lora);
+  const adapters = perLayer.reduce((n, m) => n + 3 * m.outFeatures + lora!.rank, 0);
+  const dropped = lora !== null && lora.dropout > 0 ? perLayer.reduce((n, m) => n + m.inFeatures, 0) : 0;
+  // Dropout: uniform noise, its sum, floor, scale and the product; only the product gets a gradient.
+  // A tensor read by several ops gets a gradient from each before they are added: measured 1.3 per
+  // forward tensor at the SmolLM2-135M shape (test/models/memory-estimate.test.ts).
+  return { forward: base + adapters + 5 * dropped, gradients: Math.ceil(GRADIENTS_PER_TENSOR * (base + adapters)) + dropped };
+}
+
 /**
  * The estimate for `config` trained as `plan` says.
- * @example estimateMemory(cfg, { loraParameters: null, reference: false, microBatchTokens: 8192, sequenceLength: 256, kvCacheBytes: 2 ** 27 }).total
+ * @example estimateMemory(cfg, { lora: null, reference: false, microBatchTokens: 8192, sequenceLength: 256, kvCacheBytes: 2 ** 27 }).total
  */
 export function estimateMemory(config: TransformerConfig, plan: MemoryPlan): MemoryEstimate {
   const f32 = 4;
   const params = parameterCount(config);
   const weights = params * f32;
-  const trained = plan.loraParameters ?? params;
-  const lora = plan.loraParameters !== null;
-  const samplerCopy = lora ? trained * f32 : weights;
-  const reference = plan.reference && !lora ? weights : 0;
+  const lora = plan.lora;
+  const trained = lora === null ? params : loraModules(config, lora).reduce((n, m) => n + lora.rank * (m.inFeatures + m.outFeatures), 0);
+  const reference = plan.reference && lora === null ? weights : 0;
   // In the heap: two Adam moments, the accumulated gradients and their clipped copy; on the native
   // path only the gradients (two copies while micro-batches are summed), the moments on the host.
   const onHost = plan.optimizerOnHost === true;
   const optimizer = (onHost ? (plan.accumulates === false ? 1 : 2) : 4) * trained * f32;
   const host = onHost ? 2 * trained * f32 : 0;
-  const d = config.dModel;
-  const perTokenPerLayer = 10 * d + 2 * (queryWidth(config) + 2 * kvHeads(config) * headDim(config)) + 4 * config.ffnHidden;
-  const sequences = Math.max(1, Math.ceil(plan.microBatchTokens / Math.max(1, plan.sequenceLength)));
-  const attention = 3 * config.nHeads * plan.sequenceLength * plan.sequenceLength * sequences;
+  const tokens = plan.microBatchTokens;
+  const t = plan.sequenceLength;
+  const sequences = Math.max(1, Math.ceil(tokens / Math.max(1, t)));
+  const targets = Math.min(tokens, plan.targetTokens ?? tokens);
+  const layer = layerFloats(config, lora);
+  const attention = 4 * config.nHeads * t * t * sequences; // scores and probabilities, and their gradients
+  const perLayer = tokens * (layer.forward + layer.gradients) + attention;
   // Unconstrained heads larger than a chunk run a chunk of rows at a time (transformer/chunked-head.ts).
-  const head = 3 * Math.min(plan.microBatchTokens, plan.constrained === true ? Number.POSITIVE_INFINITY : headChunkRows(config.vocabSize)) * config.vocabSize;
-  const activations = f32 * (config.nLayers * (plan.microBatchTokens * perTokenPerLayer + attention) + head);
-  const kvCache = plan.kvCacheBytes;
-  const total = Math.ceil(1.2 * (weights + samplerCopy + reference + optimizer + activations + kvCache));
-  return { weights, samplerCopy, reference, optimizer, activations, kvCache, total, host };
+  const headRows = Math.min(targets, plan.constrained === true ? Number.POSITIVE_INFINITY : headChunkRows(config.vocabSize));
+  const head = 3 * headRows * config.vocabSize;
+  const layers = plan.checkpointing ? (config.nLayers + 1) * tokens * config.dModel + perLayer : config.nLayers * perLayer;
+  const activations = f32 * (layers + head);
+
+  // The sampler: its copy of what trains, the KV caches, one prefill call.
+  const workers = plan.samplerWorkers ?? 0;
+  const rows = plan.samplerRows ?? 0;
+  const context = plan.samplerContext ?? t;
+  const kvPerToken = 2 * config.nLayers * kvHeads(config) * headDim(config) * f32;
+  const inFlight = 2 * rows * context * kvPerToken; // each row's caches, and the merged copy decode steps run on
+  const kvCache = plan.kvCacheBytes + inFlight;
+  const prefillTokens = Math.min(rows * context, plan.prefillTokens ?? Number.POSITIVE_INFINITY);
+  const inference = layerFloats(config, lora === null ? null : { ...lora, dropout: 0 }).forward; // no dropout, no gradients; one layer alive at a time
+  const prefill = f32 * (prefillTokens * (inference + config.dModel) + 3 * DEFAULT_MAX_PREFILL_SCORES);
+  const samplerCopy = lora === null ? weights : trained * f32;
+  const samplerPart = (workers === 0 ? samplerCopy : 0) + kvCache + (rows > 0 ? prefill : 0);
+  const slack = 1 + ALLOCATOR_SLACK;
+  const total = Math.ceil(slack * (weights + reference + optimizer + activations + (workers === 0 ? samplerPart : 0)));
+  const samplerTotal = workers === 0 ? 0 : Math.ceil(slack * (weights + trained * f32 + kvCache / workers + (rows > 0 ? prefill : 0)));
+  return { weights, samplerCopy, reference, optimizer, activations, kvCache, prefill: rows > 0 ? prefill : 0, total, samplerTotal, host };
 }
+
+/** Attention scores one prefill call may hold (`TransformerPolicy`'s `maxPrefillScores` default), floats. */
+export const DEFAULT_MAX_PREFILL_SCORES = 24 * 2 ** 20;
 
 /**
  * `1.23 GiB` / `456 MiB`.
@@ -104,19 +174,39 @@ export function formatBytes(bytes: number): string {
 
 /**
  * One line naming each part of the estimate.
- * @example describeEstimate(e) // 'weights 513 MiB + sampler 513 MiB + ... = 3.10 GiB'
+ * @example describeEstimate(e) // 'learner heap: weights 513 MiB + gradients 37 MiB + activations 558 MiB (+10 % allocator slack) = 1.19 GiB; Adam's moments 37 MiB outside the heap; each sampler worker's heap: ...'
  */
 export function describeEstimate(e: MemoryEstimate): string {
-  const parts: Array<[string, number]> = [
+  const join = (parts: Array<[string, number]>) =>
+    parts
+      .filter(([, n]) => n > 0)
+      .map(([name, n]) => `${name} ${formatBytes(n)}`)
+      .join(' + ');
+  const slack = `(+${Math.round(ALLOCATOR_SLACK * 100)} % allocator slack)`;
+  const moments = e.host > 0 ? `; Adam's moments ${formatBytes(e.host)} outside the heap` : '';
+  if (e.samplerTotal === 0) {
+    const parts: Array<[string, number]> = [
+      ['weights', e.weights],
+      ['sampler copy', e.samplerCopy],
+      ['KL reference', e.reference],
+      [e.host > 0 ? 'gradients' : 'optimizer + gradients', e.optimizer],
+      ['activations', e.activations],
+      ['KV caches', e.kvCache],
+      ['prefill', e.prefill],
+    ];
+    return `${join(parts)} ${slack} = ${formatBytes(e.total)}${moments}`;
+  }
+  const learner = join([
     ['weights', e.weights],
-    ['sampler copy', e.samplerCopy],
     ['KL reference', e.reference],
     [e.host > 0 ? 'gradients' : 'optimizer + gradients', e.optimizer],
     ['activations', e.activations],
+  ]);
+  const sampler = join([
+    ['weights', e.weights],
+    ['adapters or copy', e.samplerCopy === e.weights ? 0 : e.samplerCopy],
     ['KV caches', e.kvCache],
-  ];
-  return `${parts
-    .filter(([, n]) => n > 0)
-    .map(([name, n]) => `${name} ${formatBytes(n)}`)
-    .join(' + ')} (+20 % margin${e.host > 0 ? `; Adam's moments ${formatBytes(e.host)} outside the heap` : ''}) = ${formatBytes(e.total)}`;
+    ['prefill', e.prefill],
+  ]);
+  return `learner heap: ${learner} ${slack} = ${formatBytes(e.total)}${moments}; each sampler worker's heap: ${sampler} ${slack} = ${formatBytes(e.samplerTotal)}`;
 }

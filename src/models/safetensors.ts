@@ -24,9 +24,10 @@ export type SafeTensor =
  * at run time (a mismatch is a CheckpointError naming the tensor).
  */
 export interface TensorRecord {
-  readonly dtype: 'F32' | 'I32' | 'U8';
+  /** `BF16` and `F16` take their 16-bit patterns as a `Uint16Array` (see {@link toBfloat16}, {@link toFloat16}). */
+  readonly dtype: 'F32' | 'I32' | 'U8' | 'BF16' | 'F16';
   readonly shape: number[];
-  readonly data: Float32Array | Int32Array | Uint8Array;
+  readonly data: Float32Array | Int32Array | Uint8Array | Uint16Array;
 }
 
 /** A decoded file: tensors by name and the optional string metadata (empty when absent). */
@@ -38,10 +39,10 @@ export interface SafetensorsFile {
 /** Largest header accepted, as in the Rust reference (guards against absurd allocations). */
 export const MAX_HEADER_BYTES = 100_000_000;
 
-const WRITE_SIZES = { F32: 4, I32: 4, U8: 1 } as const;
+const WRITE_SIZES = { F32: 4, I32: 4, BF16: 2, F16: 2, U8: 1 } as const;
 /** Dtypes the reader accepts, with their byte size; F16, BF16 and I64 are converted on read. */
 const READ_SIZES: Record<string, number> = { F32: 4, F16: 2, BF16: 2, I32: 4, I64: 8, U8: 1 };
-const ARRAY_TYPES = { F32: Float32Array, I32: Int32Array, U8: Uint8Array } as const;
+const ARRAY_TYPES = { F32: Float32Array, I32: Int32Array, BF16: Uint16Array, F16: Uint16Array, U8: Uint8Array } as const;
 
 const product = (shape: readonly number[]) => shape.reduce((p, d) => p * d, 1);
 
@@ -99,7 +100,7 @@ export function encodeSafetensors(
 function checkForWrite(name: string, t: TensorRecord | undefined, location: string): void {
   if (name === '' || name === '__metadata__') throw new CheckpointError(location, `invalid tensor name ${JSON.stringify(name)}`);
   if (t === undefined || !(t.dtype in WRITE_SIZES)) {
-    throw new CheckpointError(location, `tensor '${name}': dtype must be F32, I32 or U8, got ${String(t?.dtype)}`);
+    throw new CheckpointError(location, `tensor '${name}': dtype must be F32, BF16, F16, I32 or U8, got ${String(t?.dtype)}`);
   }
   if (!Array.isArray(t.shape) || !t.shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
     throw new CheckpointError(location, `tensor '${name}': shape must be non-negative integers, got ${JSON.stringify(t.shape)}`);
@@ -241,6 +242,65 @@ function convert(e: HeaderEntry, raw: Uint8Array, location: string): SafeTensor 
       return { dtype: 'I32', shape: e.shape, data };
     }
   }
+}
+
+/**
+ * float32 values as bfloat16 bit patterns, rounded to nearest even as PyTorch's `.to(torch.bfloat16)`
+ * rounds (NaN stays a quiet NaN): what a BF16 safetensors file stores.
+ * @example toBfloat16(Float32Array.of(1, -2.5)) // Uint16Array [0x3f80, 0xc020]
+ */
+export function toBfloat16(values: Float32Array): Uint16Array {
+  const bits = new Uint32Array(values.buffer, values.byteOffset, values.length);
+  const out = new Uint16Array(values.length);
+  for (let i = 0; i < bits.length; i++) {
+    const b = bits[i];
+    if ((b & 0x7fffffff) > 0x7f800000) out[i] = (b >>> 16) | 0x40; // NaN
+    else out[i] = (b + 0x7fff + ((b >>> 16) & 1)) >>> 16;
+  }
+  return out;
+}
+
+/**
+ * float32 values as IEEE binary16 bit patterns, rounded to nearest even (overflow to infinity,
+ * subnormals kept), as PyTorch's `.to(torch.float16)`.
+ * @example toFloat16(Float32Array.of(1, 65520)) // Uint16Array [0x3c00, 0x7c00]
+ */
+export function toFloat16(values: Float32Array): Uint16Array {
+  const bits = new Uint32Array(values.buffer, values.byteOffset, values.length);
+  const out = new Uint16Array(values.length);
+  for (let i = 0; i < bits.length; i++) {
+    const b = bits[i];
+    const sign = (b >>> 16) & 0x8000;
+    const exp = (b >>> 23) & 0xff;
+    const mant = b & 0x7fffff;
+    if (exp === 0xff) {
+      out[i] = sign | 0x7c00 | (mant === 0 ? 0 : 0x200);
+      continue;
+    }
+    const e = exp - 127 + 15;
+    if (e >= 0x1f) {
+      out[i] = sign | 0x7c00;
+    } else if (e <= 0) {
+      if (e < -10) {
+        out[i] = sign;
+        continue;
+      }
+      // Subnormal: shift the mantissa (with its implicit 1) into place, rounding to nearest even.
+      const m = mant | 0x800000;
+      const shift = 14 - e;
+      const half = 1 << (shift - 1);
+      const rest = m & ((1 << shift) - 1);
+      let h = m >>> shift;
+      if (rest > half || (rest === half && (h & 1) === 1)) h++;
+      out[i] = sign | h;
+    } else {
+      let h = (e << 10) | (mant >>> 13);
+      const rest = mant & 0x1fff;
+      if (rest > 0x1000 || (rest === 0x1000 && (h & 1) === 1)) h++; // a carry into the exponent is the right rounding
+      out[i] = sign | h;
+    }
+  }
+  return out;
 }
 
 /** IEEE 754 binary16 to number, including subnormals, infinities and NaN. */

@@ -48,6 +48,26 @@ async function readAndDispose(t: tf.Tensor): Promise<Float32Array> {
 }
 
 /**
+ * Runs `forward` (a pre-update pass: reference log-probs, critic values) over the trajectories
+ * `indices` in micro-batches and writes its per-target outputs into `into` at (trajectory, token).
+ */
+async function forwardInto(
+  into: Float32Array,
+  trajectories: readonly Trajectory[],
+  indices: readonly number[],
+  seqLen: number,
+  o: TrainStepOptions,
+  forward: (batch: MicroBatch['batch']) => tf.Tensor,
+): Promise<void> {
+  const subset = indices.map((i) => trajectories[i] as Trajectory);
+  for (const { batch, signal } of packTrajectories(subset, new Float32Array(subset.length), { maxTokensPerBatch: o.maxTokensPerBatch })) {
+    const values = await readAndDispose(tf.tidy(() => forward(batch)));
+    const mapped: TargetSignal = { ...signal, trajectoryIndex: Int32Array.from(signal.trajectoryIndex, (k) => indices[k] as number) };
+    scatter(into, seqLen, mapped, values);
+  }
+}
+
+/**
  * Prepares one step. `klCoef` is the coefficient in force (fixed, or the adaptive controller's);
  * `shards` > 1 deals each mini-batch's sequences into that many shards (data parallelism), with
  * aggregation weights still normalised over the whole mini-batch.
@@ -67,23 +87,22 @@ export async function prepareStep(
   const { policy, reference, critic } = models;
   const refLogprobs = klCoef > 0 && reference !== null ? new Float32Array(rows * T) : null;
   const oldValues = critic !== null ? new Float32Array(rows * T) : null;
-  if (refLogprobs !== null || oldValues !== null) {
-    for (const { batch, signal } of packTrajectories(trajectories, new Float32Array(rows), { maxTokensPerBatch: o.maxTokensPerBatch })) {
-      if (refLogprobs !== null && reference !== null) {
-        scatter(refLogprobs, T, signal, await readAndDispose(tf.tidy(() => reference.forwardTrain(batch, o.temperature).logprobs)));
-      }
-      if (oldValues !== null && critic !== null) {
-        const values = tf.tidy(() => {
-          const hidden = critic.usesPolicyHidden ? (policy.forwardTrainWithHidden?.(batch, o.temperature).hidden ?? null) : null;
-          return critic.values(batch, hidden);
-        });
-        scatter(oldValues, T, signal, await readAndDispose(values));
-      }
-    }
+  // With the KL in the loss, advantages do not depend on the reference, so the groups are dropped
+  // first and the reference scores only what trains (a step whose groups all drop costs nothing).
+  const klInReward = o.klPlacement === 'reward';
+  const all = trajectories.map((_, i) => i);
+  if (oldValues !== null && critic !== null) {
+    await forwardInto(oldValues, trajectories, all, T, o, (batch) => {
+      const hidden = critic.usesPolicyHidden ? (policy.forwardTrainWithHidden?.(batch, o.temperature).hidden ?? null) : null;
+      return critic.values(batch, hidden);
+    });
+  }
+  if (refLogprobs !== null && reference !== null && klInReward) {
+    await forwardInto(refLogprobs, trajectories, all, T, o, (batch) => reference.forwardTrain(batch, o.temperature).logprobs);
   }
   let rewards = layout.rewards;
   let klReward = 0;
-  if (o.klPlacement === 'reward' && refLogprobs !== null) {
+  if (klInReward && refLogprobs !== null) {
     const penalized = klPenalizedRewards({ rewards, logprobs: layout.oldLogprobs, refLogprobs, mask: layout.mask, coef: klCoef, estimator: o.klEstimator });
     rewards = penalized.rewards;
     klReward = penalized.meanKl;
@@ -99,12 +118,15 @@ export async function prepareStep(
     options: o.estimator,
   });
 
-  let kept = trajectories.map((_, i) => i);
+  let kept = all;
   if (o.dropZeroAdvantage && critic === null) {
     kept = kept.filter((b) => {
       for (let t = 0; t < T; t++) if (layout.mask[b * T + t] === 1 && output.advantages[b * T + t] !== 0) return true;
       return false;
     });
+  }
+  if (refLogprobs !== null && reference !== null && !klInReward && kept.length > 0) {
+    await forwardInto(refLogprobs, trajectories, kept, T, o, (batch) => reference.forwardTrain(batch, o.temperature).logprobs);
   }
   const lossRef = o.klPlacement === 'loss' ? refLogprobs : null;
   const chunks: MicroBatch[][] = [];

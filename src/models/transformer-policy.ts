@@ -55,6 +55,13 @@ export interface TransformerPolicyOptions {
    */
   readonly maxPrefillScores?: number;
   /**
+   * Most new tokens one packed prefill call feeds; more rows are prefilled in several calls. Why:
+   * a call's intermediates grow with its tokens (about 0.45 GiB per 4096 tokens at the SmolLM2-135M
+   * shape with LoRA), and 64 evaluation prompts of 600 tokens at once outgrew the wasm heap.
+   * Default unbounded.
+   */
+  readonly maxPrefillTokens?: number;
+  /**
    * Packed ("varlen") prefill (issue #10 part F): every active row's new tokens in one ragged
    * `extendPacked` call over per-request one-row caches — no prefill buckets, no padding, no
    * merge of cached prefixes; only attention runs per group of similar rows. `false` selects the
@@ -310,15 +317,33 @@ export class TransformerPolicy implements Policy {
     const tokens = active.map((i) => Int32Array.from(states[i].pending));
     for (const t of tokens) stats.realTokens += t.length;
     stats.paddedTokens += tokens.reduce((n, t) => n + t.length, 0);
-    stats.modelCalls++;
-    stats.prefillBuckets++;
-    const out = this.model.extendPacked(caches, tokens, { maxScores: this.options.maxPrefillScores });
-    try {
-      const logits = (await out.data()) as Float32Array;
-      return { parts: caches.map((cache, k) => ({ cache, owners: [active[k]] })), logits };
-    } finally {
-      out.dispose();
+    // Rows in calls of at most `maxPrefillTokens` new tokens (at least one row each), logits in row order.
+    const limit = this.options.maxPrefillTokens ?? Number.POSITIVE_INFINITY;
+    const logits: Float32Array[] = [];
+    for (let start = 0; start < active.length; ) {
+      let end = start + 1;
+      let fed = tokens[start].length;
+      while (end < active.length && fed + tokens[end].length <= limit) fed += tokens[end++].length;
+      stats.modelCalls++;
+      stats.prefillBuckets++;
+      const out = this.model.extendPacked(caches.slice(start, end), tokens.slice(start, end), { maxScores: this.options.maxPrefillScores });
+      try {
+        logits.push((await out.data()) as Float32Array);
+      } finally {
+        out.dispose();
+      }
+      start = end;
     }
+    let all = logits[0] as Float32Array;
+    if (logits.length > 1) {
+      all = new Float32Array(logits.reduce((n, l) => n + l.length, 0));
+      let offset = 0;
+      for (const l of logits) {
+        all.set(l, offset);
+        offset += l.length;
+      }
+    }
+    return { parts: caches.map((cache, k) => ({ cache, owners: [active[k]] })), logits: all };
   }
 
   /** Feeds each row's pending tokens (left-padded to a common length) and reads back the logits. */

@@ -17,6 +17,7 @@ import { type ConfigTokenIds, writeHfConfig } from './hf/hf-config.js';
 import type { KvCache } from './kv-cache.js';
 import type { TrainBatch } from './train-batch.js';
 import { CachedForward } from './transformer/cached-forward.js';
+import { checkpointedLayer } from './transformer/checkpointed-layer.js';
 import { headDim, kvHeads, type TransformerConfig, validateTransformerConfig } from './transformer/config.js';
 import type { PackedOptions } from './transformer/inference.js';
 import {
@@ -64,12 +65,17 @@ export interface TrainForwardWithHidden extends TrainForward {
   readonly hidden: tf.Tensor2D;
 }
 
+/** LoRA dropout of one layer's adapter inputs (deterministic: the same masks when a checkpointed layer runs again). */
+type LayerDropout = (layer: number) => ((x: tf.Tensor2D) => tf.Tensor2D) | undefined;
+
 /** How the decoder stack runs. */
 interface DecoderOptions {
   /** LoRA dropout of the training forward. */
-  readonly drop?: (x: tf.Tensor2D) => tf.Tensor2D;
+  readonly drop?: LayerDropout;
   /** Inference only (nothing records gradients): free each layer's intermediates as it goes. */
   readonly release?: boolean;
+  /** Training with activation checkpointing (transformer/checkpointed-layer.ts): the attention mask every layer reads. */
+  readonly checkpointMask?: tf.Tensor4D;
 }
 
 /** Embedding tables up to this many values are looked up on the CPU (see `embedRows`). */
@@ -96,6 +102,7 @@ export class TransformerModel {
   private unusedMask: tf.Tensor1D | null = null;
   /** The KV-cached sampling forwards, reading this model through a view (transformer/cached-forward.ts). */
   private readonly sampling: CachedForward;
+  private checkpointing = false;
   /** Decode steps as one native call per layer where the addon runs them (transformer/native-decode.ts). */
   private readonly nativeDecoder: NativeDecoder;
 
@@ -167,6 +174,21 @@ export class TransformerModel {
       this.unusedMask = tf.keep(tf.tensor1d(values));
     }
     return this.unusedMask;
+  }
+
+  /**
+   * Activation checkpointing of the training forwards (transformer/checkpointed-layer.ts): each
+   * decoder layer keeps only its input for the backward pass and runs again there. Same values and
+   * gradients (within float rounding); about a third more compute, a fraction of the memory.
+   * @example model.checkpointActivations(true) // a pretrained model's training at a 512-token context
+   */
+  checkpointActivations(on: boolean): void {
+    this.checkpointing = on;
+  }
+
+  /** Whether {@link checkpointActivations} is on. */
+  get checkpointsActivations(): boolean {
+    return this.checkpointing;
   }
 
   /** Total number of parameters (base + adapters). */
@@ -293,7 +315,7 @@ export class TransformerModel {
     return tf.tidy(() => {
       const mask = tf.tensor4d(maskValues, [b, 1, t, t]);
       const rope = this.ropeFor(positions, b, t);
-      const hidden = this.decoder(batch.inputIds, b, t, rope, (_, q, k, val) => attend(q, k, val, mask), { drop: this.loraDropout(batch) }); // [B*T, d]
+      const hidden = this.decoder(batch.inputIds, b, t, rope, (_, q, k, val) => attend(q, k, val, mask), this.trainingDecoder(batch, mask)); // [B*T, d]
       // Every position a target, in order (dense targets): the rows are `hidden` itself; skip the slow wasm Gather.
       const selected = everyPosition(batch) ? hidden : tf.gather(hidden, tf.tensor1d(batch.targetPositions, 'int32')); // [N, d]
       const normed = this.finalNorm(selected); // [N, d]
@@ -427,17 +449,24 @@ export class TransformerModel {
     attention: AttentionFn,
     options: DecoderOptions = {},
   ): tf.Tensor2D {
-    const { drop, release } = options;
+    const { drop, release, checkpointMask } = options;
     let x = this.embed(ids); // [B*T, d]
     for (let i = 0; i < this.config.nLayers; i++) {
-      if (release) {
+      if (checkpointMask !== undefined && !release) {
+        // The layer reads the rope factors and mask it is handed: in the backward pass, the saved copies.
+        x = checkpointedLayer(x, [rope.cos, rope.sin, checkpointMask], this.layerVariables(i), (h, [cos, sin, m]) =>
+          this.decoderLayer(i, h, batch, seqLen, { cos: cos as tf.Tensor4D, sin: sin as tf.Tensor4D, rotate: rope.rotate }, (_, q, k, v) => attend(q, k, v, m as tf.Tensor4D), {
+            drop: drop?.(i),
+          }),
+        );
+      } else if (release) {
         // Inference: free each layer's intermediates as soon as the next residual stream exists
         // (one tidy over the whole stack would hold every layer's, ~2.4 GB for a 64-row prefill at 135M).
         const next = tf.tidy(() => this.decoderLayer(i, x, batch, seqLen, rope, attention, {}));
         x.dispose();
         x = next;
       } else {
-        x = this.decoderLayer(i, x, batch, seqLen, rope, attention, { drop });
+        x = this.decoderLayer(i, x, batch, seqLen, rope, attention, { drop: drop?.(i) });
       }
     }
     return x;
@@ -460,20 +489,37 @@ export class TransformerModel {
     return mlpResidual(x, mergeHeads(attention(i, applyRope(q, rope), applyRope(k, rope), v)), w, eps, drop); // context [B*T, H*hd]
   }
 
+  /** How a training forward runs its decoder: LoRA dropout, and checkpointed layers when asked for. */
+  private trainingDecoder(batch: TrainBatch, mask: tf.Tensor4D): DecoderOptions {
+    const drop = this.loraDropout(batch);
+    return { ...(drop === undefined ? {} : { drop }), ...(this.checkpointing ? { checkpointMask: mask } : {}) };
+  }
+
   /**
    * LoRA dropout on the adapters' inputs (training forwards only, as PEFT in train mode);
-   * undefined when there is nothing to drop. The masks' seeds come from the batch's own ids, so a
-   * micro-batch gets the same masks in any process and on resume (no stream state to checkpoint;
-   * the cost: a batch seen twice, e.g. in a second PPO epoch, sees the same masks).
+   * undefined when there is nothing to drop. The masks' seeds come from the batch's own ids and
+   * the layer, so a micro-batch gets the same masks in any process, on resume and when a
+   * checkpointed layer runs again (no stream state to checkpoint; the cost: a batch seen twice,
+   * e.g. in a second PPO epoch, sees the same masks).
    */
-  private loraDropout(batch: TrainBatch): ((x: tf.Tensor2D) => tf.Tensor2D) | undefined {
+  private loraDropout(batch: TrainBatch): LayerDropout | undefined {
     const rate = this.store.lora?.dropout ?? 0;
     if (rate === 0) return undefined;
     let hash = 2166136261;
     for (const id of batch.inputIds) hash = Math.imul(hash ^ id, 16777619) >>> 0;
     for (const id of batch.targetPositions) hash = Math.imul(hash ^ id, 16777619) >>> 0;
-    const rng = Rng.fromSeed(hash);
-    return (x) => tf.dropout(x, rate, undefined, rng.int(2 ** 31)) as tf.Tensor2D;
+    return (layer) => {
+      const rng = Rng.fromSeed(Math.imul(hash ^ (layer + 1), 16777619) >>> 0);
+      return (x) => tf.dropout(x, rate, undefined, rng.int(2 ** 31)) as tf.Tensor2D;
+    };
+  }
+
+  /** The trainable variables decoder layer `layer` reads (its adapters, or all its weights when the model trains in full). */
+  private layerVariables(layer: number): tf.Variable[] {
+    const w = this.block(layer);
+    const tensors: (tf.Tensor | undefined)[] = [w.inputNorm, w.qNorm, w.kNorm, w.postNorm];
+    for (const p of [w.q, w.k, w.v, w.o, w.gate, w.up, w.down]) tensors.push(p.weight, p.bias, p.lora?.a, p.lora?.b);
+    return tensors.filter((t): t is tf.Variable => t instanceof tf.Variable && t.trainable);
   }
 
   /** The weights of decoder block `layer` (the variables themselves, read by both forward paths). */

@@ -17,6 +17,7 @@
  */
 import OpenAI from 'openai';
 import { InvalidArgumentError, TurnwiseError } from '../core/errors.js';
+import { ContextLengthExceededError, isContextLengthError } from './context-length.js';
 import { DEFAULT_RETRY, type RetryDecision, type RetryEnv, type RetryPolicy, realSleep, retryAfterMs, withRetries } from './retry.js';
 import { Semaphore } from './semaphore.js';
 import { looksLikeCallJson, parseToolCallText, type ToolCall, type ToolSpec, toolCallOf } from '../core/tools.js';
@@ -67,6 +68,8 @@ export interface UsageReport {
   readonly retries: number;
   readonly promptTokens: number;
   readonly completionTokens: number;
+  /** Requests the server refused as longer than its model's context (those episodes ended by length). */
+  readonly contextLengthRefusals: number;
   /** Per episode (trajectory id). */
   readonly perEpisode: Readonly<Record<string, TokenUsage & { readonly requests: number }>>;
 }
@@ -91,6 +94,28 @@ export function classifyOpenAIError(error: unknown, nowMs: number): RetryDecisio
   return { retry: false };
 }
 
+/**
+ * `fetch` whose error bodies in vLLM's older top-level shape (`{object: "error", message, type,
+ * code}`) are rewritten to OpenAI's (`{error: {message, type, param, code}}`), which the `openai`
+ * client reads: otherwise a context-length refusal reaches us as "400 status code (no body)".
+ */
+function withOpenAIErrorBodies(base: typeof fetch): typeof fetch {
+  return async (input, init) => {
+    const response = await base(input, init);
+    if (response.ok) return response;
+    const text = await response.clone().text();
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return response;
+    }
+    if (body === null || typeof body !== 'object' || 'error' in body || typeof (body as { message?: unknown }).message !== 'string') return response;
+    const { message, type = null, param = null, code = null } = body as { message: string; type?: unknown; param?: unknown; code?: unknown };
+    return new Response(JSON.stringify({ error: { message, type, param, code } }), { status: response.status, statusText: response.statusText, headers: response.headers });
+  };
+}
+
 function check(config: OpenAIChatConfig): void {
   const bad = (field: string, detail: string) => InvalidArgumentError.format(`policies.${config.name}.${field}`, detail);
   if (!/^https?:\/\//.test(config.baseURL)) throw bad('baseURL', `expected an http(s) URL, got ${JSON.stringify(config.baseURL)}`);
@@ -111,7 +136,7 @@ export class OpenAIChatPolicy implements TextPolicy {
   private readonly retry: RetryPolicy;
   private readonly deps: OpenAIChatDeps;
   private readonly perEpisode = new Map<string, { promptTokens: number; completionTokens: number; requests: number }>();
-  private totals = { requests: 0, retries: 0, promptTokens: 0, completionTokens: 0 };
+  private totals = { requests: 0, retries: 0, promptTokens: 0, completionTokens: 0, contextLengthRefusals: 0 };
 
   constructor(
     readonly config: OpenAIChatConfig,
@@ -133,7 +158,7 @@ export class OpenAIChatPolicy implements TextPolicy {
       apiKey,
       maxRetries: 0, // retries are ours (injected sleep, counted attempts)
       timeout: config.timeoutMs ?? 120_000,
-      ...(deps.fetch ? { fetch: deps.fetch } : {}),
+      fetch: withOpenAIErrorBodies(deps.fetch ?? fetch),
     });
     this.gate = new Semaphore(config.concurrency ?? 4);
     this.retry = { ...DEFAULT_RETRY, ...config.retry };
@@ -151,7 +176,8 @@ export class OpenAIChatPolicy implements TextPolicy {
       ...(request.tools !== undefined && request.tools.length > 0 ? { tools: openAITools(request.tools), tool_choice: config.toolChoice ?? 'auto' } : {}),
     };
     const now = this.deps.nowMs ?? Date.now;
-    const completion = await this.gate.run(() =>
+    const completion = await this.gate
+      .run(() =>
       withRetries(
         () => this.client.chat.completions.create(body, signal ? { signal } : {}),
         (error) => classifyOpenAIError(error, now()),
@@ -166,7 +192,12 @@ export class OpenAIChatPolicy implements TextPolicy {
         },
         signal,
       ),
-    );
+      )
+      .catch((error: unknown) => {
+        if (!isContextLengthError(error)) throw error;
+        this.totals.contextLengthRefusals++;
+        throw new ContextLengthExceededError(config.name, error.message);
+      });
     const message = completion.choices[0]?.message;
     const text = message?.content ?? (request.tools !== undefined && message?.tool_calls !== undefined ? '' : undefined);
     if (typeof text !== 'string') {

@@ -12,16 +12,18 @@
  * Either way the environment, its settings, the horizon and the episode seeds come from the
  * caller, so every policy of a comparison plays exactly the same episodes.
  */
-import { dirname } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { createActor } from 'xstate';
 import { withSamplerEffects } from '../actors/sampler.js';
 import type { Clock } from '../core/clock.js';
-import type { ResolvedConfig } from '../core/config.js';
+import { parseConfig, type ResolvedConfig, resolveConfig } from '../core/config.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import { Rng } from '../core/rng.js';
 import type { EnvironmentSpec } from '../envs/environment.js';
 import { describeBackend, selectBackend } from '../models/backend/select.js';
 import { loadCheckpoint, resolveCheckpointDir } from '../models/checkpoint.js';
+import { inspectHfModel } from '../models/hf/hf-model.js';
 import { type OpenAIChatDeps, OpenAIChatPolicy, type UsageReport } from '../policies/openai-chat.js';
 import { MemoryBus } from './memory-bus.js';
 import { buildPolicyStack } from './policy-stack.js';
@@ -59,10 +61,32 @@ export interface AgentPlayground {
   readonly purpose?: string;
 }
 
-/** A checkpoint's resolved folder and the config of the run it belongs to. */
-export async function checkpointConfig(location: string): Promise<{ checkpointDir: string; config: ResolvedConfig }> {
+/** Longest context an evaluated Hugging Face folder gets by default (its own when shorter). */
+export const HF_EVAL_CONTEXT = 2048;
+
+/**
+ * Whether `location` is a Hugging Face model folder (config.json) rather than a run or checkpoint.
+ * @example await isHfModelFolder('models/SmolLM2-135M-Instruct') // true
+ */
+export async function isHfModelFolder(location: string): Promise<boolean> {
+  const file = (name: string) => stat(join(location, name)).then((s) => s.isFile(), () => false);
+  return (await file('config.json')) && !(await file('trainer_state.json')) && !(await file(join('checkpoints', 'latest')));
+}
+
+/**
+ * A checkpoint's resolved folder and the config of the run it belongs to; for a Hugging Face model
+ * folder (`eval models/SmolLM2-135M-Instruct`), the config a chat run of it would have on `env`
+ * (default: the default config's environment): its own tokenizer and chat template, free-text
+ * replies, AgentGym's layout, a context of its own length up to {@link HF_EVAL_CONTEXT}.
+ */
+export async function checkpointConfig(location: string, env?: { readonly name: string; readonly settings: Readonly<Record<string, unknown>> }): Promise<{ checkpointDir: string; config: ResolvedConfig; hf: boolean }> {
+  if (await isHfModelFolder(location)) {
+    const info = await inspectHfModel(location);
+    const input = { env: env === undefined ? {} : { name: env.name, settings: { ...env.settings } }, model: { from: location, maxContext: Math.min(info.config.maxContext, HF_EVAL_CONTEXT) }, context: { format: 'chat' as const }, sampling: { constrained: false } };
+    return { checkpointDir: location, config: resolveConfig(parseConfig(input, location)), hf: true };
+  }
   const checkpointDir = await resolveCheckpointDir(location);
-  return { checkpointDir, config: await loadRunConfig(dirname(dirname(checkpointDir))) };
+  return { checkpointDir, config: await loadRunConfig(dirname(dirname(checkpointDir))), hf: false };
 }
 
 /**
@@ -75,13 +99,15 @@ export async function openAgent(policy: PolicySpec, playground: AgentPlayground)
 
 async function openCheckpointAgent(policy: Extract<PolicySpec, { kind: 'checkpoint' }>, playground: AgentPlayground): Promise<EvalAgent> {
   const { spec, envSettings, clock } = playground;
-  const { checkpointDir, config } = await checkpointConfig(policy.location);
+  const { checkpointDir, config, hf } = await checkpointConfig(policy.location, { name: spec.name, settings: envSettings });
   if (config.env.name !== spec.name) {
     const field = playground.field ?? `policies.${policy.name}`;
     throw InvalidArgumentError.format(field, `checkpoint ${checkpointDir} was trained on '${config.env.name}', ${playground.purpose ?? 'the evaluation'} runs '${spec.name}'`);
   }
   const backend = await selectBackend(config.model.backend, { matmul: config.model.matmul });
-  const checkpoint = await loadCheckpoint(checkpointDir);
+  // A Hugging Face folder is evaluated as it is: its own weights, no checkpoint.
+  const checkpoint = hf ? null : await loadCheckpoint(checkpointDir);
+  const step = checkpoint?.step ?? 0;
   const stack = await buildPolicyStack(config, spec, checkpoint);
   const bus = new MemoryBus({ clock });
   const runId = 'eval';
@@ -115,15 +141,15 @@ async function openCheckpointAgent(policy: Extract<PolicySpec, { kind: 'checkpoi
   });
   return {
     runner,
-    description: `${checkpointDir} (step ${checkpoint.step}, ${policy.greedy ? 'greedy' : `T=${sampling.temperature}`}, ${describeBackend(backend)}, actions: ${runner.actionMode})`,
+    description: `${checkpointDir} (${hf ? 'Hugging Face model' : `step ${step}`}, ${policy.greedy ? 'greedy' : `T=${sampling.temperature}`}, ${describeBackend(backend)}, actions: ${runner.actionMode})`,
     usage: () => null,
-    checkpoint: { dir: checkpointDir, step: checkpoint.step, backend: describeBackend(backend) },
+    checkpoint: { dir: checkpointDir, step, backend: describeBackend(backend) },
     async close() {
       await runner.close();
       served.close();
       sampler.stop();
       await bus.close();
-      stack.dispose();
+      await stack.close();
     },
   };
 }

@@ -11,7 +11,7 @@ import type { Split } from '../core/types.js';
 // Registers every built-in environment, so callers need not import them themselves.
 import '../envs/index.js';
 import { getEnvironmentSpec } from '../envs/registry.js';
-import { checkpointConfig, openAgent } from './agents.js';
+import { checkpointConfig, isHfModelFolder, openAgent } from './agents.js';
 import { checkpointSpec } from './policy-spec.js';
 import { RunStore } from '../store/run-store.js';
 import { type EvaluationResult, evaluatePolicy } from './evaluate.js';
@@ -73,7 +73,8 @@ export async function evalRun(location: string, options: EvalRunOptions): Promis
       tasks: options.tasks ?? config.train.evalTasks,
       step: checkpoint.step,
     });
-    return { ...result, checkpointDir: checkpoint.dir, step: checkpoint.step, backend: checkpoint.backend, runStatus: runStatusOf(dirname(dirname(checkpoint.dir))) };
+    const runStatus = (await isHfModelFolder(location)) ? null : runStatusOf(dirname(dirname(checkpoint.dir)));
+    return { ...result, checkpointDir: checkpoint.dir, step: checkpoint.step, backend: checkpoint.backend, runStatus };
   } finally {
     await agent.close();
   }

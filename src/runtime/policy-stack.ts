@@ -10,8 +10,8 @@
  * The sampler owns a separate model instance on purpose: weights reach it only as a published,
  * versioned message, exactly as they will across processes over NATS. turnwise's own model samples
  * in inference worker threads (`runtime.inferenceWorkers`, issue #20; 0 keeps it on this thread). A
- * pretrained model's sampler stays on this thread: a LoRA sampler shares the learner's frozen base
- * and receives only the adapters, and a worker would need a copy of the whole model.
+ * pretrained model's sampler does too (one worker by default): a LoRA worker reads the frozen base
+ * from the folder itself and receives only the adapters each version.
  */
 import { availableParallelism } from 'node:os';
 import type { ResolvedConfig } from '../core/config.js';
@@ -37,7 +37,7 @@ import { criticConfigOf, trainerSettingsOf } from './algorithm-setup.js';
 import { openPretrainedModels } from './pretrained-stack.js';
 import { nativeAdamAvailable } from '../models/backend/native-adam.js';
 import { checkRunMemory, memoryLimitsOf } from './run-memory.js';
-import type { RunModels } from './run-models.js';
+import type { PretrainedServing, RunModels } from './run-models.js';
 import type { RunStack } from './run-stack.js';
 import { checkpointContentOf } from './checkpoint-content.js';
 
@@ -121,6 +121,8 @@ export interface ServingPolicyOptions {
   readonly backend?: { backend: BackendPreference; matmul: MatmulPreference };
   /** The model to sample with when `workers` is 0 (default: a new one loaded with `weights`); the policy owns it. */
   readonly local?: TransformerModel;
+  /** A pretrained model's serving (its workers read the base themselves; `weights` are then what trains). */
+  readonly pretrained?: PretrainedServing;
 }
 
 /**
@@ -129,21 +131,23 @@ export interface ServingPolicyOptions {
  * @example const policy = servingPolicyOf({ config, shape, policy: { endTokenId }, weights: model.namedWeights(), version: 0 });
  */
 export function servingPolicyOf(options: ServingPolicyOptions): ServingPolicy {
-  const { config, shape, weights, version } = options;
-  const workers = options.workers ?? inferenceWorkersOf(config);
+  const { config, shape, weights, version, pretrained } = options;
+  const workers = options.workers ?? pretrained?.workers ?? inferenceWorkersOf(config);
   const cacheBytes = config.runtime.kvCacheMiB * 2 ** 20;
+  const prefill = pretrained === undefined ? {} : { maxPrefillTokens: pretrained.maxPrefillTokens };
   if (workers === 0) {
     let model = options.local;
     if (model === undefined) {
       model = new TransformerModel(shape, Rng.fromSeed(config.seed).fork('model'));
       model.loadNamedWeights(weights);
     }
-    return localServingPolicy(model, new TransformerPolicy(model, { ...options.policy, version, cacheMaxBytes: cacheBytes }));
+    return localServingPolicy(model, new TransformerPolicy(model, { ...options.policy, ...prefill, version, cacheMaxBytes: cacheBytes }));
   }
   options.local?.dispose();
+  const served = pretrained === undefined ? {} : { ...(pretrained.base ? { base: pretrained.base } : {}), ...(pretrained.outputs ? { outputs: pretrained.outputs } : {}) };
   return new InferencePool({
     workers,
-    spec: { model: shape, policy: { ...options.policy, cacheMaxBytes: cacheBytes / workers }, ...(options.backend ?? currentBackend()) },
+    spec: { model: shape, policy: { ...options.policy, ...prefill, cacheMaxBytes: cacheBytes / workers }, ...(options.backend ?? currentBackend()), ...served },
     weights,
     version,
   });
@@ -209,18 +213,21 @@ export async function buildPolicyStack(
   const trainer = new PolicyTrainer({ policy: learnerModel, reference, critic, initialVersion: version, gradientPool, ...trainerSettingsOf(config) });
   // A model engine's checkpoint keeps its optimizer on the engine: locally it is served and evaluated, not trained on.
   if (checkpoint && checkpoint.state.engine === undefined) await trainer.setState(trainerStateOf(checkpoint.optimizer, version));
-  // turnwise's own model samples in inference workers (a copy each); a pretrained one on this thread.
+  // Sampling runs in inference workers: turnwise's own model a copy each, a pretrained one its base read from the folder.
   const policy = servingPolicyOf({
     config,
     shape,
     policy: { endTokenId: text.endTokenId, stopTokenIds: text.stopTokenIds },
-    weights: config.model.from === null ? learnerModel.namedWeights() : new Map(),
+    weights: learnerModel.namedWeights(),
     version,
     local: samplerModel,
-    ...(config.model.from === null ? {} : { workers: 0 }),
+    ...(models.serving === undefined ? {} : { pretrained: models.serving }),
   });
   let closing: Promise<void> | null = null;
   let disposed = false;
+  // A pretrained model's workers read the base from the folder first: wait for them here, so that
+  // the first act's timeout does not count their start (or a failed start surfaces now).
+  const ready = models.serving !== undefined && policy instanceof InferencePool ? policy.backend() : null;
   const dispose = (): void => {
     // The sampler first: a LoRA sampler shares the learner's base, which the learner frees.
     closing ??= Promise.all([gradientPool?.close(), policy.close()]).then(() => undefined);
@@ -232,6 +239,15 @@ export async function buildPolicyStack(
     for (const model of models.owned) model.dispose();
     learnerModel.dispose();
   };
+  if (ready !== null) {
+    try {
+      await ready;
+    } catch (error) {
+      dispose();
+      await (closing as Promise<void> | null)?.catch(() => undefined);
+      throw error;
+    }
+  }
   const stack: PolicyStack = {
     text,
     learnerModel,

@@ -8,19 +8,21 @@
 import { InvalidConfigError } from '../core/errors.js';
 import type { ResolvedConfig } from '../core/config.js';
 import type { Rng } from '../core/rng.js';
+import { getEnvironmentSpec } from '../envs/registry.js';
 import { tf } from '../models/backend/tf.js';
 import { readChatModelFileContents } from '../models/chat/index.js';
 import type { CheckpointContent } from '../models/checkpoint.js';
 import { checkBaseModel } from '../models/hf/fingerprint.js';
 import { describeHfModel, type HfModelInfo, inspectHfModel } from '../models/hf/hf-model.js';
 import { readHfWeights } from '../models/hf/hf-weights.js';
-import { type LoraSpec, loraModules } from '../models/lora/lora.js';
+import { LORA_TARGETS, type LoraSpec } from '../models/lora/lora.js';
 import { nativeAdamAvailable } from '../models/backend/native-adam.js';
-import { describeEstimate, estimateMemory, formatBytes, type MemoryPlan, WASM_HEAP_BYTES } from '../models/memory-estimate.js';
+import { describeEstimate, estimateMemory, formatBytes, type MemoryEstimate, type MemoryPlan, WASM_HEAP_BYTES } from '../models/memory-estimate.js';
 import { type ChatTextOptions, chatText } from '../models/policy-text.js';
 import type { TrainableModel } from '../models/train-contract.js';
 import { type TransformerConfig, TransformerModel } from '../models/transformer.js';
-import type { RunModels } from './run-models.js';
+import { checkFirstPromptsFit, type FirstPrompts, probeFirstPrompts } from './first-prompts.js';
+import type { PretrainedServing, RunModels } from './run-models.js';
 
 /**
  * The LoRA spec of the config (`model.lora`), or null for full fine-tuning.
@@ -50,34 +52,94 @@ export function runShapeOf(info: HfModelInfo, config: ResolvedConfig): Transform
   return { ...info.config, maxContext: Math.min(info.config.maxContext, config.model.maxContext) };
 }
 
+/** Most new tokens one prefill call of a pretrained sampler feeds (bounds its intermediates: about 0.45 GiB at the SmolLM2-135M shape with LoRA). */
+export const PRETRAINED_PREFILL_TOKENS = 4096;
+
+/**
+ * Inference workers a pretrained run's sampler gets: `runtime.inferenceWorkers`, or for `auto` one
+ * (each worker reads its own copy of the base; one keeps sampling off the event loop).
+ * @example pretrainedSamplerWorkers(config) // 1
+ */
+export function pretrainedSamplerWorkers(config: ResolvedConfig): number {
+  const asked = config.runtime.inferenceWorkers;
+  return asked === 'auto' ? 1 : asked;
+}
+
+/**
+ * The memory plan of a pretrained run: LoRA or full, checkpointed training, Adam's moments where
+ * the optimizer keeps them (outside the heap on the native path), and the sampler's
+ * batch (the largest of a step's episodes and an evaluation's, up to `runtime.samplerMaxBatch`).
+ * A micro-batch's rows: without past turns (`context.history: 0`) each is one turn, a first prompt
+ * and a reply, so with measured first prompts the plan is the most demanding micro-batch they
+ * pack into; otherwise rows may grow to the whole context.
+ */
+export function pretrainedMemoryPlan(config: ResolvedConfig, shape: TransformerConfig, lora: LoraSpec | null, prompts: FirstPrompts | null = null): MemoryPlan {
+  const episodes = Math.max(config.derived.episodesPerStep, config.train.evalEvery > 0 ? config.train.evalTasks : 0);
+  const reply = config.sampling.maxActionTokens;
+  const context = shape.maxContext;
+  const oneTurn = config.context.history === 0 && prompts !== null;
+  const turnsPerRow = config.context.history === 'full' || config.context.history === 'auto' ? config.derived.maxHorizon : config.context.history + 1;
+  const lengths = oneTurn ? [...new Set(prompts.lengths.map((l) => Math.min(context, l + reply)))] : [context];
+  const budget = config.algorithm.maxTokensPerMicroBatch;
+  const rowsOfAStep = config.derived.episodesPerStep * config.derived.maxHorizon;
+  const base: MemoryPlan = {
+    lora,
+    reference: config.algorithm.klCoef > 0,
+    microBatchTokens: context,
+    sequenceLength: context,
+    kvCacheBytes: config.runtime.kvCacheMiB * 2 ** 20,
+    checkpointing: true,
+    optimizerOnHost: nativeAdamAvailable(), // the native path keeps Adam's moments outside the heap
+    samplerWorkers: pretrainedSamplerWorkers(config),
+    samplerRows: Math.min(config.runtime.samplerMaxBatch, episodes),
+    prefillTokens: PRETRAINED_PREFILL_TOKENS,
+    samplerContext: oneTurn ? Math.min(context, prompts.longest + reply) : context,
+  };
+  // The packer never splits a row: at least one per micro-batch, more while they fit the budget.
+  const candidates = lengths.map((length): MemoryPlan => {
+    const rows = Math.max(1, Math.min(rowsOfAStep, Math.floor(budget / length)));
+    return { ...base, microBatchTokens: rows * length, sequenceLength: length, targetTokens: rows * Math.min(length, turnsPerRow * reply) };
+  });
+  return candidates.reduce((worst, plan) => (estimateMemory(shape, plan).total > estimateMemory(shape, worst).total ? plan : worst));
+}
+
 /**
  * What the run's models need, and whether it fits the current backend.
  * @throws InvalidConfigError naming `model.from` with the estimate and what would fit.
  */
-export function checkMemory(info: HfModelInfo, config: ResolvedConfig, shape: TransformerConfig, lora: LoraSpec | null): string {
-  const loraParameters = (spec: LoraSpec) => loraModules(shape, spec).reduce((n, m) => n + spec.rank * (m.inFeatures + m.outFeatures), 0);
-  const plan = (spec: LoraSpec | null): MemoryPlan => ({
-    loraParameters: spec === null ? null : loraParameters(spec),
-    reference: config.algorithm.klCoef > 0,
-    microBatchTokens: Math.min(config.algorithm.maxTokensPerMicroBatch, config.derived.episodesPerStep * shape.maxContext),
-    sequenceLength: shape.maxContext,
-    kvCacheBytes: config.runtime.kvCacheMiB * 2 ** 20,
-    optimizerOnHost: nativeAdamAvailable(),
-  });
-  const estimate = estimateMemory(shape, plan(lora));
+export function checkMemory(info: HfModelInfo, config: ResolvedConfig, shape: TransformerConfig, lora: LoraSpec | null, prompts: FirstPrompts | null = null): string {
+  const estimate = estimateMemory(shape, pretrainedMemoryPlan(config, shape, lora, prompts));
   const line = `memory needed: ${describeEstimate(estimate)}`;
-  if (tf.getBackend() !== 'wasm' || estimate.total <= WASM_HEAP_BYTES) return line;
-  const withLora = lora === null ? estimateMemory(shape, plan({ rank: 16, alpha: 32, dropout: 0, targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] })) : null;
+  const fits = (e: MemoryEstimate) => e.total <= WASM_HEAP_BYTES && e.samplerTotal <= WASM_HEAP_BYTES;
+  if (tf.getBackend() !== 'wasm' || fits(estimate)) return line;
+  const withLora = lora === null ? estimateMemory(shape, pretrainedMemoryPlan(config, shape, { rank: 16, alpha: 32, dropout: 0, targets: [...LORA_TARGETS] }, prompts)) : null;
   const options = [
-    withLora !== null && withLora.total <= WASM_HEAP_BYTES ? `LoRA (model.lora: {rank: 16}, about ${formatBytes(withLora.total)})` : null,
+    withLora !== null && fits(withLora) ? `LoRA (model.lora: {rank: 16}, about ${formatBytes(withLora.total)})` : null,
     `fewer tokens per micro-batch (algorithm.maxTokensPerMicroBatch, now ${config.algorithm.maxTokensPerMicroBatch}) or a shorter context (model.maxContext, now ${shape.maxContext})`,
+    estimate.samplerTotal > WASM_HEAP_BYTES ? `fewer rows per sampling batch (runtime.samplerMaxBatch, now ${config.runtime.samplerMaxBatch})` : null,
     'a smaller model',
     'the tfjs-node backend (npm install @tensorflow/tfjs-node, or -gpu; no 4 GiB limit)',
   ].filter((s) => s !== null);
   throw new InvalidConfigError(
     'model.from',
-    `${info.folder} (${formatBytes(info.parameters * 4)} of float32 weights) needs about ${formatBytes(estimate.total)} (${describeEstimate(estimate)}), more than the wasm backend's ${formatBytes(WASM_HEAP_BYTES)} heap; what would fit: ${options.join('; ')}`,
+    `${info.folder} (${formatBytes(info.parameters * 4)} of float32 weights) needs about ${formatBytes(Math.max(estimate.total, estimate.samplerTotal))} (${describeEstimate(estimate)}), more than the wasm backend's ${formatBytes(WASM_HEAP_BYTES)} heap; what would fit: ${options.join('; ')}`,
   );
+}
+
+/**
+ * Refuses a training run whose context cannot hold the environment's first prompts and a reply
+ * (read from the folder's config and tokenizer files alone: no weight is read).
+ * @throws InvalidConfigError at `model.maxContext`, naming the tokens needed.
+ * @example await checkPretrainedContext(config);
+ */
+export async function checkPretrainedContext(config: ResolvedConfig): Promise<void> {
+  const folder = config.model.from;
+  if (folder === null || config.context.format === 'turnwise') return;
+  const info = await inspectHfModel(folder);
+  const shape = runShapeOf(info, config);
+  const text = chatText(await readChatModelFileContents(folder), chatTextOptionsOf(config, shape.maxContext), folder);
+  const prompts = await probeFirstPrompts(config, getEnvironmentSpec(config.env.name), text);
+  if (prompts !== null) checkFirstPromptsFit(config, prompts, shape.maxContext, info.config.maxContext);
 }
 
 /**
@@ -100,14 +162,20 @@ export async function openPretrainedModels(config: ResolvedConfig, checkpoint: C
   const lora = loraSpecOf(config);
   const notes = [`pretrained: ${describeHfModel(info)}`, ...info.notes.map((n) => `note: ${n}`)];
   if (shape.maxContext < info.config.maxContext) notes.push(`context capped at ${shape.maxContext} tokens (model.maxContext)`);
-  notes.push(checkMemory(info, config, shape, lora));
   const contents = await readChatModelFileContents(folder);
   const text = chatText(contents, chatTextOptionsOf(config, shape.maxContext), folder);
+  // The first prompts size the memory plan (a training run refuses a context too short for them first: checkPretrainedContext).
+  const prompts = await probeFirstPrompts(config, getEnvironmentSpec(config.env.name), text);
+  if (prompts !== null) {
+    notes.push(`first prompts: ${prompts.shortest}-${prompts.longest} tokens over ${prompts.lengths.length} sampled tasks, + ${config.sampling.maxActionTokens} for the reply, in a ${shape.maxContext}-token context`);
+  }
+  notes.push(checkMemory(info, config, shape, lora, prompts));
   if (text.vocabSize > shape.vocabSize) {
     throw new InvalidConfigError('model.from', `${folder}: the tokenizer has ${text.vocabSize} ids but the model only ${shape.vocabSize} embedding rows`);
   }
   const base = await readHfWeights(folder);
   const learner = TransformerModel.fromNamedWeights(shape, base);
+  learner.checkpointActivations(true); // tfjs keeps a whole backward pass's tensors otherwise (transformer/checkpointed-layer.ts)
   let reference: TrainableModel | null = null;
   const owned: TransformerModel[] = [];
   let sampler: TransformerModel;
@@ -122,6 +190,7 @@ export async function openPretrainedModels(config: ResolvedConfig, checkpoint: C
     if (config.algorithm.klCoef > 0) {
       // The reference is the pretrained model as it was: the folder's weights, frozen.
       const frozen = TransformerModel.fromNamedWeights(shape, base);
+      frozen.checkpointActivations(true); // its forward then frees each layer's intermediates as it goes
       reference = frozen;
       owned.push(frozen);
     }
@@ -129,7 +198,16 @@ export async function openPretrainedModels(config: ResolvedConfig, checkpoint: C
   }
   // Embedding rows past the tokenizer's ids (vocabularies padded to a round size) are never emitted.
   for (const model of [learner, sampler, ...owned]) model.restrictOutputs(text.vocabSize);
-  return { text, shape, learner, sampler, reference, owned, notes };
+  // The sampler runs in inference workers (off the event loop): a LoRA worker reads the base from
+  // the folder itself and receives only the adapters each version.
+  const workers = pretrainedSamplerWorkers(config);
+  const serving: PretrainedServing = {
+    workers,
+    maxPrefillTokens: PRETRAINED_PREFILL_TOKENS,
+    ...(text.vocabSize < shape.vocabSize ? { outputs: text.vocabSize } : {}),
+    ...(lora !== null ? { base: { folder, lora } } : {}),
+  };
+  return { text, shape, learner, sampler, reference, owned, notes, serving };
 }
 
 /** The learner seen with its adapters off: the frozen base, for the KL term (no copy). */

@@ -22,6 +22,7 @@ import type { PolicyText } from '../models/policy-text.js';
 import type { ActRequest } from '../core/policy.js';
 import type { EpisodeActRequest, EpisodeActResult } from '../actors/episode.js';
 import { InvalidArgumentError } from '../core/errors.js';
+import { ContextLengthExceededError } from '../policies/context-length.js';
 import { TEXT_POLICY_VERSION, type TextPolicy } from '../policies/text-policy.js';
 import { type RewardShaping, shapeTrajectory } from '../algorithms/reward-shapers.js';
 import type { Bus } from './bus.js';
@@ -276,18 +277,25 @@ export class RolloutRunner {
  */
 function textAct(policy: TextPolicy, plan: EpisodePlan, tools: readonly ToolSpec[] | undefined, toolAction: (reply: ToolReplyLike, tools: readonly ToolSpec[]) => string) {
   return async (request: EpisodeActRequest, signal: AbortSignal): Promise<EpisodeActResult> => {
-    const reply = await policy.act(
-      {
-        episodeId: plan.trajectoryId,
-        instruction: request.instruction,
-        turns: request.turns.map((t) => ({ observationText: t.observationText, actionText: t.actionText })),
-        observation: request.observation,
-        seed: turnSeed(plan.seed, request.turns.length),
-        ...(tools === undefined ? {} : { tools }),
-      },
-      signal,
-    );
     const empty = { tokens: new Int32Array(0), logprobs: new Float32Array(0), lossMask: new Uint8Array(0), constraint: null, policyVersion: TEXT_POLICY_VERSION };
+    let reply: Awaited<ReturnType<TextPolicy['act']>>;
+    try {
+      reply = await policy.act(
+        {
+          episodeId: plan.trajectoryId,
+          instruction: request.instruction,
+          turns: request.turns.map((t) => ({ observationText: t.observationText, actionText: t.actionText })),
+          observation: request.observation,
+          seed: turnSeed(plan.seed, request.turns.length),
+          ...(tools === undefined ? {} : { tools }),
+        },
+        signal,
+      );
+    } catch (error) {
+      // The server's model has no room for this conversation: the episode ends by length, not in error.
+      if (error instanceof ContextLengthExceededError) return { actText: '', result: empty, promptTokens: new Int32Array(0), exhausted: true };
+      throw error;
+    }
     if (tools === undefined) return { actText: reply.text, result: empty, promptTokens: new Int32Array(0) };
     const calls = reply.toolCalls ?? [];
     const read: ToolReplyLike =

@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseConfig, type ResolvedConfig, resolveConfig, type TurnwiseConfig } from '../core/config.js';
+import { parseConfig, type ResolvedConfig, recordedConfig, resolveConfig, type TurnwiseConfig } from '../core/config.js';
 import { writeFileAtomic } from '../core/atomic-file.js';
 import { CheckpointError, TurnwiseError } from '../core/errors.js';
 import { acquireRunLock, RUN_LOCK_FILES, type RunLock } from './run-lock.js';
@@ -114,8 +114,7 @@ export async function claimRunFolder(
 
 /** Writes the resolved config (without derived values, which are recomputed) into the run folder, atomically. */
 export async function saveRunConfig(runDir: string, config: ResolvedConfig): Promise<void> {
-  const { derived: _derived, ...plain } = config;
-  await writeFileAtomic(join(runDir, 'config.json'), `${JSON.stringify(plain, null, 2)}\n`);
+  await writeFileAtomic(join(runDir, 'config.json'), `${JSON.stringify(recordedConfig(config as TurnwiseConfig), null, 2)}\n`);
 }
 
 /**

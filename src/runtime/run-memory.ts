@@ -81,7 +81,7 @@ export function estimateRunMemory(config: ResolvedConfig, placement: OptimizerPl
   const shape = ownShape(config);
   const models = own
     ? estimateMemory(shape, {
-        loraParameters: null,
+        lora: null,
         reference: config.algorithm.klCoef > 0,
         microBatchTokens: Math.min(config.algorithm.maxTokensPerMicroBatch, config.derived.episodesPerStep * shape.maxContext),
         sequenceLength: shape.maxContext,

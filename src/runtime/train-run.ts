@@ -35,6 +35,7 @@ import type { CoordinatorOutput } from '../actors/coordinator.js';
 import { InvalidConfigError } from '../core/errors.js';
 import { getEnvironmentSpec } from '../envs/registry.js';
 import { describeBackend, selectBackend } from '../models/backend/select.js';
+import { checkPretrainedContext } from './pretrained-stack.js';
 import { nativeAdamAvailable } from '../models/backend/native-adam.js';
 import { checkRunMemory, memoryLimitsOf } from './run-memory.js';
 import { startTrainingActors } from './train/actors.js';
@@ -66,6 +67,7 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
   }
   const backend = await selectBackend(config.model.backend, { matmul: config.model.matmul });
   checkRunMemory(config, memoryLimitsOf(backend.name), { optimizerOnHost: nativeAdamAvailable() });
+  await checkPretrainedContext(config); // a context too short for the first prompts, refused before any weight is read
   // 0. The run folder, held by this process alone (one writer: ./run-lock.ts) until the run ends.
   const folder = await claimRunFolder(options, config.run);
   try {
@@ -106,7 +108,8 @@ async function trainInFolder(options: TrainRunOptions, folder: ClaimedRunFolder)
   run.stopExport();
   store.close();
   await stack.close(); // frees the models and waits for the gradient workers (train.dataParallel) to exit
-  return { runDir: run.runDir, runId: run.runId, status: output.status, completedSteps: output.completedSteps, error: output.error, evals };
+  const lengthWarning = run.lengths.summary();
+  return { runDir: run.runDir, runId: run.runId, status: output.status, completedSteps: output.completedSteps, error: output.error, evals, ...(lengthWarning === null ? {} : { warnings: [lengthWarning] }) };
 }
 
 /**

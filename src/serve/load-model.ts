@@ -27,7 +27,8 @@ import { checkBaseModel } from '../models/hf/fingerprint.js';
 import { describeHfModel, type HfModelInfo, inspectHfModel } from '../models/hf/hf-model.js';
 import { readHfWeights } from '../models/hf/hf-weights.js';
 import { isAdapterFolder, readAdapterFiles } from '../models/lora/peft-files.js';
-import { formatBytes, WASM_HEAP_BYTES } from '../models/memory-estimate.js';
+import { ALLOCATOR_SLACK, formatBytes, WASM_HEAP_BYTES } from '../models/memory-estimate.js';
+import { headDim, kvHeads, queryWidth } from '../models/transformer/config.js';
 import { turnwiseText } from '../models/policy-text.js';
 import { BpeTokenizer } from '../models/tokenizer/index.js';
 import { type TransformerConfig, TransformerModel } from '../models/transformer.js';
@@ -123,14 +124,19 @@ async function loadRun(location: string, options: LoadServedOptions): Promise<Lo
       if (lora) throw new InvalidConfigError('model.from', `the LoRA run's base model cannot be read: ${(error as Error).message}`, { cause: error });
       throw error;
     });
-    const capped = { ...options, maxContext: Math.min(options.maxContext ?? Number.POSITIVE_INFINITY, config.model.maxContext) };
-    const model = await openHf(info, capped, lora ? await readAdapterFiles(checkpointDir) : null);
+    // --max-context is honoured up to the base model's own limit (the run's context only capped training).
+    const model = await openHf(info, { ...options, kvCacheBytes }, lora ? await readAdapterFiles(checkpointDir) : null, config.model.maxContext);
     const defaults: SamplingDefaults = { temperature: config.sampling.temperature, topP: config.sampling.topP, chatMaxTokens: config.sampling.maxActionTokens };
-    return servedHf(model, await readChatModelFileContents(checkpointDir), checkpointDir, { ...capped, kvCacheBytes }, { id, description, defaults, constrainToListedActions: config.sampling.constrained, version });
+    return servedHf(model, await readChatModelFileContents(checkpointDir), checkpointDir, { ...options, kvCacheBytes }, { id, description, defaults, constrainToListedActions: config.sampling.constrained, version });
   }
   const checkpoint = await loadCheckpoint(checkpointDir);
   const tokenizer = BpeTokenizer.fromJSON(checkpoint.tokenizerJson);
-  const model = TransformerModel.fromNamedWeights(fromHfConfig(checkpoint.hfConfig as Record<string, unknown>), checkpoint.weights);
+  const trained = fromHfConfig(checkpoint.hfConfig as Record<string, unknown>);
+  // turnwise's own model never saw positions past its context: a longer one is refused, a shorter one honoured.
+  if (options.maxContext !== undefined && options.maxContext > trained.maxContext) {
+    throw new InvalidConfigError('--max-context', `${options.maxContext} is more than the ${trained.maxContext} tokens this model was trained at (model.maxContext): give at most ${trained.maxContext}`);
+  }
+  const model = TransformerModel.fromNamedWeights({ ...trained, maxContext: options.maxContext ?? trained.maxContext }, checkpoint.weights);
   const spec = getEnvironmentSpec(config.env.name);
   const probe = spec.create({ settings: config.env.settings });
   const envInstruction = probe.instruction();
@@ -182,25 +188,62 @@ export function ownServedModel(parts: OwnModelParts): LoadedModel {
   };
 }
 
-/** The memory serving `shape` needs (weights, KV caches, a full-prompt scoring pass); refuses what cannot fit the wasm heap. */
-function checkServeMemory(info: HfModelInfo, shape: TransformerConfig, kvCacheBytes: number): string {
+/** The shortest context `serve` chooses by itself when the model's own does not fit. */
+const MIN_DEFAULT_CONTEXT = 256;
+
+/**
+ * Bytes serving a model of `shape` needs: its weights, the KV caches, and the largest pass — a
+ * full-context prompt scored (`echo` + `logprobs`): per layer one layer's intermediates and three
+ * `heads x T x T` attention maps, then three `[T, vocab]` maps (logits, log-softmax, the picked rows).
+ */
+export function serveMemoryBytes(info: HfModelInfo, shape: TransformerConfig, kvCacheBytes: number): { weights: number; scoring: number; total: number } {
   const weights = info.parameters * 4;
-  const scoring = 3 * shape.maxContext * shape.vocabSize * 4; // logits, log-softmax and a slice of [context, vocab]
-  const total = Math.ceil(1.2 * (weights + kvCacheBytes + scoring));
-  const line = `memory needed: weights ${formatBytes(weights)} + KV caches ${formatBytes(kvCacheBytes)} + prompt scoring ${formatBytes(scoring)} (+20 % margin) = ${formatBytes(total)}`;
+  const t = shape.maxContext;
+  const perToken = 6 * shape.dModel + 6 * queryWidth(shape) + 5 * kvHeads(shape) * headDim(shape) + 3 * shape.ffnHidden + shape.dModel;
+  const scoring = 4 * (3 * t * shape.vocabSize + 3 * shape.nHeads * t * t + t * perToken);
+  return { weights, scoring, total: Math.ceil((1 + ALLOCATOR_SLACK) * (weights + kvCacheBytes + scoring)) };
+}
+
+/** The memory serving `shape` needs; refuses what cannot fit the wasm heap. */
+function checkServeMemory(info: HfModelInfo, shape: TransformerConfig, kvCacheBytes: number): string {
+  const { weights, scoring, total } = serveMemoryBytes(info, shape, kvCacheBytes);
+  const line = `memory needed: weights ${formatBytes(weights)} + KV caches ${formatBytes(kvCacheBytes)} + scoring a ${shape.maxContext}-token prompt ${formatBytes(scoring)} (+${Math.round(ALLOCATOR_SLACK * 100)} % allocator slack) = ${formatBytes(total)}`;
   if (tf.getBackend() !== 'wasm' || total <= WASM_HEAP_BYTES) return line;
   throw new InvalidConfigError(
-    'model',
+    '--max-context',
     `${info.folder} needs about ${formatBytes(total)} to serve (${line.slice('memory needed: '.length)}), more than the wasm backend's ${formatBytes(WASM_HEAP_BYTES)} heap; what would fit: a shorter context (--max-context, now ${shape.maxContext}), a smaller model, or the tfjs-node backend (npm install @tensorflow/tfjs-node, or -gpu)`,
   );
 }
 
-/** The weights of an HF folder (plus adapters), the context capped. */
-async function openHf(info: HfModelInfo, options: LoadServedOptions, adapter: Awaited<ReturnType<typeof readAdapterFiles>> | null): Promise<{ model: TransformerModel; notes: string[] }> {
-  const shape: TransformerConfig = { ...info.config, maxContext: Math.min(info.config.maxContext, options.maxContext ?? Number.POSITIVE_INFINITY) };
+/**
+ * The context a model is served with, and a line saying how it was chosen: `--max-context` when
+ * given (refused past the model's own limit: it would be a different model), else the model's own
+ * limit, halved until serving fits the wasm heap (SmolLM2's 8,192 tokens would need 6 GiB there,
+ * 2,048 fit); `fallback` is what a run trained at, used when nothing was asked.
+ */
+export function servingContext(info: HfModelInfo, asked: number | undefined, kvCacheBytes: number, fallback?: number): { maxContext: number; note: string | null } {
+  const own = info.config.maxContext;
+  if (asked !== undefined) {
+    if (!(Number.isInteger(asked) && asked > 0)) throw new InvalidConfigError('--max-context', `expected a positive integer, got ${asked}`);
+    if (asked > own) throw new InvalidConfigError('--max-context', `${asked} is more than ${info.folder}'s own limit of ${own} tokens (max_position_embeddings, or a sliding window): give at most ${own}`);
+    return { maxContext: asked, note: asked < own ? `context: ${asked} tokens (--max-context; the model's own is ${own})` : null };
+  }
+  if (fallback !== undefined) return { maxContext: Math.min(fallback, own), note: `context: ${Math.min(fallback, own)} tokens (the run's model.maxContext; --max-context up to ${own} to serve longer prompts)` };
+  let context = own;
+  const fits = (t: number) => tf.getBackend() !== 'wasm' || serveMemoryBytes(info, { ...info.config, maxContext: t }, kvCacheBytes).total <= WASM_HEAP_BYTES;
+  while (!fits(context) && context / 2 >= MIN_DEFAULT_CONTEXT) context = Math.floor(context / 2);
+  if (context === own) return { maxContext: own, note: null };
+  return { maxContext: context, note: `context: ${context} tokens, the longest whose prompt scoring fits the wasm heap (the model's own ${own} would need ${formatBytes(serveMemoryBytes(info, info.config, kvCacheBytes).total)}); --max-context to choose` };
+}
+
+/** The weights of an HF folder (plus adapters), at the context {@link servingContext} chose. */
+async function openHf(info: HfModelInfo, options: LoadServedOptions, adapter: Awaited<ReturnType<typeof readAdapterFiles>> | null, fallback?: number): Promise<{ model: TransformerModel; notes: string[] }> {
+  const kvCacheBytes = options.kvCacheBytes ?? 128 * 2 ** 20;
+  const context = servingContext(info, options.maxContext, kvCacheBytes, fallback);
+  const shape: TransformerConfig = { ...info.config, maxContext: context.maxContext };
   const notes = [describeHfModel(info), ...info.notes.map((n) => `note: ${n}`)];
-  if (shape.maxContext < info.config.maxContext) notes.push(`context capped at ${shape.maxContext} tokens`);
-  notes.push(checkServeMemory(info, shape, options.kvCacheBytes ?? 128 * 2 ** 20));
+  if (context.note !== null) notes.push(context.note);
+  notes.push(checkServeMemory(info, shape, kvCacheBytes));
   const model = TransformerModel.fromNamedWeights(shape, await readHfWeights(info.folder));
   if (adapter !== null) {
     model.attachLora(adapter.spec, adapter.weights);

@@ -1,9 +1,11 @@
 /**
  * Prompt log-probs for the legacy completions' `echo` + `logprobs` (what lm-evaluation-harness's
  * log-likelihood scoring reads): one full forward pass over the prompt (`forwardLogits`), then on
- * the backend a log-softmax over the ids the model can emit, the log-prob of each next token and,
- * when asked, the top-k alternatives. Only `[T]` and `[T, k]` come back to the CPU, never `[T, V]`.
- * These are the model's own log-probs (temperature 1), exact rather than sampled.
+ * the backend a log-softmax over the model's whole output vocabulary — every embedding row, as
+ * transformers and vLLM normalise, so the numbers compare with theirs where a vocabulary is padded
+ * past the tokenizer's ids (Qwen2.5: 271 rows) — the log-prob of each next token and, when asked,
+ * the top-k alternatives among the tokenizer's ids. Only `[T]` and `[T, k]` come back to the CPU,
+ * never `[T, V]`. These are the model's own log-probs (temperature 1), exact rather than sampled.
  */
 import { tf } from '../models/backend/tf.js';
 import type { TransformerModel } from '../models/transformer.js';
@@ -22,14 +24,14 @@ export function modelScorer(model: TransformerModel): PromptScorer {
       const out = model.outputVocab;
       const logits = model.forwardLogits(ids.subarray(0, t), new Uint8Array(t).fill(1), 1, t); // [1, t, V]
       const targets = new Int32Array(t);
-      for (let i = 0; i < t; i++) targets[i] = i * out + (ids[i + 1] as number);
+      for (let i = 0; i < t; i++) targets[i] = i * v + (ids[i + 1] as number);
       const scored = tf.tidy(() => {
-        let rows = tf.reshape(logits, [t, v]) as tf.Tensor2D;
-        if (out < v) rows = tf.slice(rows, [0, 0], [t, out]); // ids past the tokenizer's are never emitted
-        const logp = tf.logSoftmax(rows); // [t, out]
-        const picked = tf.gather(tf.reshape(logp, [t * out]), tf.tensor1d(targets, 'int32')); // [t]
+        const logp = tf.logSoftmax(tf.reshape(logits, [t, v]) as tf.Tensor2D); // [t, V]: normalised over every row
+        const picked = tf.gather(tf.reshape(logp, [t * v]), tf.tensor1d(targets, 'int32')); // [t]
         if (topK <= 0) return [picked];
-        const best = tf.topk(logp, Math.min(topK, out)); // sorted; ties: lower id first
+        // Alternatives among the ids a tokenizer can name (padded rows have no token).
+        const named = out < v ? tf.slice(logp, [0, 0], [t, out]) : logp;
+        const best = tf.topk(named, Math.min(topK, out)); // sorted; ties: lower id first
         return [picked, best.values, best.indices];
       });
       logits.dispose();

@@ -6,7 +6,7 @@
  * and for a LoRA run's adapters merged into a pretrained base.
  */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,7 +17,8 @@ import '../../src/envs/index.js';
 import { selectBackend } from '../../src/models/backend/select.js';
 import { saveCheckpoint } from '../../src/models/checkpoint.js';
 import { writeHfConfig } from '../../src/models/hf/hf-config.js';
-import { writeSafetensors } from '../../src/models/safetensors.js';
+import { loadHfModel } from '../../src/models/hf/hf-model.js';
+import { readSafetensors, toBfloat16, writeSafetensors } from '../../src/models/safetensors.js';
 import { TransformerModel } from '../../src/models/transformer.js';
 import { checkpointContentOf } from '../../src/runtime/checkpoint-content.js';
 import { exportModelFolder } from '../../src/runtime/export-model.js';
@@ -141,3 +142,54 @@ describe('a LoRA run of a pretrained model', () => {
     }
   }, 120_000);
 });
+
+describe('merging a LoRA run of a BF16 base', () => {
+  it("keeps the base's max_position_embeddings and dtype: BF16 weights rounded as PyTorch casts, half the size of float32", async () => {
+    const base = join(dir, 'bf16-base');
+    mkdirSync(base);
+    const fixture = join(import.meta.dirname, '..', 'models', 'chat', 'fixtures', 'smollm2');
+    for (const f of ['tokenizer.json', 'tokenizer_config.json', 'generation_config.json']) copyFileSync(join(fixture, f), join(base, f));
+    const shape = { vocabSize: 544, dModel: 32, nLayers: 2, nHeads: 4, nKvHeads: 2, ffnHidden: 64, maxContext: 8192, ropeTheta: 100000, rmsNormEps: 1e-5, tieEmbeddings: true, architecture: 'llama' as const };
+    const pretrained = new TransformerModel(shape, Rng.fromSeed(6));
+    writeFileSync(join(base, 'config.json'), JSON.stringify({ ...writeHfConfig(shape, { bos: 1, eos: [2], pad: 2 }), torch_dtype: 'bfloat16' }));
+    const records: Parameters<typeof writeSafetensors>[1] = {};
+    for (const [name, w] of pretrained.namedWeights()) records[name] = { dtype: 'BF16', shape: w.shape, data: toBfloat16(w.data) };
+    await writeSafetensors(join(base, 'model.safetensors'), records);
+    pretrained.dispose();
+
+    const config = resolveConfig(parseConfig({ seed: 4, model: { from: base, lora: { rank: 4, alpha: 8, dropout: 0 }, maxContext: 512 } }));
+    const stack = await buildPolicyStack(config, getEnvironmentSpec('babyai'), null);
+    try {
+      const rng = Rng.fromSeed(10);
+      stack.learnerModel.loadNamedWeights(new Map([...stack.learnerModel.namedWeights()].map(([name, w]) => [name, { shape: w.shape, data: Float32Array.from(w.data, () => 0.2 * rng.normal()) }])));
+      const runDir = join(dir, 'bf16-run');
+      await checkpointOf(stack, config, runDir);
+      const out = join(dir, 'bf16-merged');
+      const exported = await exportModelFolder(runDir, out);
+      expect(exported.dtype).toBe('BF16');
+      const hf = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8'));
+      expect(hf.max_position_embeddings).toBe(8192); // the base's, not the run's 512
+      expect(hf.torch_dtype).toBe('bfloat16');
+      const { tensors } = await readSafetensors(join(out, 'model.safetensors'));
+      const merged = stack.learnerModel.mergedNamedWeights();
+      for (const [name, w] of merged) {
+        // Read back as float32: exactly the merged weights rounded to bfloat16.
+        const back = tensors[name]?.data as Float32Array;
+        const rounded = new Float32Array(new Uint32Array(Array.from(toBfloat16(w.data), (h) => h << 16)).buffer);
+        expect(Array.from(back), name).toEqual(Array.from(rounded));
+      }
+      const f32Bytes = [...merged.values()].reduce((n, w) => n + 4 * w.data.length, 0);
+      expect(statSync(join(out, 'model.safetensors')).size).toBeLessThan(0.55 * f32Bytes);
+      // PyTorch reads the folder and computes the logits of turnwise's own load of it.
+      const prompt = Array.from(stack.text.context({ instruction: 'go to the red ball', pastTurns: [], observationText: 'a wall' })).slice(0, 40);
+      const checked = referenceCheck(out, prompt);
+      expect(checked.config).toMatchObject({ torch_dtype: 'bfloat16', eos_token_id: 2 });
+      const reloaded = await loadHfModel(out);
+      expect(relative(logitsOf(reloaded, prompt), checked.logits)).toBeLessThan(1e-4);
+      reloaded.dispose();
+    } finally {
+      await stack.close();
+    }
+  }, 180_000);
+});
+

@@ -23,6 +23,8 @@ const dir = mkdtempSync(join(tmpdir(), 'turnwise-base-fingerprint-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const folder = join(dir, 'base');
+/** Room for GoToRedBall's first prompt (about 900 tokens with the reply); a shorter context is refused. */
+const WIDE = { maxContext: 1024 };
 const runDir = join(dir, 'lora-run');
 
 async function refusal(work: Promise<unknown>): Promise<string> {
@@ -37,14 +39,14 @@ async function refusal(work: Promise<unknown>): Promise<string> {
 describe("a LoRA run's base model", () => {
   it('is recorded in its checkpoints; another model in the folder is refused at resume, eval and serve, naming both; the original is accepted again', async () => {
     await selectBackend('wasm');
-    await writeTinyChatModel(folder, 3);
+    await writeTinyChatModel(folder, 3, WIDE);
     const a = await baseModelIdentity(folder);
     const config = resolveConfig(
       parseConfig({
         seed: 5,
         run: { dir, name: 'lora-run' },
         env: { name: 'babyai', settings: { levels: ['GoToRedBall'] } },
-        model: { from: folder, lora: { rank: 4, alpha: 8, dropout: 0 }, maxContext: 192 },
+        model: { from: folder, lora: { rank: 4, alpha: 8, dropout: 0 }, maxContext: WIDE.maxContext },
         sampling: { constrained: true, maxActionTokens: 8 },
         algorithm: { tasksPerStep: 2, groupSize: 2, maxTokensPerMicroBatch: 4096 },
         horizon: { schedule: 'fixed', horizon: 2 },
@@ -57,7 +59,7 @@ describe("a LoRA run's base model", () => {
     expect(checkpoint.state.baseModel).toEqual(a);
 
     // Same shape, same files, other weights.
-    await writeTinyChatModel(folder, 4);
+    await writeTinyChatModel(folder, 4, WIDE);
     const b = await baseModelIdentity(folder);
     expect(b.sha256).not.toBe(a.sha256);
     const both = new RegExp(`${a.sha256.slice(0, 16)}.*${b.sha256.slice(0, 16)}`);
@@ -69,7 +71,7 @@ describe("a LoRA run's base model", () => {
     expect(await refusal(evalRun(runDir, { split: 'test', tasks: 1 }))).toMatch(both);
     expect(await refusal(loadServedModel(runDir))).toMatch(both);
 
-    await writeTinyChatModel(folder, 3);
+    await writeTinyChatModel(folder, 3, WIDE);
     const again = await trainRun({ config: more, resumeDir: runDir });
     expect(again.status, again.error ?? '').toBe('finished');
     expect(again.completedSteps).toBe(2);

@@ -17,13 +17,16 @@ import { writeTinyChatModel } from '../serve/tiny-chat-model.js';
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-refused-folder-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** Room for GoToRedBall's first prompt (about 900 tokens with the reply); a shorter context is refused. */
+const WIDE = { maxContext: 1024 };
+
 const config = (from: string) =>
   resolveConfig(
     parseConfig({
       seed: 5,
       run: { dir: join(dir, 'runs'), name: 'tiny' },
       env: { name: 'babyai', settings: { levels: ['GoToRedBall'] } },
-      model: { from, lora: { rank: 4, alpha: 8, dropout: 0 }, maxContext: 192 },
+      model: { from, lora: { rank: 4, alpha: 8, dropout: 0 }, maxContext: WIDE.maxContext },
       sampling: { constrained: true, maxActionTokens: 8 },
       algorithm: { tasksPerStep: 2, groupSize: 2, maxTokensPerMicroBatch: 4096 },
       horizon: { schedule: 'fixed', horizon: 2 },
@@ -34,11 +37,11 @@ const config = (from: string) =>
 describe('a train refused while opening its models', () => {
   it('releases the run name: no folder left, and the next run of the name gets it', async () => {
     await selectBackend('wasm');
-    const bad = await writeTinyChatModel(join(dir, 'bad'), 3);
+    const bad = await writeTinyChatModel(join(dir, 'bad'), 3, WIDE);
     writeFileSync(join(bad, 'config.json'), JSON.stringify({ ...JSON.parse(readFileSync(join(bad, 'config.json'), 'utf8')), num_hidden_layers: 3_000_000 }));
     await expect(trainRun({ config: config(bad) })).rejects.toBeInstanceOf(CheckpointError);
     expect(existsSync(join(dir, 'runs', 'tiny'))).toBe(false);
-    const good = await writeTinyChatModel(join(dir, 'good'), 3);
+    const good = await writeTinyChatModel(join(dir, 'good'), 3, WIDE);
     const result = await trainRun({ config: config(good) });
     expect(result.status, result.error ?? '').toBe('finished');
     expect(result.runDir).toBe(join(dir, 'runs', 'tiny'));

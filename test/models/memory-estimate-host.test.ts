@@ -40,7 +40,7 @@ function micro(rows: number, seq: number, vocab: number, seed: number, total: nu
 
 describe('memory estimate with the optimizer outside the heap', () => {
   it('counts the moments on the host and only the gradients in the heap', () => {
-    const plan = { loraParameters: null, reference: false, microBatchTokens: 256, sequenceLength: 128, kvCacheBytes: 0 };
+    const plan = { lora: null, reference: false, microBatchTokens: 256, sequenceLength: 128, kvCacheBytes: 0 };
     const inHeap = estimateMemory(SMOLLM2, plan);
     const onHost = estimateMemory(SMOLLM2, { ...plan, optimizerOnHost: true, accumulates: false });
     const summing = estimateMemory(SMOLLM2, { ...plan, optimizerOnHost: true });
@@ -82,7 +82,7 @@ describe.runIf(nativeBlas().blas !== null)('memory estimate against a live full 
     const largest = Math.max(...model.trainableVariables().map((v) => 4 * v.size));
     expect(peakBytes - held, 'the update: each variable\'s new value, one at a time').toBeLessThanOrEqual(largest);
     tf.dispose(grads);
-    const estimate = estimateMemory(SMALL, { loraParameters: null, reference: false, microBatchTokens: rows * seq, sequenceLength: seq, kvCacheBytes: 0, optimizerOnHost: true });
+    const estimate = estimateMemory(SMALL, { lora: null, reference: false, microBatchTokens: rows * seq, sequenceLength: seq, kvCacheBytes: 0, optimizerOnHost: true });
     expect(optimizer.hostBytes, 'the estimate counts the moments exactly').toBe(estimate.host);
     expect(estimate.optimizer).toBe(2 * 4 * parameterCount(SMALL)); // two copies while micro-batches are summed
     optimizer.dispose();
@@ -93,7 +93,7 @@ describe.runIf(nativeBlas().blas !== null)('memory estimate against a live full 
 describe('memory estimate of a chunked loss head', () => {
   it('counts one chunk of [rows, vocab] maps for an unconstrained head, every row for a constrained one', () => {
     const qwen: TransformerConfig = { vocabSize: 151936, dModel: 896, nLayers: 24, nHeads: 14, nKvHeads: 2, headDim: 64, ffnHidden: 4864, maxContext: 2048, ropeTheta: 1e6, rmsNormEps: 1e-6, tieEmbeddings: true, qkvBias: true };
-    const plan = { loraParameters: 1, reference: false, microBatchTokens: 1024, sequenceLength: 256, kvCacheBytes: 0 };
+    const plan = { lora: { rank: 16, alpha: 32, dropout: 0, targets: ['q_proj' as const] }, reference: false, microBatchTokens: 1024, sequenceLength: 256, kvCacheBytes: 0 };
     const chunked = estimateMemory(qwen, plan);
     const whole = estimateMemory(qwen, { ...plan, constrained: true });
     expect(whole.activations - chunked.activations).toBe(4 * 3 * (1024 - headChunkRows(qwen.vocabSize)) * qwen.vocabSize);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CheckpointError } from '../../src/core/errors.js';
-import { decodeSafetensors, encodeSafetensors, readSafetensors, writeSafetensors } from '../../src/models/safetensors.js';
+import { decodeSafetensors, encodeSafetensors, readSafetensors, toBfloat16, toFloat16, writeSafetensors } from '../../src/models/safetensors.js';
 
 /** Builds a file from a header object (or raw header text) and a data buffer, unpadded. */
 function build(header: unknown, data: number[] = [], rawHeader?: string): Uint8Array {
@@ -168,3 +168,22 @@ describe('safetensors', () => {
     await expect(readSafetensors('/nonexistent/turnwise/x.safetensors')).rejects.toThrow(/checkpoint '\/nonexistent\/turnwise\/x.safetensors': cannot read/);
   });
 });
+
+describe('BF16 and F16 writing', () => {
+  it('rounds to nearest even as PyTorch casts, and reads back as those values', () => {
+    // 1 + 2^-8 lies halfway between two bfloat16 values: ties go to the even one (1); 1 + 3·2^-8 rounds up.
+    const values = Float32Array.of(1, -2.5, 1 + 2 ** -8, 1 + 3 * 2 ** -8, 3.4e38, Number.NaN, 0);
+    const bf16 = toBfloat16(values);
+    expect(Array.from(bf16.slice(0, 4))).toEqual([0x3f80, 0xc020, 0x3f80, 0x3f82]);
+    const back = decodeSafetensors(encodeSafetensors({ w: { dtype: 'BF16', shape: [values.length], data: bf16 } })).tensors.w?.data as Float32Array;
+    expect(Array.from(back.slice(0, 4))).toEqual([1, -2.5, 1, 1 + 2 ** -6]);
+    expect(back[4]).toBe(Number.POSITIVE_INFINITY); // past bfloat16's largest finite value, as torch rounds it
+    expect(Number.isNaN(back[5])).toBe(true);
+    // F16: normal, subnormal, overflow to infinity, ties to even.
+    const half = Float32Array.of(1, 65504, 65520, 2 ** -24, 2 ** -25, 1 + 2 ** -11, -0.5);
+    const f16 = toFloat16(half);
+    const read = decodeSafetensors(encodeSafetensors({ w: { dtype: 'F16', shape: [half.length], data: f16 } })).tensors.w?.data as Float32Array;
+    expect(Array.from(read)).toEqual([1, 65504, Number.POSITIVE_INFINITY, 2 ** -24, 0, 1, -0.5]);
+  });
+});
+

@@ -254,6 +254,37 @@ describe('PolicyTrainer', () => {
     expect(t.version).toBe(1);
   });
 
+  it('drops uniform groups before the reference pass: the reference scores only the groups that train', async () => {
+    const model = bigram(11);
+    const reference = bigram(12);
+    const scored: string[] = [];
+    const counting: TrainableModel = {
+      forwardTrain: (batch, temperature) => {
+        scored.push(`rows:${batch.batchSize}`);
+        return reference.forwardTrain(batch, temperature);
+      },
+      trainableVariables: () => [],
+      namedWeights: () => reference.namedWeights(),
+      loadNamedWeights: () => undefined,
+    };
+    const t = trainer(model, { reference: counting });
+    // Group 0 uniform (every reward 1: zero advantages), group 1 mixed.
+    const batch = makeBatch(model, 17).map((tr) => (tr.groupId.endsWith('task0') ? { ...tr, reward: 1 } : tr));
+    const options = { klCoef: 0.1, klPlacement: 'loss' as const, dropZeroAdvantage: true, maxTokensPerBatch: 4096 };
+    await t.trainStep(batch, options);
+    const rows = scored.filter((s) => s.startsWith('rows:')).reduce((n, s) => n + Number(s.slice(5)), 0);
+    const rowsOf = (ts: Trajectory[]) => packTrajectories(ts, new Float32Array(ts.length), { maxTokensPerBatch: 4096 }).reduce((n, p) => n + p.batch.batchSize, 0);
+    const mixed = batch.filter((tr) => tr.groupId.endsWith('task1'));
+    expect(rows).toBe(rowsOf(mixed)); // the mixed group's rows only
+    expect(rows).toBeLessThan(rowsOf(batch));
+    // A step whose groups all drop never runs the reference.
+    scored.length = 0;
+    const uniform = batch.map((tr) => ({ ...tr, reward: 0 }));
+    const m = await t.trainStep(uniform, options);
+    expect(scored).toEqual([]);
+    expect(m['loss/total']).toBe(0);
+  });
+
   it('rejects a KL coefficient without a reference model and bad options, naming the field', async () => {
     const model = bigram(10);
     const t = trainer(model);

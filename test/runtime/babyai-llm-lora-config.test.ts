@@ -39,7 +39,8 @@ describe(PATH, () => {
     const config = resolveConfig(loadConfig(PATH));
     const smol = infoOf(SMOLLM2_135M, 'models/SmolLM2-135M-Instruct');
     const line = checkMemory(smol, config, runShapeOf(smol, config), loraSpecOf(config));
-    expect(line).toMatch(/^memory needed: .*= 2\.9\d GiB$/);
+    // Without measured first prompts the plan takes whole-context rows: an upper bound of what the run prints.
+    expect(line).toMatch(/^memory needed: learner heap: .*= 1\.\d+ GiB(; Adam's moments \d+ MiB outside the heap)?; each sampler worker's heap: .*= [23]\.\d+ GiB$/);
     const qwen = infoOf(QWEN25_05B, 'models/Qwen2.5-0.5B-Instruct');
     expect(() => checkMemory(qwen, config, runShapeOf(qwen, config), loraSpecOf(config))).toThrow(InvalidConfigError);
   });

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import { InvalidConfigError } from '../../src/core/errors.js';
 import { Rng } from '../../src/core/rng.js';
+import { nativeAdamAvailable } from '../../src/models/backend/native-adam.js';
 import { selectBackend } from '../../src/models/backend/select.js';
 import type { HfModelInfo } from '../../src/models/hf/hf-model.js';
 import { parameterCount } from '../../src/models/memory-estimate.js';
@@ -12,8 +13,8 @@ import { checkMemory, loraSpecOf, openPretrainedModels } from '../../src/runtime
 const SMOL: TransformerConfig = { vocabSize: 49152, dModel: 576, nLayers: 30, nHeads: 9, nKvHeads: 3, headDim: 64, ffnHidden: 1536, maxContext: 2048, ropeTheta: 100000, rmsNormEps: 1e-5, tieEmbeddings: true, architecture: 'llama' };
 const info: HfModelInfo = { config: SMOL, dtype: 'bfloat16', tokenIds: { bos: 1, eos: [2], pad: null }, notes: [], folder: 'models/SmolLM2-135M-Instruct', weights: { files: ['model.safetensors'], bytes: 0, dtypes: new Map() }, parameters: parameterCount(SMOL) };
 
-const configOf = (model: Record<string, unknown>, algorithm: Record<string, unknown> = {}, train: Record<string, unknown> = {}) =>
-  resolveConfig(parseConfig({ model: { from: info.folder, maxContext: 1024, ...model }, algorithm, train }));
+const configOf = (model: Record<string, unknown>, algorithm: Record<string, unknown> = {}, train: Record<string, unknown> = {}, runtime: Record<string, unknown> = {}) =>
+  resolveConfig(parseConfig({ model: { from: info.folder, maxContext: 1024, ...model }, algorithm, train, runtime }));
 
 function errorOf(fn: () => unknown): InvalidConfigError {
   try {
@@ -39,12 +40,20 @@ describe('the memory check of a pretrained run', () => {
     expect(error.detail).toMatch(/tfjs-node/);
   });
 
+  it('refuses a sampler batch whose KV caches cannot fit its worker, naming runtime.samplerMaxBatch', () => {
+    const config = configOf({ lora: { rank: 16 }, maxContext: 512 }, { maxTokensPerMicroBatch: 512 }, { evalTasks: 128 }, { samplerMaxBatch: 128 });
+    const error = errorOf(() => checkMemory(info, config, { ...SMOL, maxContext: 512 }, loraSpecOf(config)));
+    expect(error.detail).toMatch(/each sampler worker's heap: .*KV caches [\d.]+ GiB/);
+    expect(error.detail).toMatch(/runtime\.samplerMaxBatch, now 128/);
+  });
+
   it('accepts LoRA with small micro-batches and contexts, and says what it needs', () => {
-    // Attention keeps three heads x T x T maps per layer for the backward pass: at T = 1024 that alone is 3.4 GB here.
-    const config = configOf({ lora: { rank: 16 }, maxContext: 512 }, { maxTokensPerMicroBatch: 512 });
+    // Checkpointed layers: one layer's tape at a time, so a 512-token micro-batch needs well under the heap.
+    const config = configOf({ lora: { rank: 16 }, maxContext: 512 }, { maxTokensPerMicroBatch: 512 }, {}, { samplerMaxBatch: 16 });
     const line = checkMemory(info, config, { ...SMOL, maxContext: 512 }, loraSpecOf(config));
-    expect(line).toMatch(/^memory needed: weights 513 MiB .*= [\d.]+ (GiB|MiB)$/);
-    expect(line).not.toMatch(/sampler copy 513 MiB/); // a LoRA sampler shares the base
+    expect(line).toMatch(/^memory needed: learner heap: weights 513 MiB .*= [\d.]+ (GiB|MiB)(; Adam's moments \d+ MiB outside the heap)?; each sampler worker's heap: weights 513 MiB .*= [\d.]+ (GiB|MiB)$/);
+    expect(line.includes("Adam's moments"), "Adam's moments leave the heap on the native path alone").toBe(nativeAdamAvailable());
+    expect(line).not.toMatch(/learner heap: [^;]*sampler copy/); // the sampler runs in its worker, on a base of its own
   });
 });
 

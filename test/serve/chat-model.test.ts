@@ -22,7 +22,8 @@ import { TINY_CHAT_VOCAB, writeTinyChatModel } from './tiny-chat-model.js';
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-serve-chat-'));
 let folder: string;
 let served: LoadedModel;
-let reference: TransformerModel; // the same folder loaded independently, for direct log-probs
+let reference: TransformerModel; // the same folder loaded independently, for direct log-probs (sampling: the tokenizer's ids)
+let fullVocab: TransformerModel; // and once more, every embedding row scored (prompt scoring, as transformers normalises)
 let app: ReturnType<typeof createServeApp>;
 
 beforeAll(async () => {
@@ -31,11 +32,13 @@ beforeAll(async () => {
   served = await loadServedModel(folder, { backend: 'wasm' });
   reference = await loadHfModel(folder);
   reference.restrictOutputs(TINY_CHAT_VOCAB);
+  fullVocab = await loadHfModel(folder);
   app = createServeApp(served, { rng: Rng.fromSeed(1), wallClockMs: () => 1_700_000_000_000 });
 }, 60_000);
 afterAll(() => {
   served?.dispose();
   reference?.dispose();
+  fullVocab?.dispose();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -48,10 +51,10 @@ const post = async (path: string, body: unknown) => {
 const chat = (body: Record<string, unknown>) => post('/v1/chat/completions', { model: 'smol', ...body });
 const complete = (body: Record<string, unknown>) => post('/v1/completions', { model: 'smol', ...body });
 
-/** log p(ids[t+1] | ids[..t]) for every t, from the training forward (an independent path). */
+/** log p(ids[t+1] | ids[..t]) for every t over every embedding row, from the training forward (an independent path). */
 function directLogprobs(ids: ArrayLike<number>): number[] {
   const seq = Int32Array.from(ids);
-  const out = reference.forwardTrain(packBatch([{ ids: seq, positions: Array.from({ length: seq.length - 1 }, (_, t) => t) }]), 1);
+  const out = fullVocab.forwardTrain(packBatch([{ ids: seq, positions: Array.from({ length: seq.length - 1 }, (_, t) => t) }]), 1);
   const lp = Array.from(out.logprobs.dataSync());
   tf.dispose([out.logprobs, out.entropy]);
   return lp;

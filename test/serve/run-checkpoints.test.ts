@@ -118,3 +118,25 @@ describe('serving a PEFT adapter folder', () => {
     }
   });
 });
+
+describe('serving a pretrained run at another context', () => {
+  it("honours --max-context up to the base model's own limit and refuses more, naming the flag", async () => {
+    const { runDir } = await trainedRun('context', true); // trained at model.maxContext 160; the base's own limit is 192
+    const longer = await loadServedModel(runDir, { backend: 'wasm', maxContext: 190 });
+    try {
+      expect(longer.maxContext).toBe(190);
+      expect(longer.notes.join('\n')).toContain('context: 190 tokens (--max-context');
+    } finally {
+      longer.dispose();
+    }
+    const trained = await loadServedModel(runDir, { backend: 'wasm' });
+    try {
+      expect(trained.maxContext).toBe(160);
+      expect(trained.notes.join('\n')).toMatch(/context: 160 tokens \(the run's model\.maxContext; --max-context up to 192/);
+    } finally {
+      trained.dispose();
+    }
+    await expect(loadServedModel(runDir, { backend: 'wasm', maxContext: 400 })).rejects.toThrow(/--max-context.*400 is more than .*own limit of 192 tokens/);
+  });
+});
+

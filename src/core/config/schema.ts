@@ -258,7 +258,7 @@ const runtimeSchema = z
       .union([nonNegInt(), z.literal('auto')], { error: "expected a non-negative integer or 'auto'" })
       .default('auto')
       .describe(
-        "Worker threads that run the sampler's model (each with its own tensor backend), so sampling never blocks the main thread; 0 runs it on the main thread. auto: one per core, less one when a learner trains at the same time (modes one-step-off and async).",
+        "Worker threads that run the sampler's model (each with its own tensor backend), so sampling never blocks the main thread; 0 runs it on the main thread. auto: one per core, less one when a learner trains at the same time (modes one-step-off and async); one for a pretrained model (model.from), whose workers each read its weights.",
       ),
   })
   .strict();

@@ -11,6 +11,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { InvalidArgumentError } from '../../core/errors.js';
 import { Rng } from '../../core/rng.js';
 import { describeBackend, selectBackend } from '../backend/select.js';
+import { readHfWeights } from '../hf/hf-weights.js';
 import { TransformerModel } from '../transformer.js';
 import { TransformerPolicy } from '../transformer-policy.js';
 import type { FromWorker, InferenceSpec, ToWorker, WorkerCacheStats, WorkerError } from './protocol.js';
@@ -50,7 +51,9 @@ async function start(): Promise<{ model: TransformerModel; policy: TransformerPo
   yieldToMainThread();
   const backend = await selectBackend(spec.backend, { matmul: spec.matmul });
   // Initial values are overwritten at once; the seed only fixes what they would have been.
-  const model = new TransformerModel(spec.model, Rng.fromSeed(0));
+  const model = spec.base === undefined ? new TransformerModel(spec.model, Rng.fromSeed(0)) : TransformerModel.fromNamedWeights(spec.model, await readHfWeights(spec.base.folder));
+  if (spec.base !== undefined) model.attachLora(spec.base.lora, Rng.fromSeed(0));
+  if (spec.outputs !== undefined) model.restrictOutputs(spec.outputs);
   model.loadNamedWeights(sharedViews(spec.weights));
   const policy = new TransformerPolicy(model, { ...spec.policy, version: spec.version });
   post({ kind: 'ready', backend: describeBackend(backend) });

@@ -6,6 +6,7 @@
  */
 import type { ActRequest, ActResult, SamplingOptions } from '../../core/policy.js';
 import type { BackendPreference, MatmulPreference } from '../backend/select.js';
+import type { LoraSpec } from '../lora/lora.js';
 import type { TransformerConfig } from '../transformer/config.js';
 import type { TransformerPolicyOptions } from '../transformer-policy.js';
 import type { SharedWeights } from './shared-weights.js';
@@ -24,6 +25,13 @@ export interface InferenceSpec {
   /** The weights to serve first, and their version. */
   readonly weights: SharedWeights;
   readonly version: number;
+  /**
+   * A pretrained LoRA model's frozen base: the worker reads it from the Hugging Face folder itself
+   * and attaches adapters of this spec; `weights` (and every later load) are then the adapters alone.
+   */
+  readonly base?: { readonly folder: string; readonly lora: LoraSpec };
+  /** Ids the model may emit (`TransformerModel.restrictOutputs`), when fewer than its vocabulary. */
+  readonly outputs?: number;
 }
 
 /** Per-episode KV-cache counters of one worker (see `TransformerPolicy.cacheStats`). */

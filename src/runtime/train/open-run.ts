@@ -15,6 +15,7 @@ import { getEnvironmentSpec } from '../../envs/registry.js';
 import { type BackendInfo, selectBackend } from '../../models/backend/select.js';
 import { type CheckpointContent, loadCheckpoint, resolveCheckpointDir } from '../../models/checkpoint.js';
 import { RunStore } from '../../store/run-store.js';
+import { LengthOutcomes } from '../length-outcomes.js';
 import { asyncSettingsOf } from '../async/async-train.js';
 import { restoreStaleness, type StalenessState } from '../async/staleness.js';
 import { buildRunStack } from '../engine-stack.js';
@@ -33,6 +34,8 @@ export interface OpenedRun {
   readonly config: ResolvedConfig;
   readonly clock: Clock;
   readonly emit: (event: RunEvent) => void;
+  /** Episodes ended by length, watched (a warning when most of a step's do). */
+  readonly lengths: LengthOutcomes;
   readonly backend: BackendInfo;
   readonly spec: EnvironmentSpec;
   readonly settings: Record<string, unknown>;
@@ -148,5 +151,6 @@ export async function openRun(options: TrainRunOptions, folder: ClaimedRunFolder
     },
     restoredAlarms,
   );
-  return { config, clock, emit, backend, spec, settings, catalog, trainIndices, resuming, runDir, runId, startStep, checkpoint, stack, restoredStaleness, store, shaping, alarms, alarmStop, stopExport, baseModel };
+  const lengths = new LengthOutcomes(config.model.maxContext);
+  return { config, clock, emit, backend, spec, settings, catalog, trainIndices, resuming, runDir, runId, startStep, checkpoint, stack, restoredStaleness, store, shaping, alarms, alarmStop, stopExport, baseModel, lengths };
 }

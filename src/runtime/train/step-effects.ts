@@ -58,8 +58,17 @@ export function evaluator(run: OpenedRun, actors: TrainingActors, evals: EvalPoi
     store.logMetrics(completedSteps, metrics);
     evals.push({ step: completedSteps, successRate, meanTurns });
     run.emit({ type: 'eval', step: completedSteps, split: config.env.testSplit, successRate, meanTurns, episodes: result.trajectories.length });
+    warnOnLength(run, 'evaluation', completedSteps, result.trajectories.length, result.trajectories.filter((t) => t.outcome === 'length').length);
     return metrics;
   };
+}
+
+/** A loud line (an alarm event, and one in the run's events) when most episodes of a step or an evaluation ended by length. */
+function warnOnLength(run: OpenedRun, kind: 'step' | 'evaluation', step: number, episodes: number, ended: number): void {
+  const warning = run.lengths.observe(kind, step, episodes, ended);
+  if (warning === null) return;
+  run.store.logEvent(step, 'warning/length', warning.message);
+  run.emit({ type: 'alarm', step, name: 'lengthTruncation', message: warning.message, action: 'warn', consequence: 'the run goes on' });
 }
 
 /** Where the asynchronous loop's staleness state is read from at checkpoint time (set by that loop). */
@@ -126,6 +135,8 @@ export function coordinatorEffects(run: OpenedRun, actors: TrainingActors, evalu
       run.alarms.observe(step + 1, metrics, metrics['horizon/current'] ?? actors.currentHorizon());
       actors.horizon.send({ type: 'STEP_COMPLETED', step, metrics });
       run.emit({ type: 'step', step: step + 1, metrics });
+      const episodes = config.derived.episodesPerStep;
+      warnOnLength(run, 'step', step + 1, episodes, Math.round((metrics['rollout/lengthTruncationRate'] ?? 0) * episodes));
     },
   };
 }

@@ -70,4 +70,6 @@ export interface TrainRunResult {
   readonly error: string | null;
   /** Held-out evaluations in order. */
   readonly evals: readonly EvalPoint[];
+  /** What the user must know about a run that did finish (e.g. most episodes ended by length). */
+  readonly warnings?: readonly string[];
 }

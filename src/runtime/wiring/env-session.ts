@@ -16,8 +16,22 @@ import { type ActorPort, call, isObject, type Served } from './ports.js';
  */
 export function serveEnvSession(bus: Bus, runId: string, sessionId: string, session: ActorPort<EnvSessionAccepts, EnvSessionEmits>): Served {
   let queue: Promise<unknown> = Promise.resolve();
+  // Calls not answered yet. Closing answers them with an error: a session stopped in the middle of
+  // a call (its episode gave up on a timeout) never emits the answer, and the bus waits for every
+  // handler it started before it closes (a run hung after its last step, issue #32).
+  const open = new Set<(error: Error) => void>();
+  let closed = false;
   const serial = <T>(work: () => Promise<T>): Promise<T> => {
-    const next = queue.then(work, work);
+    const guarded = () =>
+      new Promise<T>((resolve, reject) => {
+        if (closed) {
+          reject(new TurnwiseError(`env session ${sessionId} is closed`));
+          return;
+        }
+        open.add(reject);
+        work().then(resolve, reject).finally(() => open.delete(reject));
+      });
+    const next = queue.then(guarded, guarded);
     queue = next.catch(() => undefined);
     return next;
   };
@@ -49,7 +63,14 @@ export function serveEnvSession(bus: Bus, runId: string, sessionId: string, sess
       return null;
     })),
   ];
-  return { close: () => { for (const s of subs) s.unsubscribe(); } };
+  return {
+    close: () => {
+      closed = true;
+      for (const s of subs) s.unsubscribe();
+      for (const reject of [...open]) reject(new TurnwiseError(`env session ${sessionId} closed before it answered`));
+      open.clear();
+    },
+  };
 }
 
 /** Client side of one env session over the bus. */

@@ -9,6 +9,7 @@ continuations. turnwise's test loads the same folders and must agree.
     /usr/bin/python3 test/models/hf/torch_reference.py OUT_DIR
 
 prints nothing; writes OUT_DIR/<variant>/ and OUT_DIR/reference.json.
+With --logprobs FOLDER IDS.json it prints the prompt's next-token log-probs under the full vocabulary.
 
     /usr/bin/python3 test/models/hf/torch_reference.py --check MODEL_DIR IDS_JSON
 
@@ -371,8 +372,30 @@ def check(folder, ids_path):
     print(json.dumps(out))
 
 
+def prompt_logprobs(folder, ids_path):
+    """log p(ids[t+1] | ids[..t]) under a log-softmax over every row of the LM head, as
+    transformers' (and lm-evaluation-harness's) scoring computes it."""
+    with open(os.path.join(folder, "config.json")) as f:
+        config = json.load(f)
+    weights = {}
+    for name in sorted(os.listdir(folder)):
+        if name.startswith("model") and name.endswith(".safetensors"):
+            weights.update(read_safetensors(os.path.join(folder, name)))
+    v = variant_from_config(config)
+    with open(ids_path) as f:
+        prompt = json.load(f)
+    with torch.no_grad():
+        ids = torch.tensor([prompt])
+        logits = forward(v, weights, ids, torch.ones_like(ids))[0].to(torch.float64)
+        logp = torch.log_softmax(logits, dim=-1)
+        picked = logp[torch.arange(len(prompt) - 1), torch.tensor(prompt[1:])]
+    print(json.dumps({"vocab": logits.shape[-1], "logprobs": picked.tolist()}))
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == "--check":
+    if sys.argv[1] == "--logprobs":
+        prompt_logprobs(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "--check":
         check(sys.argv[2], sys.argv[3])
     else:
         main(sys.argv[1])
