@@ -43,10 +43,15 @@ function serveBounded(folder: string): Promise<Bounded> {
     if (proc.exitCode === null && proc.signalCode === null && proc.pid !== undefined) process.kill(-proc.pid, name);
   };
   let output = '';
+  let interrupted = false;
   const onData = (d: Buffer) => {
     output += d.toString('utf8');
-    // A folder that loads ends here: the server listens (the healthy folder's case).
-    if (/model '.*' at http/.test(output)) signal('SIGINT');
+    // A folder that loads ends here: the server listens (the healthy folder's case). Once only: after
+    // the server exits, GNU time no longer ignores SIGINT, and a second one would cut its report short.
+    if (!interrupted && /model '.*' at http/.test(output)) {
+      interrupted = true;
+      signal('SIGINT');
+    }
   };
   proc.stdout?.on('data', onData);
   proc.stderr?.on('data', onData);
