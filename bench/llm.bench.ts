@@ -11,7 +11,9 @@
  * - decode with the KV cache, batched B = 1, 16, 64: 64-token contexts, then greedy steps through
  *   `TransformerPolicy` (the sampler's own path), the decode steps alone;
  * - training with LoRA on a Qwen2.5-0.5B-shaped model (151,936-id vocabulary: the loss head runs in
- *   chunks of rows; `--no-qwen` skips it);
+ *   chunks of rows; decoder layers checkpointed, as a pretrained run trains them; refused with the
+ *   estimate's parts when it does not fit the wasm heap; its live tensor peak and heap printed next
+ *   to the estimate; `--no-qwen` skips it, `--qwen-only` runs it alone);
  * - resident memory (RSS).
  */
 import { loadavg } from 'node:os';
@@ -19,14 +21,16 @@ import { performance } from 'node:perf_hooks';
 import { Rng } from '../src/core/rng.js';
 import { nativeAdamAvailable } from '../src/models/backend/native-adam.js';
 import { nativeBlas } from '../src/models/backend/native-blas.js';
+import { tensorHeapBytes } from '../src/models/backend/heap.js';
 import { describeBackend, selectBackend } from '../src/models/backend/select.js';
 import { tf } from '../src/models/backend/tf.js';
-import { describeEstimate, estimateMemory, formatBytes, WASM_HEAP_BYTES } from '../src/models/memory-estimate.js';
+import { ALLOCATOR_SLACK, describeEstimate, estimateMemory, formatBytes, WASM_HEAP_BYTES } from '../src/models/memory-estimate.js';
 import { AdamW } from '../src/models/optimizer.js';
 import { headChunkRows } from '../src/models/transformer/chunked-head.js';
 import { TransformerModel } from '../src/models/transformer.js';
 import { corePeak, decodeStepFlops, describePeak, peakShare, prefillFlops, trainStepFlops } from './flops.js';
 import { decodeTiming, type Plan, prefillTiming, QWEN25_05B, SMOLLM2_135M, type TorchFigures, torchRound, trainTiming } from './llm-work.js';
+import { trackLiveTensorBytes } from '../test/helpers/live-tensor-bytes.js';
 import { fmt, Rates, ratio, type Timing } from './samples.js';
 import { describeTorch, torchPython } from './torch-python.js';
 
@@ -62,6 +66,13 @@ export async function main(args: string[]): Promise<void> {
   const torch = torchPython();
   console.log(`backend: ${describeBackend(info)} | ${describeTorch(torch)} | ${describePeak()}`);
   console.log(`load average at the start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  if (args.includes('--qwen-only')) {
+    const started = performance.now();
+    const qwenRounds = args.includes('--rounds') ? rounds : quick ? 1 : 2;
+    printTable([await qwenLora(plan, qwenRounds, Rng.fromSeed(11), info.name === 'wasm')], torch.version ?? 'n/a');
+    console.log(`all done in ${((performance.now() - started) / 1000).toFixed(0)} s; load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    return;
+  }
   console.log('model: SmolLM2-135M shape (30 layers, d 576, 9/3 heads x 64, ffn 1536, vocab 49152, tied), random weights; 1 thread each side');
   const shape = SMOLLM2_135M;
   const [rows, seq] = plan.trainBatch;
@@ -117,14 +128,15 @@ export async function main(args: string[]): Promise<void> {
   console.log(`resident memory: max RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB (PyTorch ${lastTorch ? lastTorch.maxRssMiB.toFixed(0) : 'n/a'} MiB)`);
   console.log(`${rounds} round(s) in ${((performance.now() - started) / 1000).toFixed(0)} s; load average: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   if (!args.includes('--no-qwen')) {
-    printTable([await qwenLora(plan, quick ? 1 : 2, rng)], torchVersion);
+    printTable([await qwenLora(plan, quick ? 1 : 2, rng, info.name === 'wasm')], torchVersion);
     console.log(`all done in ${((performance.now() - started) / 1000).toFixed(0)} s; load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   }
 }
 
-/** A LoRA step on `model`'s base (shared, no copy) with adapters of its own; the base trains again afterwards. */
-async function loraTiming(model: TransformerModel, plan: Plan, rng: Rng): Promise<Timing> {
+/** A LoRA step on `model`'s base (shared, no copy) with adapters of its own, its layers checkpointed if asked; the base trains again afterwards. */
+async function loraTiming(model: TransformerModel, plan: Plan, rng: Rng, checkpointing = false): Promise<Timing> {
   const adapted = model.withOwnAdapters({ ...LORA, targets: [...LORA.targets], rank: plan.loraRank }, Rng.fromSeed(2));
+  adapted.checkpointActivations(checkpointing);
   const optimizer = new AdamW({ lr: 1e-5, beta1: 0.9, beta2: 0.99 });
   try {
     return await trainTiming(adapted, optimizer, plan, rng);
@@ -139,24 +151,43 @@ async function loraTiming(model: TransformerModel, plan: Plan, rng: Rng): Promis
 /**
  * LoRA r=16 on a Qwen2.5-0.5B-shaped model (494M parameters, a 151,936-id vocabulary, tied, q/k/v
  * biases), interleaved with the same in PyTorch: that it fits the wasm heap and how fast it runs.
+ * Its decoder layers are checkpointed, as a pretrained run trains them (runtime/pretrained-stack.ts):
+ * without, tfjs keeps every layer's tape until the backward ends (3.73 GiB of activations at
+ * [2, 128], past the heap with the 1.84 GiB of weights). The estimate decides first, since a wasm
+ * heap that overflows aborts the process; the live tensor peak of the first step is printed next to it.
  */
-async function qwenLora(plan: Plan, rounds: number, rng: Rng): Promise<Figure> {
+async function qwenLora(plan: Plan, rounds: number, rng: Rng, wasm: boolean): Promise<Figure> {
   const [rows, seq] = plan.trainBatch;
   const tokens = rows * seq;
   const spec = { ...LORA, targets: [...LORA.targets], rank: plan.loraRank };
-  const fig: Figure = { label: `training, LoRA r=${plan.loraRank}, Qwen2.5-0.5B shape [${rows}, ${seq}]`, flopsPerToken: trainStepFlops(QWEN25_05B, rows, seq, spec) / tokens, ours: new Rates(), theirs: new Rates(), note: '' };
+  const fig: Figure = { label: `training, LoRA r=${plan.loraRank}, Qwen2.5-0.5B shape [${rows}, ${seq}], checkpointed layers`, flopsPerToken: trainStepFlops(QWEN25_05B, rows, seq, spec) / tokens, ours: new Rates(), theirs: new Rates(), note: '' };
+  const needs = estimateMemory(QWEN25_05B, { lora: spec, reference: false, microBatchTokens: tokens, sequenceLength: seq, kvCacheBytes: 0, checkpointing: true, optimizerOnHost: nativeAdamAvailable(), accumulates: false });
+  console.log(`Qwen2.5-0.5B shape: LoRA estimate ${describeEstimate(needs)} (loss head in chunks of ${headChunkRows(QWEN25_05B.vocabSize)} rows)`);
+  if (wasm && needs.total > WASM_HEAP_BYTES) {
+    fig.note = `does not fit the wasm heap (needs about ${formatBytes(needs.total)})`;
+    return fig;
+  }
+  const live = wasm ? trackLiveTensorBytes() : null;
+  const atStart = live?.read().live ?? 0;
   const started = performance.now();
   const model = new TransformerModel(QWEN25_05B, Rng.fromSeed(0));
-  const needs = estimateMemory(QWEN25_05B, { lora: spec, reference: false, microBatchTokens: tokens, sequenceLength: seq, kvCacheBytes: 0, optimizerOnHost: nativeAdamAvailable(), accumulates: false });
-  console.log(`Qwen2.5-0.5B shape: ${(model.parameterCount / 1e6).toFixed(0)}M parameters built in ${((performance.now() - started) / 1000).toFixed(0)} s; LoRA estimate ${describeEstimate(needs)} (loss head in chunks of ${headChunkRows(QWEN25_05B.vocabSize)} rows)`);
+  const weights = (live?.read().live ?? 0) - atStart;
+  console.log(`Qwen2.5-0.5B shape: ${(model.parameterCount / 1e6).toFixed(0)}M parameters built in ${((performance.now() - started) / 1000).toFixed(0)} s; live tensor bytes of the weights ${formatBytes(weights)} (estimate ${formatBytes(needs.weights)})`);
   try {
     for (let round = 0; round < rounds; round++) {
-      fig.ours.add(tokens, await loraTiming(model, plan, rng));
+      live?.resetPeak();
+      fig.ours.add(tokens, await loraTiming(model, plan, rng, true));
+      if (live !== null) {
+        const gib = (n: number) => `${(n / 2 ** 30).toFixed(3)} GiB`;
+        const peak = live.read().peak - atStart;
+        const beforeSlack = needs.total / (1 + ALLOCATOR_SLACK);
+        console.log(`Qwen round ${round + 1}: live tensor peak ${gib(peak)} (above the weights ${gib(peak - weights)}) vs estimate before slack ${gib(beforeSlack)} (${(peak / beforeSlack).toFixed(3)}); wasm heap ${gib(tensorHeapBytes() ?? 0)} vs printed ${gib(needs.total)}`);
+      }
       const t = torchRound({ ...plan, skipInference: true, trainKinds: ['lora'] }, QWEN25_05B);
       if (typeof t === 'string') console.log(`Qwen round ${round + 1}: ${t}`);
       else fig.theirs.addRates(t.train_lora_TokPerSec, t.train_lora_TokPerCpuSec);
     }
-    console.log(`Qwen2.5-0.5B shape: live tensor memory ${formatBytes(tf.memory().numBytes)} after the steps; max RSS so far ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
+    console.log(`Qwen2.5-0.5B shape: max RSS so far ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
   } finally {
     model.dispose();
   }

@@ -381,6 +381,37 @@ export class TransformerModel {
     });
   }
 
+  /**
+   * {@link forwardLogits} a chunk of positions at a time, so that the `[batch * seqLen, vocab]`
+   * logits never exist whole (2,048 positions of Qwen2.5's 151,936-id vocabulary are 1.2 GB): the
+   * decoder runs once, then `each(logits, start)` gets rows `[start, start + chunkRows)` of the
+   * flattened positions, inside a tidy (what it returns is kept; the chunk's logits are freed).
+   * @example const picked = model.forwardLogitChunks(ids, ones, 1, t, 110, (z) => tf.logSoftmax(z)); // [110, V] each
+   */
+  forwardLogitChunks<T extends tf.TensorContainer>(inputIds: Int32Array, attentionMaskIn: Uint8Array, batchSize: number, seqLen: number, chunkRows: number, each: (logits: tf.Tensor2D, start: number) => T): T[] {
+    this.checkAlive();
+    this.checkIds(inputIds, attentionMaskIn, batchSize, seqLen);
+    if (!(Number.isInteger(chunkRows) && chunkRows >= 1)) throw InvalidArgumentError.format('chunkRows', `expected a positive integer, got ${chunkRows}`);
+    const positions = positionsFromMask(attentionMaskIn, batchSize, seqLen, new Int32Array(batchSize));
+    const maskValues = attentionMask(new Uint8Array(0), 0, attentionMaskIn, batchSize, seqLen);
+    const normed = tf.tidy(() => {
+      const mask = tf.tensor4d(maskValues, [batchSize, 1, seqLen, seqLen]);
+      const rope = this.ropeFor(positions, batchSize, seqLen);
+      return this.finalNorm(this.decoder(inputIds, batchSize, seqLen, rope, (_, q, k, v) => attend(q, k, v, mask), { release: true }));
+    });
+    try {
+      const out: T[] = [];
+      const n = batchSize * seqLen;
+      for (let start = 0; start < n; start += chunkRows) {
+        const rows = Math.min(chunkRows, n - start);
+        out.push(tf.tidy(() => each(this.project(tf.slice(normed, [start, 0], [rows, normed.shape[1]]) as tf.Tensor2D), start)));
+      }
+      return out;
+    } finally {
+      normed.dispose();
+    }
+  }
+
   /** An empty cache sized for this model. */
   createCache(rows: number, capacity: number): KvCache {
     return this.sampling.createCache(rows, capacity);

@@ -1,48 +1,66 @@
 /**
  * Prompt log-probs for the legacy completions' `echo` + `logprobs` (what lm-evaluation-harness's
- * log-likelihood scoring reads): one full forward pass over the prompt (`forwardLogits`), then on
- * the backend a log-softmax over the model's whole output vocabulary — every embedding row, as
- * transformers and vLLM normalise, so the numbers compare with theirs where a vocabulary is padded
+ * log-likelihood scoring reads): one forward pass over the prompt, then, a chunk of positions at a
+ * time (`forwardLogitChunks`), on the backend a log-softmax over the model's whole output
+ * vocabulary — every embedding row, as transformers and vLLM normalise, so the numbers compare with theirs where a vocabulary is padded
  * past the tokenizer's ids (Qwen2.5: 271 rows) — the log-prob of each next token and, when asked,
  * the top-k alternatives among the tokenizer's ids. Only `[T]` and `[T, k]` come back to the CPU,
  * never `[T, V]`. These are the model's own log-probs (temperature 1), exact rather than sampled.
  */
 import { tf } from '../models/backend/tf.js';
+import { headChunkRows } from '../models/transformer/chunked-head.js';
 import type { TransformerModel } from '../models/transformer.js';
 import type { PromptScorer, PromptScores } from './served-model.js';
 
+/** How {@link modelScorer} runs. */
+export interface ScorerOptions {
+  /** Prompt positions whose `[rows, vocab]` logits exist at once. Default `headChunkRows(vocab)` (the training loss head's chunk). */
+  readonly chunkRows?: number;
+}
+
 /**
- * A scorer over `model` (with its adapters, if any).
+ * A scorer over `model` (with its adapters, if any). The decoder runs once over the prompt; the LM
+ * head, the log-softmax and the top-k run a chunk of positions at a time, so the prompt's
+ * `[T, vocab]` logits never exist whole (at Qwen2.5's 151,936 ids, 2,048 positions are 1.2 GB, and
+ * the log-softmax as much again). Row by row the same numbers as one pass over all positions.
  * @example const { logprobs } = await modelScorer(model).score(ids, 0); // logprobs[i] = log p(ids[i + 1] | ids[..i])
  */
-export function modelScorer(model: TransformerModel): PromptScorer {
+export function modelScorer(model: TransformerModel, options: ScorerOptions = {}): PromptScorer {
   return {
     async score(ids: Int32Array, topK: number): Promise<PromptScores> {
       const t = ids.length - 1;
       if (t <= 0) return { logprobs: new Float32Array(0), top: topK > 0 ? { k: topK, ids: new Int32Array(0), logprobs: new Float32Array(0) } : null };
       const v = model.config.vocabSize;
       const out = model.outputVocab;
-      const logits = model.forwardLogits(ids.subarray(0, t), new Uint8Array(t).fill(1), 1, t); // [1, t, V]
-      const targets = new Int32Array(t);
-      for (let i = 0; i < t; i++) targets[i] = i * v + (ids[i + 1] as number);
-      const scored = tf.tidy(() => {
-        const logp = tf.logSoftmax(tf.reshape(logits, [t, v]) as tf.Tensor2D); // [t, V]: normalised over every row
-        const picked = tf.gather(tf.reshape(logp, [t * v]), tf.tensor1d(targets, 'int32')); // [t]
+      const k = Math.min(topK, out);
+      const chunks = model.forwardLogitChunks(ids.subarray(0, t), new Uint8Array(t).fill(1), 1, t, options.chunkRows ?? headChunkRows(v), (logits, start) => {
+        const rows = logits.shape[0];
+        const targets = new Int32Array(rows);
+        for (let i = 0; i < rows; i++) targets[i] = i * v + (ids[start + i + 1] as number);
+        const logp = tf.logSoftmax(logits); // [rows, V]: normalised over every row
+        const picked = tf.gather(tf.reshape(logp, [rows * v]), tf.tensor1d(targets, 'int32')); // [rows]
         if (topK <= 0) return [picked];
         // Alternatives among the ids a tokenizer can name (padded rows have no token).
-        const named = out < v ? tf.slice(logp, [0, 0], [t, out]) : logp;
-        const best = tf.topk(named, Math.min(topK, out)); // sorted; ties: lower id first
+        const named = out < v ? tf.slice(logp, [0, 0], [rows, out]) : logp;
+        const best = tf.topk(named, k); // sorted; ties: lower id first
         return [picked, best.values, best.indices];
       });
-      logits.dispose();
-      const [chosen, values, indices] = [scored[0] as tf.Tensor, scored[1] ?? null, scored[2] ?? null];
       try {
-        const logprobs = (await chosen.data()) as Float32Array;
-        if (values === null || indices === null) return { logprobs, top: null };
-        const k = Math.min(topK, out);
-        return { logprobs, top: { k, ids: Int32Array.from((await indices.data()) as Int32Array), logprobs: (await values.data()) as Float32Array } };
+        const logprobs = new Float32Array(t);
+        const top = topK > 0 ? { k, ids: new Int32Array(t * k), logprobs: new Float32Array(t * k) } : null;
+        let at = 0;
+        for (const [picked, values, indices] of chunks) {
+          const chosen = (await (picked as tf.Tensor).data()) as Float32Array;
+          logprobs.set(chosen, at);
+          if (top !== null) {
+            top.ids.set((await (indices as tf.Tensor).data()) as Int32Array, at * k);
+            top.logprobs.set((await (values as tf.Tensor).data()) as Float32Array, at * k);
+          }
+          at += chosen.length;
+        }
+        return { logprobs, top };
       } finally {
-        tf.dispose(scored);
+        tf.dispose(chunks);
       }
     },
   };
