@@ -50,7 +50,9 @@ describe('modelScorer in chunks of positions', () => {
     for (let i = 0; i < 22; i++) expect(chunked.logprobs[i]).toBeCloseTo(whole.logprobs[i] as number, 5);
     expect(chunked.top?.k).toBe(5);
     expect(Array.from(chunked.top?.ids ?? [])).toEqual(Array.from(whole.topIds));
-    (chunked.top?.logprobs ?? new Float32Array(0)).forEach((x, i) => expect(x).toBeCloseTo(whole.topLogprobs[i] as number, 5));
+    const topLogprobs = chunked.top?.logprobs ?? new Float32Array(0);
+    expect(topLogprobs).toHaveLength(whole.topLogprobs.length);
+    for (let i = 0; i < topLogprobs.length; i++) expect(topLogprobs[i]).toBeCloseTo(whole.topLogprobs[i] as number, 5);
   });
 
   it('refuses a chunk size that is not a positive integer, naming it', () => {
