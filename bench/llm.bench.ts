@@ -13,7 +13,9 @@
  * - training with LoRA on a Qwen2.5-0.5B-shaped model (151,936-id vocabulary: the loss head runs in
  *   chunks of rows; decoder layers checkpointed, as a pretrained run trains them; refused with the
  *   estimate's parts when it does not fit the wasm heap; its live tensor peak and heap printed next
- *   to the estimate; `--no-qwen` skips it, `--qwen-only` runs it alone);
+ *   to the estimate; `--no-qwen` skips it, `--qwen-only` runs it alone, followed by one sampling
+ *   call of 16 episodes of 647-token prompts and 64 new tokens, an inference worker's load
+ *   (bench/llm-qwen-sampler.ts); `--no-qwen-train` leaves the training out);
  * - resident memory (RSS).
  */
 import { loadavg } from 'node:os';
@@ -31,6 +33,7 @@ import { TransformerModel } from '../src/models/transformer.js';
 import { corePeak, decodeStepFlops, describePeak, peakShare, prefillFlops, trainStepFlops } from './flops.js';
 import { decodeTiming, type Plan, prefillTiming, QWEN25_05B, SMOLLM2_135M, type TorchFigures, torchRound, trainTiming } from './llm-work.js';
 import { trackLiveTensorBytes } from '../test/helpers/live-tensor-bytes.js';
+import { qwenSampler, type SamplerCase } from './llm-qwen-sampler.js';
 import { fmt, Rates, ratio, type Timing } from './samples.js';
 import { describeTorch, torchPython } from './torch-python.js';
 
@@ -68,8 +71,9 @@ export async function main(args: string[]): Promise<void> {
   console.log(`load average at the start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   if (args.includes('--qwen-only')) {
     const started = performance.now();
-    const qwenRounds = args.includes('--rounds') ? rounds : quick ? 1 : 2;
-    printTable([await qwenLora(plan, qwenRounds, Rng.fromSeed(11), info.name === 'wasm')], torch.version ?? 'n/a');
+    const qwenRounds = args.includes('--no-qwen-train') ? 0 : args.includes('--rounds') ? rounds : quick ? 1 : 2;
+    const sampler = { rows: 16, promptTokens: 647, newTokens: quick ? 8 : 64 };
+    printTable([await qwenLora(plan, qwenRounds, Rng.fromSeed(11), info.name === 'wasm', sampler)], torch.version ?? 'n/a');
     console.log(`all done in ${((performance.now() - started) / 1000).toFixed(0)} s; load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
     return;
   }
@@ -156,7 +160,7 @@ async function loraTiming(model: TransformerModel, plan: Plan, rng: Rng, checkpo
  * [2, 128], past the heap with the 1.84 GiB of weights). The estimate decides first, since a wasm
  * heap that overflows aborts the process; the live tensor peak of the first step is printed next to it.
  */
-async function qwenLora(plan: Plan, rounds: number, rng: Rng, wasm: boolean): Promise<Figure> {
+async function qwenLora(plan: Plan, rounds: number, rng: Rng, wasm: boolean, sampler: SamplerCase | null = null): Promise<Figure> {
   const [rows, seq] = plan.trainBatch;
   const tokens = rows * seq;
   const spec = { ...LORA, targets: [...LORA.targets], rank: plan.loraRank };
@@ -187,6 +191,7 @@ async function qwenLora(plan: Plan, rounds: number, rng: Rng, wasm: boolean): Pr
       if (typeof t === 'string') console.log(`Qwen round ${round + 1}: ${t}`);
       else fig.theirs.addRates(t.train_lora_TokPerSec, t.train_lora_TokPerCpuSec);
     }
+    if (sampler !== null) await qwenSampler(model, spec, sampler, live);
     console.log(`Qwen2.5-0.5B shape: max RSS so far ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
   } finally {
     model.dispose();

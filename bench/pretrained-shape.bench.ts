@@ -1,6 +1,7 @@
 /**
- * `npm run bench -- pretrained-shape [--tasks N] [--group N] [--horizon N] [--steps N] [--eval-tasks N] [--in-thread]`:
- * what a CPU run of `configs/babyai-llm-lora.yaml` costs on a SmolLM2-135M-shaped folder (random
+ * `npm run bench -- pretrained-shape [--tasks N] [--group N] [--horizon N] [--steps N] [--eval-tasks N] [--in-thread] [--shape qwen2.5-0.5b]`:
+ * what a CPU run of `configs/babyai-llm-lora.yaml` costs on a SmolLM2-135M-shaped folder (or
+ * `--shape qwen2.5-0.5b`: Qwen2.5-0.5B-shaped, 151,936 ids; random
  * BF16 weights, the full 49,152-id vocabulary: scripts/make-pretrained-shape.ts), with the shipped
  * settings apart from the episodes per step, the horizon and the evaluation size given here:
  * - per training step: the rollout, the reference pass (the base with adapters off, timed by
@@ -86,8 +87,10 @@ export async function main(args: string[]): Promise<void> {
   const evalTasks = flag(args, 'eval-tasks', 16);
   const dir = mkdtempSync(join(tmpdir(), 'turnwise-bench-shape-'));
   try {
-    const folder = join(dir, 'SmolLM2-135M-shaped');
-    await writePretrainedShape({ folder });
+    const at = args.indexOf('--shape');
+    const shape = at < 0 ? 'smollm2-135m' : (args[at + 1] as string); // scripts/make-pretrained-shape.ts names the shapes
+    const folder = join(dir, `${shape}-shaped`);
+    await writePretrainedShape({ folder, shape });
     timeReferencePasses();
     const sets = [`algorithm.tasksPerStep=${tasks}`, `algorithm.groupSize=${group}`, `horizon.horizon=${horizon}`, 'algorithm.dropZeroAdvantage=false', `train.evalTasks=${evalTasks}`, 'train.evalEvery=1000', 'train.checkpointEvery=0'];
     console.log(`load ${loadavg()[0].toFixed(2)} | configs/babyai-llm-lora.yaml --set ${sets.join(' ')}`);

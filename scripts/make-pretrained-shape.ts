@@ -1,13 +1,18 @@
 /**
  * Writes a Hugging Face model folder with the shape of a real pretrained instruct model and random
  * weights, for trying `model.from`, `serve`, `merge` and `eval` at real sizes on a machine that
- * cannot download one (tests call it too). `smollm2-135m` mirrors SmolLM2-135M-Instruct: Llama,
+ * cannot download one (tests call it too). `smollm2-135m` (the default) mirrors SmolLM2-135M-Instruct: Llama,
  * 30 layers, d 576, 9 query / 3 key-value heads of 64, SwiGLU 1536, tied embeddings, RoPE theta
  * 100000, 8192 positions, BF16 weights, and a byte-level BPE tokenizer with the full 49,152 ids
  * (17 special tokens first, as SmolLM2 has them; `Digits` + `ByteLevel` pre-tokenizer; a ChatML
  * template with SmolLM's default system message; `<|im_end|>` ends a turn).
  *
  *     node --import tsx scripts/make-pretrained-shape.ts --out models/smollm2-shape [--layers 30] [--seed 1]
+ *
+ * `--shape qwen2.5-0.5b` writes Qwen2.5-0.5B-Instruct's shape instead (Qwen2, 24 layers, d 896,
+ * 14 query / 2 key-value heads of 64, SwiGLU 4864, q/k/v biases, tied embeddings, RoPE theta 1e6,
+ * 32768 positions, 151,936 ids) with the same tokenizer and template filled up to that vocabulary:
+ * what the sizes of a Qwen run cost (its weights, LM head and softmax), not Qwen's own tokens.
  *
  * The tokenizer's merges: byte-level BPE trained (turnwise's `trainBpe`) on BabyAI text and
  * AgentGym's instruction, so English words of the environment are one token or two as with a real
@@ -42,6 +47,26 @@ export const SMOLLM2_135M_SHAPE: TransformerConfig = {
   rmsNormEps: 1e-5,
   tieEmbeddings: true,
 };
+
+/** Qwen2.5-0.5B-Instruct's shape (its config.json). */
+export const QWEN25_05B_SHAPE: TransformerConfig = {
+  architecture: 'qwen2',
+  vocabSize: 151936,
+  dModel: 896,
+  nLayers: 24,
+  nHeads: 14,
+  nKvHeads: 2,
+  headDim: 64,
+  ffnHidden: 4864,
+  maxContext: 32768,
+  ropeTheta: 1000000,
+  rmsNormEps: 1e-6,
+  tieEmbeddings: true,
+  qkvBias: true,
+};
+
+/** The shapes `--shape` names. */
+export const PRETRAINED_SHAPES: Readonly<Record<string, TransformerConfig>> = { 'smollm2-135m': SMOLLM2_135M_SHAPE, 'qwen2.5-0.5b': QWEN25_05B_SHAPE };
 
 /** SmolLM2's special tokens, ids 0..16. */
 const SPECIALS = [
@@ -81,6 +106,8 @@ export interface PretrainedShapeOptions {
   /** Decoder layers (default the model's; fewer for a cheaper stand-in of the same widths). */
   readonly layers?: number;
   readonly seed?: number;
+  /** A key of {@link PRETRAINED_SHAPES}; default `smollm2-135m`. */
+  readonly shape?: string;
 }
 
 /** What was written. */
@@ -181,7 +208,10 @@ function uniform(seed: number): () => number {
  * @example await writePretrainedShape({ folder: 'models/smollm2-shape' });
  */
 export async function writePretrainedShape(options: PretrainedShapeOptions): Promise<PretrainedShapeReport> {
-  const shape: TransformerConfig = { ...SMOLLM2_135M_SHAPE, nLayers: options.layers ?? SMOLLM2_135M_SHAPE.nLayers };
+  const base = PRETRAINED_SHAPES[options.shape ?? 'smollm2-135m'];
+  if (base === undefined) throw new Error(`shape: expected one of ${Object.keys(PRETRAINED_SHAPES).join(', ')}, got "${options.shape}"`);
+  const shape: TransformerConfig = { ...base, nLayers: options.layers ?? base.nLayers };
+  const qwen = shape.architecture === 'qwen2';
   const next = uniform(options.seed ?? 1);
   const bound = 0.02 * Math.sqrt(3); // uniform(-b, b) has deviation b / sqrt(3)
   const records: Record<string, TensorRecord> = {};
@@ -200,8 +230,8 @@ export async function writePretrainedShape(options: PretrainedShapeOptions): Pro
   writeFileSync(
     join(options.folder, 'config.json'),
     json({
-      architectures: ['LlamaForCausalLM'],
-      attention_bias: false,
+      architectures: [qwen ? 'Qwen2ForCausalLM' : 'LlamaForCausalLM'],
+      attention_bias: qwen,
       attention_dropout: 0.0,
       bos_token_id: 1,
       eos_token_id: 2,
@@ -211,7 +241,8 @@ export async function writePretrainedShape(options: PretrainedShapeOptions): Pro
       intermediate_size: shape.ffnHidden,
       max_position_embeddings: shape.maxContext,
       mlp_bias: false,
-      model_type: 'llama',
+      model_type: qwen ? 'qwen2' : 'llama',
+      ...(qwen ? { use_sliding_window: false, sliding_window: null, max_window_layers: shape.nLayers } : {}),
       num_attention_heads: shape.nHeads,
       num_hidden_layers: shape.nLayers,
       num_key_value_heads: shape.nKvHeads,
@@ -250,11 +281,11 @@ export async function writePretrainedShape(options: PretrainedShapeOptions): Pro
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const { values } = parseArgs({ options: { out: { type: 'string' }, layers: { type: 'string' }, seed: { type: 'string', default: '1' } } });
+  const { values } = parseArgs({ options: { out: { type: 'string' }, layers: { type: 'string' }, seed: { type: 'string', default: '1' }, shape: { type: 'string', default: 'smollm2-135m' } } });
   if (values.out === undefined) {
-    console.error('usage: make-pretrained-shape.ts --out <folder> [--layers N] [--seed N]');
+    console.error(`usage: make-pretrained-shape.ts --out <folder> [--shape ${Object.keys(PRETRAINED_SHAPES).join('|')}] [--layers N] [--seed N]`);
     process.exit(2);
   }
-  const report = await writePretrainedShape({ folder: values.out, seed: Number(values.seed), ...(values.layers === undefined ? {} : { layers: Number(values.layers) }) });
-  console.log(`wrote ${report.folder}: SmolLM2-135M shape, ${report.shape.nLayers} layers, ${report.parameters.toLocaleString('en-US')} parameters (BF16), vocabulary ${report.vocabSize}`);
+  const report = await writePretrainedShape({ folder: values.out, seed: Number(values.seed), shape: values.shape, ...(values.layers === undefined ? {} : { layers: Number(values.layers) }) });
+  console.log(`wrote ${report.folder}: ${values.shape} shape, ${report.shape.nLayers} layers, ${report.parameters.toLocaleString('en-US')} parameters (BF16), vocabulary ${report.vocabSize}`);
 }
