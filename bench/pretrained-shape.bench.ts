@@ -1,8 +1,8 @@
 /**
  * `npm run bench -- pretrained-shape [--tasks N] [--group N] [--horizon N] [--steps N] [--eval-tasks N] [--in-thread] [--shape qwen2.5-0.5b]`:
- * what a CPU run of `configs/babyai-llm-lora.yaml` costs on a SmolLM2-135M-shaped folder (or
- * `--shape qwen2.5-0.5b`: Qwen2.5-0.5B-shaped, 151,936 ids; random
- * BF16 weights, the full 49,152-id vocabulary: scripts/make-pretrained-shape.ts), with the shipped
+ * what a CPU run of `configs/babyai-llm-lora.yaml` costs on a SmolLM2-135M-shaped folder (random
+ * BF16 weights, the full 49,152-id vocabulary; `--shape qwen2.5-0.5b`: Qwen2.5-0.5B's shape and
+ * 151,936 ids; scripts/make-pretrained-shape.ts), with the shipped
  * settings apart from the episodes per step, the horizon and the evaluation size given here:
  * - per training step: the rollout, the reference pass (the base with adapters off, timed by
  *   wrapping `withAdaptersOff` in this process) and the learner (the rest of the training phase);
