@@ -10,7 +10,7 @@ import { tf } from '../src/models/backend/tf.js';
 import { accumulateGradients, type GradientOptions } from '../src/models/grad-accumulate.js';
 import type { AdamW } from '../src/models/optimizer.js';
 import type { MicroBatch } from '../src/models/train-contract.js';
-import type { TransformerConfig, TransformerModel } from '../src/models/transformer.js';
+import type { TransformerConfig, TransformerModel } from '../src/models/transformer/model.js';
 import { TransformerPolicy } from '../src/models/transformer-policy.js';
 import { type Timing, timeCall } from './samples.js';
 import { torchEnv, torchPython } from './torch-python.js';

@@ -24,7 +24,7 @@ import { tf } from '../src/models/backend/tf.js';
 import { describeEstimate, estimateMemory, formatBytes, WASM_HEAP_BYTES } from '../src/models/memory-estimate.js';
 import { AdamW } from '../src/models/optimizer.js';
 import { headChunkRows } from '../src/models/transformer/chunked-head.js';
-import { TransformerModel } from '../src/models/transformer.js';
+import { TransformerModel } from '../src/models/transformer/model.js';
 import { corePeak, decodeStepFlops, describePeak, peakShare, prefillFlops, trainStepFlops } from './flops.js';
 import { decodeTiming, type Plan, prefillTiming, QWEN25_05B, SMOLLM2_135M, type TorchFigures, torchRound, trainTiming } from './llm-work.js';
 import { fmt, Rates, ratio, type Timing } from './samples.js';

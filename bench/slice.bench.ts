@@ -18,7 +18,7 @@ import { buildContext, encodeActionChoices } from '../src/models/context.js';
 import type { ActRequest } from '../src/core/policy.js';
 import { trainBpe } from '../src/models/tokenizer/index.js';
 import type { TrainBatch } from '../src/models/train-batch.js';
-import { TransformerModel } from '../src/models/transformer.js';
+import { TransformerModel } from '../src/models/transformer/model.js';
 import { TransformerPolicy } from '../src/models/transformer-policy.js';
 import { describeTorch, torchEnv, torchPython } from './torch-python.js';
 

@@ -28,7 +28,7 @@ import { buildContext, encodeActionChoices, type PastTurn } from '../../src/mode
 import type { ActRequest, ActResult } from '../../src/core/policy.js';
 import { trainBpe } from '../../src/models/tokenizer/index.js';
 import type { BpeTokenizer } from '../../src/models/tokenizer/index.js';
-import { TransformerModel } from '../../src/models/transformer.js';
+import { TransformerModel } from '../../src/models/transformer/model.js';
 import { type DecodeStats, TransformerPolicy, type TransformerPolicyOptions } from '../../src/models/transformer-policy.js';
 import type { ScaleOptions, ScaleSection } from './section.js';
 

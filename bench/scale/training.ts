@@ -33,7 +33,7 @@ import { GradientPool } from '../../src/models/data-parallel/gradient-pool.js';
 import { accumulateGradients, type GradientOptions } from '../../src/models/grad-accumulate.js';
 import { AdamW } from '../../src/models/optimizer.js';
 import type { MicroBatch } from '../../src/models/train-contract.js';
-import { TransformerModel, type TransformerConfig } from '../../src/models/transformer.js';
+import { TransformerModel, type TransformerConfig } from '../../src/models/transformer/model.js';
 import { describePeak, peakShare, trainStepFlops } from '../flops.js';
 import { Rates, ratio } from '../samples.js';
 import { describeTorch, TORCH1_TO_2_MARGIN, torchEnv, torchIsCurrent, torchPython } from '../torch-python.js';

@@ -10,7 +10,7 @@ import type { TrainBatch } from './train-batch.js';
 /** Named weights as plain arrays (the checkpoint format of models). */
 export type NamedWeights = Map<string, { shape: number[]; data: Float32Array }>;
 
-/** What the trainer needs from a model (the transformer in `src/models/transformer.ts` provides it). */
+/** What the trainer needs from a model (the transformer in `src/models/transformer/model.ts` provides it). */
 export interface TrainableModel {
   /** [N] target log-probs and entropies at `batch.targetPositions`; call inside `tf.variableGrads`. */
   forwardTrain(batch: TrainBatch, temperature: number): { logprobs: tf.Tensor1D; entropy: tf.Tensor1D };

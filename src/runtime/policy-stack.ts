@@ -24,9 +24,9 @@ import { GradientPool, type ReplicaSpec } from '../models/data-parallel/gradient
 import { fromHfConfig } from '../models/hf/hf-config.js';
 import { turnwiseText } from '../models/policy-text.js';
 import { BpeTokenizer, trainBpe } from '../models/tokenizer/index.js';
-import type { Tokenizer } from '../models/tokenizer.js';
+import type { Tokenizer } from '../models/tokenizer/contract.js';
 import { PolicyTrainer, type TrainerState } from '../models/trainer.js';
-import { type TransformerConfig, TransformerModel } from '../models/transformer.js';
+import { type TransformerConfig, TransformerModel } from '../models/transformer/model.js';
 import { TransformerPolicy, type TransformerPolicyOptions } from '../models/transformer-policy.js';
 import { tf } from '../models/backend/tf.js';
 import type { BackendPreference, MatmulPreference } from '../models/backend/select.js';

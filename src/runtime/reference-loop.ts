@@ -36,7 +36,7 @@ import { packTrajectories } from '../models/pack.js';
 import { turnwiseText } from '../models/policy-text.js';
 import { tokenLayout } from '../models/token-layout.js';
 import { trainBpe } from '../models/tokenizer/index.js';
-import { TransformerModel } from '../models/transformer.js';
+import { TransformerModel } from '../models/transformer/model.js';
 import { TransformerPolicy } from '../models/transformer-policy.js';
 import { estimatorOptionsOf } from './algorithm-setup.js';
 import { evaluationPlans } from './evaluate.js';

@@ -33,7 +33,7 @@ import { trainBpe } from '../models/tokenizer/train.js';
 import type { ToolSpec } from '../core/tools.js';
 import { toolCallId } from '../core/tools.js';
 import { InvalidArgumentError } from '../core/errors.js';
-import { type TransformerConfig, TransformerModel } from '../models/transformer.js';
+import { type TransformerConfig, TransformerModel } from '../models/transformer/model.js';
 
 /** The model's shape apart from the vocabulary (which the tokenizer sets). */
 export type StandinShape = Omit<TransformerConfig, 'vocabSize'>;

@@ -31,7 +31,7 @@ import { ALLOCATOR_SLACK, formatBytes, WASM_HEAP_BYTES } from '../models/memory-
 import { headDim, kvHeads, queryWidth } from '../models/transformer/config.js';
 import { turnwiseText } from '../models/policy-text.js';
 import { BpeTokenizer } from '../models/tokenizer/index.js';
-import { type TransformerConfig, TransformerModel } from '../models/transformer.js';
+import { type TransformerConfig, TransformerModel } from '../models/transformer/model.js';
 import { TransformerPolicy } from '../models/transformer-policy.js';
 import { contextPolicyOf } from '../runtime/policy-stack.js';
 import { loadRunConfig } from '../runtime/run-folder.js';

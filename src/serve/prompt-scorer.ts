@@ -8,7 +8,7 @@
  * never `[T, V]`. These are the model's own log-probs (temperature 1), exact rather than sampled.
  */
 import { tf } from '../models/backend/tf.js';
-import type { TransformerModel } from '../models/transformer.js';
+import type { TransformerModel } from '../models/transformer/model.js';
 import type { PromptScorer, PromptScores } from './served-model.js';
 
 /**

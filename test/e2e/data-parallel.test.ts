@@ -7,7 +7,7 @@ import type { tf } from '../../src/models/backend/tf.js';
 import { Critic } from '../../src/models/critic.js';
 import { GradientPool, type ReplicaSpec } from '../../src/models/data-parallel/gradient-pool.js';
 import { PolicyTrainer, type TrainStepOptions } from '../../src/models/trainer.js';
-import { TransformerModel, type TransformerConfig } from '../../src/models/transformer.js';
+import { TransformerModel, type TransformerConfig } from '../../src/models/transformer/model.js';
 
 // Data-parallel learner (issue #10): 2 real gradient worker threads (piscina, each with its own
 // wasm backend) against the single-process trainer on the same batch and seed.

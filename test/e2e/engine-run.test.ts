@@ -15,7 +15,7 @@ import { resolveCheckpointDir } from '../../src/models/checkpoint.js';
 import { evalRun } from '../../src/runtime/eval-run.js';
 import { chatTextOptionsOf } from '../../src/runtime/pretrained-stack.js';
 import { buildStandinAgent } from '../../src/runtime/standin-agent.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 import { RunStore } from '../../src/store/run-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-engine-run-'));

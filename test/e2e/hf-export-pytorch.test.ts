@@ -19,7 +19,7 @@ import { saveCheckpoint } from '../../src/models/checkpoint.js';
 import { writeHfConfig } from '../../src/models/hf/hf-config.js';
 import { loadHfModel } from '../../src/models/hf/hf-model.js';
 import { readSafetensors, toBfloat16, writeSafetensors } from '../../src/models/safetensors.js';
-import { TransformerModel } from '../../src/models/transformer.js';
+import { TransformerModel } from '../../src/models/transformer/model.js';
 import { checkpointContentOf } from '../../src/runtime/checkpoint-content.js';
 import { exportModelFolder } from '../../src/runtime/export-model.js';
 import { buildPolicyStack, type PolicyStack } from '../../src/runtime/policy-stack.js';

@@ -15,7 +15,7 @@ import { loadCheckpoint, resolveCheckpointDir } from '../../src/models/checkpoin
 import { baseModelIdentity } from '../../src/models/hf/fingerprint.js';
 import { evalRun } from '../../src/runtime/eval-run.js';
 import { loadRunConfig } from '../../src/runtime/run-folder.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 import { loadServedModel } from '../../src/serve/load-model.js';
 import { writeTinyChatModel } from '../serve/tiny-chat-model.js';
 

@@ -15,7 +15,7 @@ import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import { connectNats } from '../../src/runtime/nats/connect.js';
 import { natsTrainRun } from '../../src/runtime/nats/nats-train-run.js';
 import { RunNameTakenError } from '../../src/runtime/nats/run-registry.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 import { storedEpisodes, expectSameStoredContent } from '../helpers/run-content.js';
 import { killProcess, spawnCli } from '../helpers/nats-run.js';
 import { type NatsServerHandle, startNatsServer } from '../helpers/nats-server.js';

@@ -14,7 +14,7 @@ import { tf } from '../../src/models/backend/tf.js';
 import { loadCheckpoint, resolveCheckpointDir } from '../../src/models/checkpoint.js';
 import { firstNonFinite } from '../../src/models/finite.js';
 import type { RunEvent } from '../../src/runtime/run-events.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 import { RunStore } from '../../src/store/run-store.js';
 
 let poisoned = false;

@@ -14,7 +14,7 @@ import { selectBackend } from '../../src/models/backend/select.js';
 import { tf } from '../../src/models/backend/tf.js';
 import { HfTokenizer } from '../../src/models/chat/index.js';
 import { loadHfModel } from '../../src/models/hf/hf-model.js';
-import type { TransformerModel } from '../../src/models/transformer.js';
+import type { TransformerModel } from '../../src/models/transformer/model.js';
 import { packBatch } from '../models/transformer-fixtures.js';
 import { writeTinyChatModel } from '../serve/tiny-chat-model.js';
 

@@ -26,7 +26,7 @@ import { probeFirstPrompts } from '../../src/runtime/first-prompts.js';
 import { chatTextOptionsOf, checkMemory, loraSpecOf, pretrainedMemoryPlan, runShapeOf } from '../../src/runtime/pretrained-stack.js';
 import { loadRunConfig } from '../../src/runtime/run-folder.js';
 import type { RunEvent } from '../../src/runtime/run-events.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 import { RunStore } from '../../src/store/run-store.js';
 import { writePretrainedShape } from '../../scripts/make-pretrained-shape.js';
 import { trackLiveTensorBytes } from '../helpers/live-tensor-bytes.js';

@@ -23,7 +23,7 @@ import { parseConfig, resolveConfig, type TurnwiseConfigInput } from '../../src/
 import { selectBackend } from '../../src/models/backend/select.js';
 import { chatTextOptionsOf } from '../../src/runtime/pretrained-stack.js';
 import { buildStandinAgent, type StandinReport } from '../../src/runtime/standin-agent.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 import { RunStore } from '../../src/store/run-store.js';
 import { learningSeed, reportFigures } from './figures.js';
 

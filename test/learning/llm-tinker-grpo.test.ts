@@ -19,7 +19,7 @@ import { parseConfig, resolveConfig, type TurnwiseConfigInput } from '../../src/
 import { selectBackend } from '../../src/models/backend/select.js';
 import { chatTextOptionsOf } from '../../src/runtime/pretrained-stack.js';
 import { buildStandinAgent } from '../../src/runtime/standin-agent.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 import { startTinkerServer, type TinkerServerProcess } from '../helpers/tinker-server.js';
 import { evalInvalidRate } from './eval-invalid-rate.js';
 import { learningSeed, reportFigures } from './figures.js';

@@ -7,7 +7,7 @@ import { Rng } from '../../src/core/rng.js';
 import { tf } from '../../src/models/backend/tf.js';
 import { loadCheckpoint, resolveCheckpointDir, saveCheckpoint } from '../../src/models/checkpoint.js';
 import { BpeTokenizer, trainBpe } from '../../src/models/tokenizer/index.js';
-import { TransformerModel } from '../../src/models/transformer.js';
+import { TransformerModel } from '../../src/models/transformer/model.js';
 import { fromHfConfig } from '../../src/models/hf/hf-config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-ckpt-'));

@@ -10,7 +10,7 @@ import { estimateMemory, parameterCount, WASM_HEAP_BYTES } from '../../src/model
 import { AdamW } from '../../src/models/optimizer.js';
 import type { MicroBatch } from '../../src/models/train-contract.js';
 import { headChunkRows } from '../../src/models/transformer/chunked-head.js';
-import { type TransformerConfig, TransformerModel } from '../../src/models/transformer.js';
+import { type TransformerConfig, TransformerModel } from '../../src/models/transformer/model.js';
 
 // Issue #31: on the native path Adam's moments live outside the wasm heap and the clip is folded
 // into the update; the estimate says so (heap: the gradients alone; host: the moments), exactly.

@@ -13,7 +13,7 @@ import { accumulateGradients, type GradientOptions, gradientOptionsOf } from '..
 import { DEFAULT_TRAIN_STEP_OPTIONS } from '../../src/models/train-options.js';
 import { estimateMemory } from '../../src/models/memory-estimate.js';
 import type { MicroBatch } from '../../src/models/train-contract.js';
-import { type TransformerConfig, TransformerModel } from '../../src/models/transformer.js';
+import { type TransformerConfig, TransformerModel } from '../../src/models/transformer/model.js';
 import { trackLiveTensorBytes, type LiveBytesTracker } from '../helpers/live-tensor-bytes.js';
 
 const SHAPE: TransformerConfig = { vocabSize: 4096, dModel: 128, nLayers: 6, nHeads: 4, nKvHeads: 2, ffnHidden: 320, maxContext: 512, ropeTheta: 10000, rmsNormEps: 1e-5, tieEmbeddings: true, architecture: 'llama' };

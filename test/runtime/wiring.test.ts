@@ -10,7 +10,7 @@ import type { StepResult, Trajectory } from '../../src/core/types.js';
 import type { ActRequest, ActResult } from '../../src/core/policy.js';
 import { roundTrip } from '../../src/runtime/codec.js';
 import { MemoryBus } from '../../src/runtime/memory-bus.js';
-import { messageFlow, subjects } from '../../src/runtime/wiring.js';
+import { messageFlow, subjects } from '../../src/runtime/wiring/message-flow.js';
 import { serveEnvSession } from '../../src/runtime/wiring/env-session.js';
 import { type ActCodec, remoteEpisodeEffects } from '../../src/runtime/wiring/episode.js';
 import { remoteTrain, serveLearner } from '../../src/runtime/wiring/learner.js';

@@ -4,7 +4,7 @@ import { Rng } from '../../src/core/rng.js';
 import '../../src/envs/index.js';
 import { getEnvironmentSpec } from '../../src/envs/registry.js';
 import { selectBackend } from '../../src/models/backend/select.js';
-import { TransformerModel } from '../../src/models/transformer.js';
+import { TransformerModel } from '../../src/models/transformer/model.js';
 import { transformerConfigOf, trainRunTokenizer } from '../../src/runtime/policy-stack.js';
 import { createServeApp } from '../../src/serve/app.js';
 import { parseAvailableActions, toEpisodeView } from '../../src/serve/chat-request.js';

@@ -13,7 +13,7 @@ import { selectBackend } from '../../src/models/backend/select.js';
 import { tf } from '../../src/models/backend/tf.js';
 import { loadChatModelFiles } from '../../src/models/chat/index.js';
 import { loadHfModel } from '../../src/models/hf/hf-model.js';
-import type { TransformerModel } from '../../src/models/transformer.js';
+import type { TransformerModel } from '../../src/models/transformer/model.js';
 import { createServeApp } from '../../src/serve/app.js';
 import { type LoadedModel, loadServedModel } from '../../src/serve/load-model.js';
 import { packBatch } from '../models/transformer-fixtures.js';

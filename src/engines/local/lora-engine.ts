@@ -15,7 +15,7 @@ import { InvalidArgumentError } from '../../core/errors.js';
 import { Rng } from '../../core/rng.js';
 import { tf } from '../../models/backend/tf.js';
 import type { LoraSpec, LoraTarget } from '../../models/lora/lora.js';
-import type { NamedWeight, TransformerModel } from '../../models/transformer.js';
+import type { NamedWeight, TransformerModel } from '../../models/transformer/model.js';
 import type {
   AdamParams,
   EngineCapabilities,

@@ -9,7 +9,7 @@
  *   data happens at the optimizer step, over everything accumulated since the last one).
  */
 import { tf } from '../../models/backend/tf.js';
-import type { TransformerModel } from '../../models/transformer.js';
+import type { TransformerModel } from '../../models/transformer/model.js';
 import type { EngineDatum, LossReduction } from '../engine.js';
 import { datumBatch, lossConstants } from './batch.js';
 import { elementwiseLossTensor, type ResolvedLoss } from './losses.js';

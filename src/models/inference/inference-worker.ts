@@ -12,7 +12,7 @@ import { InvalidArgumentError } from '../../core/errors.js';
 import { Rng } from '../../core/rng.js';
 import { describeBackend, selectBackend } from '../backend/select.js';
 import { readHfWeights } from '../hf/hf-weights.js';
-import { TransformerModel } from '../transformer.js';
+import { TransformerModel } from '../transformer/model.js';
 import { TransformerPolicy } from '../transformer-policy.js';
 import type { FromWorker, InferenceSpec, ToWorker, WorkerCacheStats, WorkerError } from './protocol.js';
 import { sharedViews } from './shared-weights.js';

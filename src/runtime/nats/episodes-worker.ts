@@ -22,7 +22,7 @@ import { RolloutRunner } from '../rollout.js';
 import { rolloutShapingOf } from '../reward-shaping.js';
 import type { NatsBus } from './nats-bus.js';
 import { actRunId, parsePlanMessage, type RunInfra } from './run-infra.js';
-import { subjects } from '../wiring.js';
+import { subjects } from '../wiring/message-flow.js';
 import { SplitBus } from './split-bus.js';
 import { outlastOutage } from './outage.js';
 import { publishTrajectoryDurably } from './trajectory-stream.js';

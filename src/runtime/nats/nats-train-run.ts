@@ -26,7 +26,7 @@ import { RunStore } from '../../store/run-store.js';
 import { encode } from '../codec.js';
 import type { EpisodePlan } from '../rollout.js';
 import { newRunId } from '../run-folder.js';
-import { type DistributedRollout, type TrainRunOptions, type TrainRunResult, trainRun } from '../train-run.js';
+import { type DistributedRollout, type TrainRunOptions, type TrainRunResult, trainRun } from '../train/train-run.js';
 import type { NatsConnectOptions } from './connect.js';
 import { NatsBus } from './nats-bus.js';
 import { openRunInfra, type PlanMessage, purgeSteps, putBlob, type RunInfra, type RunInfraOptions, setState, weightsName } from './run-infra.js';

@@ -1,6 +1,6 @@
 /**
  * Episode adapters: an episode's effects reach its env session and the samplers over the bus.
- * Subjects: `src/runtime/wiring.ts`.
+ * Subjects: `src/runtime/wiring/message-flow.ts`.
  */
 import type { EpisodeActRequest, EpisodeEffects } from '../../actors/episode.js';
 import type { ActRequest } from '../../core/policy.js';

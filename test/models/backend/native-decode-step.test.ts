@@ -5,7 +5,7 @@ import { selectBackend } from '../../../src/models/backend/select.js';
 import { tf } from '../../../src/models/backend/tf.js';
 import type { KvCache } from '../../../src/models/kv-cache.js';
 import { nativeDecodeSteps, setNativeDecodeEnabled } from '../../../src/models/transformer/native-decode.js';
-import { type TransformerConfig, TransformerModel } from '../../../src/models/transformer.js';
+import { type TransformerConfig, TransformerModel } from '../../../src/models/transformer/model.js';
 import { TransformerPolicy } from '../../../src/models/transformer-policy.js';
 
 // The native decode step (native/decode_step.c, issue #31): one call per layer and one for the head

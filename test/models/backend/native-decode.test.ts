@@ -7,7 +7,7 @@ import { tf } from '../../../src/models/backend/tf.js';
 import { cpuAttention, cpuAttentionJs, setCpuAttentionMaxQueries, useCpuAttention } from '../../../src/models/transformer/cpu-attention.js';
 import { greedyPrefix, greedyPrefixJs } from '../../../src/models/transformer/greedy-prefix.js';
 import { greedyToken } from '../../../src/models/transformer/sampling.js';
-import { type TransformerConfig, TransformerModel } from '../../../src/models/transformer.js';
+import { type TransformerConfig, TransformerModel } from '../../../src/models/transformer/model.js';
 import { maxRelDiff, randomArray } from './fixtures.js';
 
 // The decode-step kernels of native/greedy.c and native/decode_attention.c (issue #20): each gives

@@ -6,7 +6,7 @@ import { selectBackend } from '../../../src/models/backend/select.js';
 import { tf } from '../../../src/models/backend/tf.js';
 import { setNativeMatMulEnabled } from '../../../src/models/backend/wasm-batch-matmul.js';
 import { applyRope, attend, attentionMask, MASK_VALUE, rmsNorm, ropeFactors, ropeTable, rotateHalfMatrix, swiGlu } from '../../../src/models/transformer/layers.js';
-import { TransformerModel, type TransformerConfig } from '../../../src/models/transformer.js';
+import { TransformerModel, type TransformerConfig } from '../../../src/models/transformer/model.js';
 import { maxRelDiff, randomArray } from './fixtures.js';
 
 // The native layer kernels (issue #20): each public layer function gives the same values and

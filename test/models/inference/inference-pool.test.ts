@@ -4,7 +4,7 @@ import type { ActRequest, ActResult } from '../../../src/core/policy.js';
 import { Rng } from '../../../src/core/rng.js';
 import { selectBackend } from '../../../src/models/backend/select.js';
 import { InferencePool } from '../../../src/models/inference/inference-pool.js';
-import { TransformerModel, type TransformerConfig } from '../../../src/models/transformer.js';
+import { TransformerModel, type TransformerConfig } from '../../../src/models/transformer/model.js';
 import { TransformerPolicy } from '../../../src/models/transformer-policy.js';
 
 // Inference in worker threads (issue #20): real worker threads, each with its own wasm backend,

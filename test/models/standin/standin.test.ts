@@ -9,7 +9,7 @@ import { CHATML_IDS, chatmlFiles } from '../../../src/models/standin/chatml-file
 import { nextTokenBatch, trainNextToken } from '../../../src/models/standin/next-token.js';
 import { randomTranscripts, transcriptSequences } from '../../../src/models/standin/transcripts.js';
 import { trainBpe } from '../../../src/models/tokenizer/train.js';
-import { TransformerModel } from '../../../src/models/transformer.js';
+import { TransformerModel } from '../../../src/models/transformer/model.js';
 
 const settings = { levels: ['GoToRedBallNoDists'] };
 const spec = getEnvironmentSpec('babyai');

@@ -22,7 +22,7 @@
  * `announceWeights`. test/e2e/message-flow.test.ts records a run's bus traffic and checks it
  * against {@link messageFlow}.
  */
-import { InvalidArgumentError } from '../core/errors.js';
+import { InvalidArgumentError } from '../../core/errors.js';
 
 // ---------------------------------------------------------------------------------------------
 // Subjects. Every subject starts with `turnwise.<runId>.` so that runs sharing a NATS server

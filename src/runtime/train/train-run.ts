@@ -1,6 +1,6 @@
 /**
  * Assembles and runs one training job on the embedded default: every actor of the picture in
- * docs/architecture.md, connected over an in-process bus exactly as `src/runtime/wiring.ts` lists.
+ * docs/architecture.md, connected over an in-process bus exactly as `src/runtime/wiring/message-flow.ts` lists.
  * {@link trainRun} reads top to bottom; each step is one file of `src/runtime/train/`.
  *
  * Randomness: every stream derives from `config.seed` and the step or episode it serves
@@ -10,7 +10,7 @@
  *
  * Reading order, from here to the PPO loss (`src/runtime/reference-loop.ts` is the same loop on
  * one page, without bus or actors, and a test keeps the two bit-identical):
- *  1. `runtime/train-run.ts` (this file): claim the run folder, open the run, start the actors, drive.
+ *  1. `runtime/train/train-run.ts` (this file): claim the run folder, open the run, start the actors, drive.
  *  2. `runtime/train/open-run.ts`: backend, environment, checkpoint, run store, and the models
  *     (`runtime/engine-stack.ts` → `runtime/policy-stack.ts`: tokenizer, model, sampler policy, trainer).
  *  3. `runtime/train/actors.ts`: the sampler, learner and horizon actors on a `MemoryBus`, and the rollout runner.
@@ -30,23 +30,23 @@
  * 17. `algorithms/losses.ts`: `ppoClipLoss`, the PPO-clip surrogate.
  */
 // Registers every built-in environment, so callers need not import them themselves.
-import '../envs/index.js';
-import type { CoordinatorOutput } from '../actors/coordinator.js';
-import { InvalidConfigError } from '../core/errors.js';
-import { getEnvironmentSpec } from '../envs/registry.js';
-import { describeBackend, selectBackend } from '../models/backend/select.js';
-import { checkPretrainedContext } from './pretrained-stack.js';
-import { nativeAdamAvailable } from '../models/backend/native-adam.js';
-import { checkRunMemory, memoryLimitsOf } from './run-memory.js';
-import { startTrainingActors } from './train/actors.js';
-import { driveTraining } from './train/drive.js';
-import { type ClaimedRunFolder, claimRunFolder, releaseUnusedRunFolder } from './run-folder.js';
-import { checkTrainRunOptions, type OpenedRun, openRun } from './train/open-run.js';
-import { type AsyncStateSource, coordinatorEffects, type Evaluate, evaluator } from './train/step-effects.js';
-import type { EvalPoint, TrainRunOptions, TrainRunResult } from './train/types.js';
+import '../../envs/index.js';
+import type { CoordinatorOutput } from '../../actors/coordinator.js';
+import { InvalidConfigError } from '../../core/errors.js';
+import { getEnvironmentSpec } from '../../envs/registry.js';
+import { describeBackend, selectBackend } from '../../models/backend/select.js';
+import { checkPretrainedContext } from '../pretrained-stack.js';
+import { nativeAdamAvailable } from '../../models/backend/native-adam.js';
+import { checkRunMemory, memoryLimitsOf } from '../run-memory.js';
+import { startTrainingActors } from './actors.js';
+import { driveTraining } from './drive.js';
+import { type ClaimedRunFolder, claimRunFolder, releaseUnusedRunFolder } from '../run-folder.js';
+import { checkTrainRunOptions, type OpenedRun, openRun } from './open-run.js';
+import { type AsyncStateSource, coordinatorEffects, type Evaluate, evaluator } from './step-effects.js';
+import type { EvalPoint, TrainRunOptions, TrainRunResult } from './types.js';
 
-export { trainPlans } from './train/plans.js';
-export type { DistributedRollout, EvalPoint, TrainRunOptions, TrainRunResult } from './train/types.js';
+export { trainPlans } from './plans.js';
+export type { DistributedRollout, EvalPoint, TrainRunOptions, TrainRunResult } from './types.js';
 
 /**
  * Runs (or resumes) a training job to its configured number of steps. The run folder is held
@@ -68,7 +68,7 @@ export async function trainRun(options: TrainRunOptions): Promise<TrainRunResult
   const backend = await selectBackend(config.model.backend, { matmul: config.model.matmul });
   checkRunMemory(config, memoryLimitsOf(backend.name), { optimizerOnHost: nativeAdamAvailable() });
   await checkPretrainedContext(config); // a context too short for the first prompts, refused before any weight is read
-  // 0. The run folder, held by this process alone (one writer: ./run-lock.ts) until the run ends.
+  // 0. The run folder, held by this process alone (one writer: ../run-lock.ts) until the run ends.
   const folder = await claimRunFolder(options, config.run);
   try {
     return await trainInFolder(options, folder);
