@@ -14,7 +14,7 @@ import { selectBackend } from '../../src/models/backend/select.js';
 import { resolveCheckpointDir } from '../../src/models/checkpoint.js';
 import { evalRun } from '../../src/runtime/eval-run.js';
 import { chatTextOptionsOf } from '../../src/runtime/pretrained-stack.js';
-import { buildStandinAgent } from '../../src/runtime/standin-agent.js';
+import { buildStandinAgent } from '../../scripts/standin/agent.js';
 import { trainRun } from '../../src/runtime/train/train-run.js';
 import { RunStore } from '../../src/store/run-store.js';
 

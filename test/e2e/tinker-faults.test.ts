@@ -19,7 +19,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig, type TurnwiseConfigInput } from '../../src/core/config.js';
 import { selectBackend } from '../../src/models/backend/select.js';
 import { chatTextOptionsOf } from '../../src/runtime/pretrained-stack.js';
-import { buildStandinAgent } from '../../src/runtime/standin-agent.js';
+import { buildStandinAgent } from '../../scripts/standin/agent.js';
 import { startDelayingProxy } from '../helpers/delaying-proxy.js';
 import { spawnCli } from '../helpers/nats-run.js';
 import { expectSameFinalWeights, expectSameStoredContent } from '../helpers/run-content.js';

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig, type TurnwiseConfigInput } from '../../src/core/config.js';
 import { selectBackend } from '../../src/models/backend/select.js';
 import { chatTextOptionsOf } from '../../src/runtime/pretrained-stack.js';
-import { buildStandinAgent } from '../../src/runtime/standin-agent.js';
+import { buildStandinAgent } from '../../scripts/standin/agent.js';
 import { trainRun } from '../../src/runtime/train/train-run.js';
 import { startTinkerServer, type TinkerServerProcess } from '../helpers/tinker-server.js';
 import { evalInvalidRate } from './eval-invalid-rate.js';

@@ -7,7 +7,7 @@
  *
  * Why: the stock wasm kernel uses XNNPACK only for an untransposed matmul with batch 1; every
  * other case (`transposeA`, `transposeB`, rank 3/4, i.e. all of backprop and attention) runs a
- * naive triple loop that is 10-25x slower (`matmul-bench.ts` measures both). This wrapper:
+ * naive triple loop that is 10-25x slower (`bench/matmul-gflops.ts` measures both). This wrapper:
  * - keeps the stock kernel for the fast case and for tiny products (< 32 768 multiply-adds per
  *   batch item, where building an XNNPACK operator per call costs more than it saves);
  * - otherwise materialises transposes with the wasm `Transpose` kernel, then

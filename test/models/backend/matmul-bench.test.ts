@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MATMUL_BENCH_SHAPES, measureMatmulGflops } from '../../../src/models/backend/matmul-bench.js';
+import { DEFAULT_MATMUL_BENCH_SHAPES, measureMatmulGflops } from '../../../bench/matmul-gflops.js';
 import { tf } from '../../../src/models/backend/tf.js';
 
 describe('measureMatmulGflops', () => {

@@ -17,23 +17,23 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import '../envs/index.js';
-import { Rng } from '../core/rng.js';
-import { getEnvironmentSpec } from '../envs/registry.js';
-import { type ChatMessage, ChatTemplate, templateTools } from '../models/chat/template.js';
-import { toolCallMessage, toolResultMessage } from '../models/chat/tool-chat.js';
-import { headMessages } from '../models/chat/layout.js';
-import { writeHfConfig } from '../models/hf/hf-config.js';
-import { type ChatTextOptions, chatText } from '../models/policy-text.js';
-import { writeSafetensors } from '../models/safetensors.js';
-import { CHATML_IDS, CHATML_ROLE_WORDS, CHATML_TOOLS_TEMPLATE, chatmlFiles } from '../models/standin/chatml-files.js';
-import { trainNextToken } from '../models/standin/next-token.js';
-import { randomToolTranscripts, randomTranscripts, type Transcript, transcriptSequences } from '../models/standin/transcripts.js';
-import { trainBpe } from '../models/tokenizer/train.js';
-import type { ToolSpec } from '../core/tools.js';
-import { toolCallId } from '../core/tools.js';
-import { InvalidArgumentError } from '../core/errors.js';
-import { type TransformerConfig, TransformerModel } from '../models/transformer/model.js';
+import '../../src/envs/index.js';
+import { Rng } from '../../src/core/rng.js';
+import { getEnvironmentSpec } from '../../src/envs/registry.js';
+import { type ChatMessage, ChatTemplate, templateTools } from '../../src/models/chat/template.js';
+import { toolCallMessage, toolResultMessage } from '../../src/models/chat/tool-chat.js';
+import { headMessages } from '../../src/models/chat/layout.js';
+import { writeHfConfig } from '../../src/models/hf/hf-config.js';
+import { type ChatTextOptions, chatText } from '../../src/models/policy-text.js';
+import { writeSafetensors } from '../../src/models/safetensors.js';
+import { CHATML_IDS, CHATML_ROLE_WORDS, CHATML_TOOLS_TEMPLATE, chatmlFiles } from './chatml-files.js';
+import { trainNextToken } from './next-token.js';
+import { randomToolTranscripts, randomTranscripts, type Transcript, transcriptSequences } from './transcripts.js';
+import { trainBpe } from '../../src/models/tokenizer/train.js';
+import type { ToolSpec } from '../../src/core/tools.js';
+import { toolCallId } from '../../src/core/tools.js';
+import { InvalidArgumentError } from '../../src/core/errors.js';
+import { type TransformerConfig, TransformerModel } from '../../src/models/transformer/model.js';
 
 /** The model's shape apart from the vocabulary (which the tokenizer sets). */
 export type StandinShape = Omit<TransformerConfig, 'vocabSize'>;

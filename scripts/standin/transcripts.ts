@@ -10,12 +10,12 @@
  * is one valid call drawn at random from the declared tools (arguments uniform over their `enum`, or
  * over the listed actions for a free string), laid out as the model's tool-call format.
  */
-import type { Rng } from '../../core/rng.js';
-import { type ToolCall, type ToolSpec, toolCallText } from '../../core/tools.js';
-import type { Observation } from '../../core/types.js';
-import type { Environment } from '../../envs/environment.js';
-import type { PastTurn } from '../context.js';
-import type { PolicyText, ToolText } from '../policy-text.js';
+import type { Rng } from '../../src/core/rng.js';
+import { type ToolCall, type ToolSpec, toolCallText } from '../../src/core/tools.js';
+import type { Observation } from '../../src/core/types.js';
+import type { Environment } from '../../src/envs/environment.js';
+import type { PastTurn } from '../../src/models/context.js';
+import type { PolicyText, ToolText } from '../../src/models/policy-text.js';
 
 /** Generic thoughts: they say nothing about the task, so they carry no skill. */
 export const RANDOM_THOUGHTS = ['Let me try this.', 'I will explore.', 'I should look around.', 'Maybe this helps.', 'I will take a step.', 'Let me see what happens.'] as const;

@@ -5,10 +5,10 @@
  * `tokenizer_config.json` with a plain ChatML chat template and a `generation_config.json` that
  * stops at `<|im_end|>`. Pure: the writer serialises what these return.
  */
-import { generationConfigJson, tokenizerConfigJson } from '../chat/export.js';
-import type { BpeTokenizer } from '../tokenizer/bpe.js';
-import { HfTokenizer } from '../tokenizer/hf-tokenizer.js';
-import { SPECIAL_TOKEN_LIST } from '../tokenizer/tables.js';
+import { generationConfigJson, tokenizerConfigJson } from '../../src/models/chat/export.js';
+import type { BpeTokenizer } from '../../src/models/tokenizer/bpe.js';
+import { HfTokenizer } from '../../src/models/tokenizer/hf-tokenizer.js';
+import { SPECIAL_TOKEN_LIST } from '../../src/models/tokenizer/tables.js';
 
 /**
  * ChatML without a default system message (the layout transformers documents for ChatML models):

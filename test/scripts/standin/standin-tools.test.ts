@@ -7,8 +7,8 @@ import { Rng } from '../../../src/core/rng.js';
 import { checkToolCall, parseToolCallText, type ToolSpec } from '../../../src/core/tools.js';
 import { ChatTemplate, templateTools } from '../../../src/models/chat/template.js';
 import { chatText } from '../../../src/models/policy-text.js';
-import { CHATML_TEMPLATE, CHATML_TOOLS_TEMPLATE, chatmlFiles } from '../../../src/models/standin/chatml-files.js';
-import { randomToolCall, randomToolTranscripts, transcriptSequences } from '../../../src/models/standin/transcripts.js';
+import { CHATML_TEMPLATE, CHATML_TOOLS_TEMPLATE, chatmlFiles } from '../../../scripts/standin/chatml-files.js';
+import { randomToolCall, randomToolTranscripts, transcriptSequences } from '../../../scripts/standin/transcripts.js';
 import { trainBpe } from '../../../src/models/tokenizer/train.js';
 import { VAULT_TOOLS, vaultSpec } from '../../helpers/vault-env.js';
 

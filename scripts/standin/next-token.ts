@@ -6,14 +6,14 @@
  * `batchTokens` padded tokens (little padding); the order of the batches is shuffled each epoch.
  * Deterministic in `rng`.
  */
-import { globalNormScale } from '../../algorithms/grad-clip.js';
-import type { Rng } from '../../core/rng.js';
-import { InvalidArgumentError } from '../../core/errors.js';
-import { tf } from '../backend/tf.js';
-import { AdamW } from '../optimizer.js';
-import { PAD_ID } from '../pack.js';
-import type { TrainBatch } from '../train-batch.js';
-import type { TrainableModel } from '../train-contract.js';
+import { globalNormScale } from '../../src/algorithms/grad-clip.js';
+import type { Rng } from '../../src/core/rng.js';
+import { InvalidArgumentError } from '../../src/core/errors.js';
+import { tf } from '../../src/models/backend/tf.js';
+import { AdamW } from '../../src/models/optimizer.js';
+import { PAD_ID } from '../../src/models/pack.js';
+import type { TrainBatch } from '../../src/models/train-batch.js';
+import type { TrainableModel } from '../../src/models/train-contract.js';
 import type { TranscriptSequence } from './transcripts.js';
 
 /** Options of {@link trainNextToken}. */

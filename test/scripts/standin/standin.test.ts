@@ -5,9 +5,9 @@ import { parseAction } from '../../../src/envs/parse-action.js';
 import { getEnvironmentSpec } from '../../../src/envs/registry.js';
 import { selectBackend } from '../../../src/models/backend/select.js';
 import { chatText } from '../../../src/models/policy-text.js';
-import { CHATML_IDS, chatmlFiles } from '../../../src/models/standin/chatml-files.js';
-import { nextTokenBatch, trainNextToken } from '../../../src/models/standin/next-token.js';
-import { randomTranscripts, transcriptSequences } from '../../../src/models/standin/transcripts.js';
+import { CHATML_IDS, chatmlFiles } from '../../../scripts/standin/chatml-files.js';
+import { nextTokenBatch, trainNextToken } from '../../../scripts/standin/next-token.js';
+import { randomTranscripts, transcriptSequences } from '../../../scripts/standin/transcripts.js';
 import { trainBpe } from '../../../src/models/tokenizer/train.js';
 import { TransformerModel } from '../../../src/models/transformer/model.js';
 
