@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { globalNormScale } from '../src/algorithms/grad-clip.js';
 import type { Rng } from '../src/core/rng.js';
-import { tf } from '../src/models/backend/tf.js';
+import { tf } from '../src/backend/tf.js';
 import { accumulateGradients, type GradientOptions } from '../src/models/grad-accumulate.js';
 import type { AdamW } from '../src/models/optimizer.js';
 import type { MicroBatch } from '../src/models/train-contract.js';

@@ -17,10 +17,10 @@
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Rng } from '../src/core/rng.js';
-import { nativeAdamAvailable } from '../src/models/backend/native-adam.js';
-import { nativeBlas } from '../src/models/backend/native-blas.js';
-import { describeBackend, selectBackend } from '../src/models/backend/select.js';
-import { tf } from '../src/models/backend/tf.js';
+import { nativeAdamAvailable } from '../src/backend/native-adam.js';
+import { nativeBlas } from '../src/backend/native-blas.js';
+import { describeBackend, selectBackend } from '../src/backend/select.js';
+import { tf } from '../src/backend/tf.js';
 import { describeEstimate, estimateMemory, formatBytes, WASM_HEAP_BYTES } from '../src/models/memory-estimate.js';
 import { AdamW } from '../src/models/optimizer.js';
 import { headChunkRows } from '../src/models/transformer/chunked-head.js';

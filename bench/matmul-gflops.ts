@@ -4,9 +4,9 @@
  * Method: `c = tf.matMul(a, b); c.dataSync()` in a loop for at least `minMs` per path after a
  * warm-up (`dataSync` so the time includes the work, not only its scheduling).
  */
-import { selectBackend } from '../src/models/backend/select.js';
-import { tf } from '../src/models/backend/tf.js';
-import { isNativeMatMulEnabled, reroutedBatchMatMulCalls, setBatchMatMulShimEnabled, setNativeMatMulEnabled } from '../src/models/backend/wasm-batch-matmul.js';
+import { selectBackend } from '../src/backend/select.js';
+import { tf } from '../src/backend/tf.js';
+import { isNativeMatMulEnabled, reroutedBatchMatMulCalls, setBatchMatMulShimEnabled, setNativeMatMulEnabled } from '../src/backend/wasm-batch-matmul.js';
 
 /** One matmul to measure. */
 export interface MatmulShape {

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { loadConfig, resolveConfig } from '../src/core/config.js';
 import { parseOverride } from '../src/core/config/overrides.js';
-import { tensorHeapBytes } from '../src/models/backend/heap.js';
+import { tensorHeapBytes } from '../src/backend/heap.js';
 import { TransformerModel } from '../src/models/transformer/model.js';
 import type { RunEvent } from '../src/runtime/run-events.js';
 import { trainRun } from '../src/runtime/train/train-run.js';

@@ -14,7 +14,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig, resolveConfig } from '../src/core/config.js';
 import { parseOverride } from '../src/core/config/overrides.js';
-import { selectBackend } from '../src/models/backend/select.js';
+import { selectBackend } from '../src/backend/select.js';
 import { chatTextOptionsOf } from '../src/runtime/pretrained-stack.js';
 import { buildStandinAgent } from './standin/agent.js';
 

@@ -48,7 +48,7 @@ export { RunStore } from './store/run-store.js';
 export type { ActRequest, ActResult, Policy, SamplingOptions } from './core/policy.js';
 export { TransformerModel } from './models/transformer/model.js';
 export { TransformerPolicy } from './models/transformer-policy.js';
-export { selectBackend } from './models/backend/select.js';
+export { selectBackend } from './backend/select.js';
 export type { Environment, EnvironmentOptions, EnvironmentSpec, TaskCatalog } from './envs/environment.js';
 export { getEnvironmentSpec, listEnvironments, registerEnvironment } from './envs/registry.js';
 export type { AdvantageInput, AdvantageOutput, CustomEstimatorOptions } from './algorithms/advantage-input.js';

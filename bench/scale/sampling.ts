@@ -22,7 +22,7 @@ import { Rng } from '../../src/core/rng.js';
 import '../../src/envs/index.js';
 import type { Environment } from '../../src/envs/environment.js';
 import { getEnvironmentSpec } from '../../src/envs/registry.js';
-import { describeBackend, selectBackend } from '../../src/models/backend/select.js';
+import { describeBackend, selectBackend } from '../../src/backend/select.js';
 import { KvCache } from '../../src/models/kv-cache.js';
 import { buildContext, encodeActionChoices, type PastTurn } from '../../src/models/context.js';
 import type { ActRequest, ActResult } from '../../src/core/policy.js';

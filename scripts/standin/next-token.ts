@@ -9,7 +9,7 @@
 import { globalNormScale } from '../../src/algorithms/grad-clip.js';
 import type { Rng } from '../../src/core/rng.js';
 import { InvalidArgumentError } from '../../src/core/errors.js';
-import { tf } from '../../src/models/backend/tf.js';
+import { tf } from '../../src/backend/tf.js';
 import { AdamW } from '../../src/models/optimizer.js';
 import { PAD_ID } from '../../src/models/pack.js';
 import type { TrainBatch } from '../../src/models/train-batch.js';

@@ -6,7 +6,7 @@
  * i.e. V(s_t) of the context the token was chosen in.
  */
 import { InvalidArgumentError } from '../core/errors.js';
-import { tf } from './backend/tf.js';
+import { tf } from '../backend/tf.js';
 import type { NamedArray } from './optimizer.js';
 import type { TrainBatch } from './train-batch.js';
 

@@ -13,7 +13,7 @@ import { valueLoss } from '../algorithms/losses.js';
 import { type PolicyLossEntry, policyLossRegistry } from '../algorithms/policy-loss-registry.js';
 import { offPolicyLoss } from '../algorithms/off-policy.js';
 import { TurnwiseError } from '../core/errors.js';
-import { tf } from './backend/tf.js';
+import { tf } from '../backend/tf.js';
 import type { Critic } from './critic.js';
 import type { TrainStepOptions } from './train-options.js';
 import type { MicroBatch, TrainableModel } from './train-contract.js';

@@ -10,8 +10,8 @@
  * float32), so a run may move between this state and tfjs' (`fromTfjs` / `toTfjs`) at any step.
  */
 import { InvalidArgumentError } from '../core/errors.js';
-import { nativeAdamHostStep } from './backend/native-adam.js';
-import { tf } from './backend/tf.js';
+import { nativeAdamHostStep } from '../backend/native-adam.js';
+import { tf } from '../backend/tf.js';
 
 /** tfjs `AdamOptimizer` internals this state is read from and written back to. */
 export interface TfjsAdamInternals {

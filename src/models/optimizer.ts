@@ -9,8 +9,8 @@
  * gradients is made.
  */
 import { InvalidArgumentError } from '../core/errors.js';
-import { nativeAdamAvailable } from './backend/native-adam.js';
-import { tf } from './backend/tf.js';
+import { nativeAdamAvailable } from '../backend/native-adam.js';
+import { tf } from '../backend/tf.js';
 import { HostAdamState, type TfjsAdamInternals } from './host-adam.js';
 
 /** One named array of optimizer (or other trainer) state. */

@@ -4,7 +4,7 @@
  * micro-batch carries. It sits below all of them (it imports only the backend and the batch
  * layout), so they depend on it and never on each other in a circle.
  */
-import type { tf } from './backend/tf.js';
+import type { tf } from '../backend/tf.js';
 import type { TrainBatch } from './train-batch.js';
 
 /** Named weights as plain arrays (the checkpoint format of models). */

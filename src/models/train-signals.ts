@@ -10,7 +10,7 @@ import { computeAdvantages } from '../algorithms/advantages.js';
 import { aggregationWeights } from '../algorithms/aggregation.js';
 import { klPenalizedRewards } from '../algorithms/kl.js';
 import type { Trajectory } from '../core/types.js';
-import { tf } from './backend/tf.js';
+import { tf } from '../backend/tf.js';
 import type { Critic } from './critic.js';
 import { packTrajectories } from './pack.js';
 import { type TokenLayout, tokenLayout } from './token-layout.js';

@@ -17,7 +17,7 @@ import { explainedVariance, maskedStats } from '../algorithms/stats.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import type { Trajectory } from '../core/types.js';
-import { tf } from './backend/tf.js';
+import { tf } from '../backend/tf.js';
 import type { Critic } from './critic.js';
 import type { GradientPool } from './data-parallel/gradient-pool.js';
 import { type AccumulatedGradients, accumulateGradients, gradientOptionsOf, STATS, type StatName } from './grad-accumulate.js';

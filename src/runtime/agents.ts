@@ -21,7 +21,7 @@ import { parseConfig, type ResolvedConfig, resolveConfig } from '../core/config.
 import { InvalidArgumentError } from '../core/errors.js';
 import { Rng } from '../core/rng.js';
 import type { EnvironmentSpec } from '../envs/environment.js';
-import { describeBackend, selectBackend } from '../models/backend/select.js';
+import { describeBackend, selectBackend } from '../backend/select.js';
 import { loadCheckpoint, resolveCheckpointDir } from '../models/checkpoint.js';
 import { inspectHfModel } from '../models/hf/hf-model.js';
 import { type OpenAIChatDeps, OpenAIChatPolicy, type UsageReport } from '../policies/openai-chat.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig, type TurnwiseConfigInput } from '../../src/core/config.js';
 import { LocalLoraEngine } from '../../src/engines/local/lora-engine.js';
-import { selectBackend } from '../../src/models/backend/select.js';
+import { selectBackend } from '../../src/backend/select.js';
 import { resolveCheckpointDir } from '../../src/models/checkpoint.js';
 import { evalRun } from '../../src/runtime/eval-run.js';
 import { chatTextOptionsOf } from '../../src/runtime/pretrained-stack.js';

@@ -14,7 +14,7 @@ import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import { Rng } from '../../src/core/rng.js';
 import { getEnvironmentSpec } from '../../src/envs/registry.js';
 import '../../src/envs/index.js';
-import { selectBackend } from '../../src/models/backend/select.js';
+import { selectBackend } from '../../src/backend/select.js';
 import { saveCheckpoint } from '../../src/models/checkpoint.js';
 import { writeHfConfig } from '../../src/models/hf/hf-config.js';
 import { loadHfModel } from '../../src/models/hf/hf-model.js';

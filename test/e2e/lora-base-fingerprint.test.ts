@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import { InvalidConfigError } from '../../src/core/errors.js';
-import { selectBackend } from '../../src/models/backend/select.js';
+import { selectBackend } from '../../src/backend/select.js';
 import { loadCheckpoint, resolveCheckpointDir } from '../../src/models/checkpoint.js';
 import { baseModelIdentity } from '../../src/models/hf/fingerprint.js';
 import { evalRun } from '../../src/runtime/eval-run.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig, type TurnwiseConfigInput } from '../../src/core/config.js';
 import { Rng } from '../../src/core/rng.js';
-import { selectBackend } from '../../src/models/backend/select.js';
+import { selectBackend } from '../../src/backend/select.js';
 import { writeHfConfig } from '../../src/models/hf/hf-config.js';
 import { writeSafetensors } from '../../src/models/safetensors.js';
 import { TransformerModel } from '../../src/models/transformer/model.js';

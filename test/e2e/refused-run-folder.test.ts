@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import { CheckpointError } from '../../src/core/errors.js';
-import { selectBackend } from '../../src/models/backend/select.js';
+import { selectBackend } from '../../src/backend/select.js';
 import { trainRun } from '../../src/runtime/train/train-run.js';
 import { writeTinyChatModel } from '../serve/tiny-chat-model.js';
 

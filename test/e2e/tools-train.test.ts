@@ -12,7 +12,7 @@ import { systemClock } from '../../src/core/clock.js';
 import { parseConfig, resolveConfig, type TurnwiseConfigInput } from '../../src/core/config.js';
 import { parseToolCallText } from '../../src/core/tools.js';
 import { getEnvironmentSpec } from '../../src/envs/registry.js';
-import { selectBackend } from '../../src/models/backend/select.js';
+import { selectBackend } from '../../src/backend/select.js';
 import { chatTextOptionsOf } from '../../src/runtime/pretrained-stack.js';
 import { simulate } from '../../src/runtime/simulate/simulate.js';
 import { buildStandinAgent } from '../../scripts/standin/agent.js';

@@ -8,13 +8,13 @@ const graph = readImportGraph(root, 'src');
 /**
  * The layers of `src/`, lowest first (docs/layout.md). A file may import its
  * own folder and any lower layer; two folders on the same rank never import each other. The tensor
- * backend (`models/backend/`) sits below the algorithms, which compute on it, while the rest of
+ * backend (`backend/`) sits below the algorithms, which compute on it, while the rest of
  * `models/` builds on the algorithms. The model engines (`engines/`: the in-process tfjs engine and
  * the Tinker client) sit above the models and below the runtime that drives them.
  */
 const LAYERS: readonly (readonly string[])[] = [
   ['core'],
-  ['models/backend'],
+  ['backend'],
   ['algorithms', 'envs', 'store', 'policies'],
   ['models', 'actors'],
   ['engines'],

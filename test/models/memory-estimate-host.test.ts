@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../src/core/rng.js';
 import { globalNormScale } from '../../src/algorithms/grad-clip.js';
-import { nativeAdamAvailable } from '../../src/models/backend/native-adam.js';
-import { nativeBlas } from '../../src/models/backend/native-blas.js';
-import { selectBackend } from '../../src/models/backend/select.js';
-import { tf } from '../../src/models/backend/tf.js';
+import { nativeAdamAvailable } from '../../src/backend/native-adam.js';
+import { nativeBlas } from '../../src/backend/native-blas.js';
+import { selectBackend } from '../../src/backend/select.js';
+import { tf } from '../../src/backend/tf.js';
 import { accumulateGradients, type GradientOptions } from '../../src/models/grad-accumulate.js';
 import { estimateMemory, parameterCount, WASM_HEAP_BYTES } from '../../src/models/memory-estimate.js';
 import { AdamW } from '../../src/models/optimizer.js';

@@ -7,8 +7,8 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../src/core/rng.js';
-import { selectBackend } from '../../src/models/backend/select.js';
-import { tf } from '../../src/models/backend/tf.js';
+import { selectBackend } from '../../src/backend/select.js';
+import { tf } from '../../src/backend/tf.js';
 import { accumulateGradients, type GradientOptions, gradientOptionsOf } from '../../src/models/grad-accumulate.js';
 import { DEFAULT_TRAIN_STEP_OPTIONS } from '../../src/models/train-options.js';
 import { estimateMemory } from '../../src/models/memory-estimate.js';

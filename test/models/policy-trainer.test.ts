@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../src/core/rng.js';
 import type { Trajectory, Turn } from '../../src/core/types.js';
-import { tf } from '../../src/models/backend/tf.js';
+import { tf } from '../../src/backend/tf.js';
 import { Critic, type HiddenModel } from '../../src/models/critic.js';
 import { learningRateAt } from '../../src/models/lr-schedule.js';
 import { AdamW } from '../../src/models/optimizer.js';

@@ -2,7 +2,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/core/errors.js';
 import { Rng } from '../../src/core/rng.js';
 import type { Trajectory, Turn } from '../../src/core/types.js';
-import { tf } from '../../src/models/backend/tf.js';
+import { tf } from '../../src/backend/tf.js';
 import { packTrajectories } from '../../src/models/pack.js';
 import type { TrainBatch } from '../../src/models/train-batch.js';
 import { PolicyTrainer, type NamedWeights, TRAIN_STEP_METRICS, type TrainableModel } from '../../src/models/trainer.js';

@@ -3,7 +3,7 @@ import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import { Rng } from '../../src/core/rng.js';
 import '../../src/envs/index.js';
 import { getEnvironmentSpec } from '../../src/envs/registry.js';
-import { selectBackend } from '../../src/models/backend/select.js';
+import { selectBackend } from '../../src/backend/select.js';
 import { TransformerModel } from '../../src/models/transformer/model.js';
 import { transformerConfigOf, trainRunTokenizer } from '../../src/runtime/policy-stack.js';
 import { createServeApp } from '../../src/serve/app.js';

@@ -4,7 +4,7 @@
  * longest context that fits and says so; `--max-context` is honoured up to the model's own limit.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { selectBackend } from '../../src/models/backend/select.js';
+import { selectBackend } from '../../src/backend/select.js';
 import type { HfModelInfo } from '../../src/models/hf/hf-model.js';
 import { parameterCount, WASM_HEAP_BYTES } from '../../src/models/memory-estimate.js';
 import type { TransformerConfig } from '../../src/models/transformer/model.js';

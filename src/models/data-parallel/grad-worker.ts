@@ -7,9 +7,9 @@
  */
 import { move, workerData } from 'piscina';
 import { Rng } from '../../core/rng.js';
-import { selectBackend } from '../backend/select.js';
-import { activeNativeBlas } from '../backend/wasm-batch-matmul.js';
-import { tf } from '../backend/tf.js';
+import { selectBackend } from '../../backend/select.js';
+import { activeNativeBlas } from '../../backend/wasm-batch-matmul.js';
+import { tf } from '../../backend/tf.js';
 import { Critic } from '../critic.js';
 import { accumulateGradients, STATS } from '../grad-accumulate.js';
 import type { MicroBatch } from '../train-contract.js';

@@ -8,7 +8,7 @@
  * Float32Array per shard (moved, not cloned): the gradients of the variables in order, then the
  * summed loss statistics.
  */
-import type { BackendPreference, MatmulPreference } from '../backend/select.js';
+import type { BackendPreference, MatmulPreference } from '../../backend/select.js';
 import type { GradientOptions } from '../grad-accumulate.js';
 import type { MicroBatch } from '../train-contract.js';
 import type { TransformerConfig } from '../transformer/config.js';

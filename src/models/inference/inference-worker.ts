@@ -10,7 +10,7 @@ import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { InvalidArgumentError } from '../../core/errors.js';
 import { Rng } from '../../core/rng.js';
-import { describeBackend, selectBackend } from '../backend/select.js';
+import { describeBackend, selectBackend } from '../../backend/select.js';
 import { readHfWeights } from '../hf/hf-weights.js';
 import { TransformerModel } from '../transformer/model.js';
 import { TransformerPolicy } from '../transformer-policy.js';

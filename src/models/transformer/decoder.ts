@@ -6,7 +6,7 @@
  * goes (inference) — is the caller's choice of {@link DecoderOptions}.
  */
 import { InvalidArgumentError } from '../../core/errors.js';
-import { tf } from '../backend/tf.js';
+import { tf } from '../../backend/tf.js';
 import { checkpointedLayer } from './checkpointed-layer.js';
 import { headDim, kvHeads, type TransformerConfig } from './config.js';
 import {

@@ -14,7 +14,7 @@
  */
 import { CheckpointError, InvalidArgumentError } from '../../core/errors.js';
 import type { Rng } from '../../core/rng.js';
-import { tf } from '../backend/tf.js';
+import { tf } from '../../backend/tf.js';
 import { type ConfigTokenIds, writeHfConfig } from '../hf/hf-config.js';
 import type { KvCache } from '../kv-cache.js';
 import type { LoraSpec } from '../lora/lora.js';

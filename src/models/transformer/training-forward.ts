@@ -6,7 +6,7 @@
  */
 import { InvalidArgumentError } from '../../core/errors.js';
 import { Rng } from '../../core/rng.js';
-import { tf } from '../backend/tf.js';
+import { tf } from '../../backend/tf.js';
 import type { TrainBatch } from '../train-batch.js';
 import { chunkedTargetStats, headChunkRows } from './chunked-head.js';
 import type { TransformerConfig } from './config.js';

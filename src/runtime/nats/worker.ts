@@ -7,7 +7,7 @@
 import { parseConfig, type ResolvedConfig, resolveConfig } from '../../core/config.js';
 import { InvalidArgumentError, InvalidMessageError } from '../../core/errors.js';
 import '../../envs/index.js';
-import { selectBackend } from '../../models/backend/select.js';
+import { selectBackend } from '../../backend/select.js';
 import { type PolicyText, type PolicyTextManifest, policyTextFromManifest } from '../../models/policy-text.js';
 import type { NatsConnectOptions } from './connect.js';
 import { nuid } from '@nats-io/transport-node';

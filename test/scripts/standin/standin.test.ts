@@ -3,7 +3,7 @@ import '../../../src/envs/index.js';
 import { Rng } from '../../../src/core/rng.js';
 import { parseAction } from '../../../src/envs/parse-action.js';
 import { getEnvironmentSpec } from '../../../src/envs/registry.js';
-import { selectBackend } from '../../../src/models/backend/select.js';
+import { selectBackend } from '../../../src/backend/select.js';
 import { chatText } from '../../../src/models/policy-text.js';
 import { CHATML_IDS, chatmlFiles } from '../../../scripts/standin/chatml-files.js';
 import { nextTokenBatch, trainNextToken } from '../../../scripts/standin/next-token.js';

@@ -1,13 +1,13 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { Rng } from '../../../src/core/rng.js';
-import { nativeBlas } from '../../../src/models/backend/native-blas.js';
-import { setNativeKernelsEnabled } from '../../../src/models/backend/native-kernels.js';
-import { selectBackend } from '../../../src/models/backend/select.js';
-import { tf } from '../../../src/models/backend/tf.js';
-import { cpuAttention, cpuAttentionJs, setCpuAttentionMaxQueries, useCpuAttention } from '../../../src/models/transformer/cpu-attention.js';
-import { greedyPrefix, greedyPrefixJs } from '../../../src/models/transformer/greedy-prefix.js';
-import { greedyToken } from '../../../src/models/transformer/sampling.js';
-import { type TransformerConfig, TransformerModel } from '../../../src/models/transformer/model.js';
+import { Rng } from '../../src/core/rng.js';
+import { nativeBlas } from '../../src/backend/native-blas.js';
+import { setNativeKernelsEnabled } from '../../src/backend/native-kernels.js';
+import { selectBackend } from '../../src/backend/select.js';
+import { tf } from '../../src/backend/tf.js';
+import { cpuAttention, cpuAttentionJs, setCpuAttentionMaxQueries, useCpuAttention } from '../../src/models/transformer/cpu-attention.js';
+import { greedyPrefix, greedyPrefixJs } from '../../src/models/transformer/greedy-prefix.js';
+import { greedyToken } from '../../src/models/transformer/sampling.js';
+import { type TransformerConfig, TransformerModel } from '../../src/models/transformer/model.js';
 import { maxRelDiff, randomArray } from './fixtures.js';
 
 // The decode-step kernels of native/greedy.c and native/decode_attention.c (issue #20): each gives
@@ -128,7 +128,7 @@ describe.runIf(blas !== null)('native decode kernels (wasm backend)', () => {
   });
 
   it('keeps greedy decoding through TransformerPolicy the same with the native kernels off', async () => {
-    const { TransformerPolicy } = await import('../../../src/models/transformer-policy.js');
+    const { TransformerPolicy } = await import('../../src/models/transformer-policy.js');
     const config: TransformerConfig = { vocabSize: 80, dModel: 32, nLayers: 2, nHeads: 4, nKvHeads: 2, ffnHidden: 40, maxContext: 64, ropeTheta: 10000, rmsNormEps: 1e-5, tieEmbeddings: true };
     const model = new TransformerModel(config, Rng.fromSeed(6));
     const requests = [0, 1, 2].map((r) => ({ contextTokens: Int32Array.from(randomArray(5 + r, r + 1), (x) => Math.floor((x + 1) * 39)), actionChoices: null }));

@@ -17,7 +17,7 @@
  *     allocation may grow the heap and detach old views) and disposing every temporary.
  *
  * It relies on wasm backend internals (`makeOutput`, `typedArrayFromHeap`, `disposeData`,
- * `dataIdMap`), so tfjs is pinned to exactly 4.22.0 and `test/models/backend` compares it to cpu.
+ * `dataIdMap`), so tfjs is pinned to exactly 4.22.0 and `test/backend` compares it to cpu.
  * Batch broadcasting follows the stock kernel (batch item i uses `a[i % batchA]`, `b[i % batchB]`).
  */
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';

@@ -1,13 +1,13 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { selectBackend } from '../../../src/models/backend/select.js';
-import { tf } from '../../../src/models/backend/tf.js';
+import { selectBackend } from '../../src/backend/select.js';
+import { tf } from '../../src/backend/tf.js';
 import {
   batchMatMulTransposeCacheHits,
   reroutedBatchMatMulCalls,
   SHIM_MIN_MACS_PER_ITEM,
   setBatchMatMulShimEnabled,
-} from '../../../src/models/backend/wasm-batch-matmul.js';
-import { segmentSumRows } from '../../../src/models/backend/wasm-unsorted-segment-sum.js';
+} from '../../src/backend/wasm-batch-matmul.js';
+import { segmentSumRows } from '../../src/backend/wasm-unsorted-segment-sum.js';
 import { lossAndGrads, matmulCases as cases, matmulOnCpuAndWasm, maxRelDiff, onBackend, randomArray, size } from './fixtures.js';
 
 beforeAll(async () => {

@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { dirname } from 'node:path';
 import { getThreadsCount, setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
-import { InvalidConfigError } from '../../core/errors.js';
+import { InvalidConfigError } from '../core/errors.js';
 import { installWasmShims } from './install-wasm-shims.js';
 import { nativeBlas } from './native-blas.js';
 import { tf } from './tf.js';

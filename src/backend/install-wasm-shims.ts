@@ -1,7 +1,7 @@
 /**
  * Installs the project shims the tfjs wasm backend needs for training:
  * a JS `UnsortedSegmentSum` kernel (gradient of `tf.gather`), the `BatchMatMul` rerouting onto
- * XNNPACK, and a zero-copy `Identity` (`src/models/backend/wasm-identity.ts`). Both are kernel-registry changes, so they work whether or not the wasm backend has been
+ * XNNPACK, and a zero-copy `Identity` (`src/backend/wasm-identity.ts`). Both are kernel-registry changes, so they work whether or not the wasm backend has been
  * initialised yet.
  */
 import '@tensorflow/tfjs-backend-wasm';

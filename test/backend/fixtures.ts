@@ -3,7 +3,7 @@
  * shape cases and a tiny model whose loss and gradients exercise every matmul form.
  */
 import { expect } from 'vitest';
-import { tf } from '../../../src/models/backend/tf.js';
+import { tf } from '../../src/backend/tf.js';
 
 // Tensors belong to the backend they were made on, so every case builds its inputs from plain
 // arrays inside `onBackend` and returns plain arrays.

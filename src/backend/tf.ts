@@ -1,6 +1,6 @@
 /**
  * The one place turnwise imports TensorFlow.js from. Everything else does
- * `import { tf } from '../backend/tf.js'` so that the package choice (full `@tensorflow/tfjs`,
+ * `import { tf } from './tf.js'` so that the package choice (full `@tensorflow/tfjs`,
  * needed because the core-only ESM build cannot register gradients from Node) is made once.
  */
 import * as tf from '@tensorflow/tfjs';

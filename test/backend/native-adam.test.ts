@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { nativeAdamCalls } from '../../../src/models/backend/native-adam.js';
-import { nativeBlas } from '../../../src/models/backend/native-blas.js';
-import { selectBackend } from '../../../src/models/backend/select.js';
-import { tf } from '../../../src/models/backend/tf.js';
-import { setNativeMatMulEnabled } from '../../../src/models/backend/wasm-batch-matmul.js';
-import { AdamW } from '../../../src/models/optimizer.js';
+import { nativeAdamCalls } from '../../src/backend/native-adam.js';
+import { nativeBlas } from '../../src/backend/native-blas.js';
+import { selectBackend } from '../../src/backend/select.js';
+import { tf } from '../../src/backend/tf.js';
+import { setNativeMatMulEnabled } from '../../src/backend/wasm-batch-matmul.js';
+import { AdamW } from '../../src/models/optimizer.js';
 import { randomArray } from './fixtures.js';
 
 // The native Adam step (issue #20): the same bits as tfjs' AdamOptimizer on wasm, step after step,

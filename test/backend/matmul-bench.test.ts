@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MATMUL_BENCH_SHAPES, measureMatmulGflops } from '../../../bench/matmul-gflops.js';
-import { tf } from '../../../src/models/backend/tf.js';
+import { DEFAULT_MATMUL_BENCH_SHAPES, measureMatmulGflops } from '../../bench/matmul-gflops.js';
+import { tf } from '../../src/backend/tf.js';
 
 describe('measureMatmulGflops', () => {
   it('measures stock and shim GFLOP/s per shape and restores the previous backend', async () => {

@@ -1,12 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { Rng } from '../../../src/core/rng.js';
-import { nativeBlas } from '../../../src/models/backend/native-blas.js';
-import { selectBackend } from '../../../src/models/backend/select.js';
-import { tf } from '../../../src/models/backend/tf.js';
-import type { KvCache } from '../../../src/models/kv-cache.js';
-import { nativeDecodeSteps, setNativeDecodeEnabled } from '../../../src/models/transformer/native-decode.js';
-import { type TransformerConfig, TransformerModel } from '../../../src/models/transformer/model.js';
-import { TransformerPolicy } from '../../../src/models/transformer-policy.js';
+import { Rng } from '../../src/core/rng.js';
+import { nativeBlas } from '../../src/backend/native-blas.js';
+import { selectBackend } from '../../src/backend/select.js';
+import { tf } from '../../src/backend/tf.js';
+import type { KvCache } from '../../src/models/kv-cache.js';
+import { nativeDecodeSteps, setNativeDecodeEnabled } from '../../src/models/transformer/native-decode.js';
+import { type TransformerConfig, TransformerModel } from '../../src/models/transformer/model.js';
+import { TransformerPolicy } from '../../src/models/transformer-policy.js';
 
 // The native decode step (native/decode_step.c, issue #31): one call per layer and one for the head
 // give the logits and the KV cache of the per-kernel path (TransformerModel.extend) to the bit, for

@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { InvalidConfigError } from '../../../src/core/errors.js';
-import { type BackendLoader, describeBackend, selectBackend } from '../../../src/models/backend/select.js';
-import { isNativeMatMulEnabled } from '../../../src/models/backend/wasm-batch-matmul.js';
-import { tf } from '../../../src/models/backend/tf.js';
+import { InvalidConfigError } from '../../src/core/errors.js';
+import { type BackendLoader, describeBackend, selectBackend } from '../../src/backend/select.js';
+import { isNativeMatMulEnabled } from '../../src/backend/wasm-batch-matmul.js';
+import { tf } from '../../src/backend/tf.js';
 
 const notInstalled: BackendLoader = { resolve: () => null, load: () => Promise.reject(new Error('unreachable')) };
 

@@ -1,12 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { Rng } from '../../../src/core/rng.js';
-import { nativeBlas } from '../../../src/models/backend/native-blas.js';
-import { nativeLayerCalls } from '../../../src/models/backend/native-layers.js';
-import { selectBackend } from '../../../src/models/backend/select.js';
-import { tf } from '../../../src/models/backend/tf.js';
-import { setNativeMatMulEnabled } from '../../../src/models/backend/wasm-batch-matmul.js';
-import { applyRope, attend, attentionMask, MASK_VALUE, rmsNorm, ropeFactors, ropeTable, rotateHalfMatrix, swiGlu } from '../../../src/models/transformer/layers.js';
-import { TransformerModel, type TransformerConfig } from '../../../src/models/transformer/model.js';
+import { Rng } from '../../src/core/rng.js';
+import { nativeBlas } from '../../src/backend/native-blas.js';
+import { nativeLayerCalls } from '../../src/backend/native-layers.js';
+import { selectBackend } from '../../src/backend/select.js';
+import { tf } from '../../src/backend/tf.js';
+import { setNativeMatMulEnabled } from '../../src/backend/wasm-batch-matmul.js';
+import { applyRope, attend, attentionMask, MASK_VALUE, rmsNorm, ropeFactors, ropeTable, rotateHalfMatrix, swiGlu } from '../../src/models/transformer/layers.js';
+import { TransformerModel, type TransformerConfig } from '../../src/models/transformer/model.js';
 import { maxRelDiff, randomArray } from './fixtures.js';
 
 // The native layer kernels (issue #20): each public layer function gives the same values and
