@@ -10,10 +10,10 @@ import { globalNormScale } from '../../src/algorithms/grad-clip.js';
 import type { Rng } from '../../src/core/rng.js';
 import { InvalidArgumentError } from '../../src/core/errors.js';
 import { tf } from '../../src/backend/tf.js';
-import { AdamW } from '../../src/models/optimizer.js';
-import { PAD_ID } from '../../src/models/pack.js';
+import { AdamW } from '../../src/learner/optimizer.js';
+import { PAD_ID } from '../../src/learner/pack.js';
 import type { TrainBatch } from '../../src/models/train-batch.js';
-import type { TrainableModel } from '../../src/models/train-contract.js';
+import type { TrainableModel } from '../../src/learner/train-contract.js';
 import type { TranscriptSequence } from './transcripts.js';
 
 /** Options of {@link trainNextToken}. */

@@ -3,7 +3,7 @@
  * (`native/adam.c`, issue #20): tfjs' `AdamOptimizer` runs about thirteen kernels per variable
  * (each a full pass over the weights, plus its dispatch); this is one pass, AVX-512 where the CPU
  * has it, and bit for bit the same float32 results (same operations, same order, no FMA).
- * Used by `AdamW` (src/models/optimizer.ts) on wasm with the addon; elsewhere tfjs' own update runs.
+ * Used by `AdamW` (src/learner/optimizer.ts) on wasm with the addon; elsewhere tfjs' own update runs.
  */
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import type { NativeBlas } from './native-blas.js';

@@ -19,7 +19,7 @@ import { LORA_TARGETS, type LoraSpec } from '../models/lora/lora.js';
 import { nativeAdamAvailable } from '../backend/native-adam.js';
 import { describeEstimate, estimateMemory, formatBytes, type MemoryEstimate, type MemoryPlan, WASM_HEAP_BYTES } from '../models/memory-estimate.js';
 import { type ChatTextOptions, chatText } from '../models/policy-text.js';
-import type { TrainableModel } from '../models/train-contract.js';
+import type { TrainableModel } from '../learner/train-contract.js';
 import { type TransformerConfig, TransformerModel } from '../models/transformer/model.js';
 import { checkFirstPromptsFit, type FirstPrompts, probeFirstPrompts } from './first-prompts.js';
 import type { PretrainedServing, RunModels } from './run-models.js';

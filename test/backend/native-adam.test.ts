@@ -4,7 +4,7 @@ import { nativeBlas } from '../../src/backend/native-blas.js';
 import { selectBackend } from '../../src/backend/select.js';
 import { tf } from '../../src/backend/tf.js';
 import { setNativeMatMulEnabled } from '../../src/backend/wasm-batch-matmul.js';
-import { AdamW } from '../../src/models/optimizer.js';
+import { AdamW } from '../../src/learner/optimizer.js';
 import { randomArray } from './fixtures.js';
 
 // The native Adam step (issue #20): the same bits as tfjs' AdamOptimizer on wasm, step after step,

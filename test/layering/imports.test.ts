@@ -17,6 +17,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['backend'],
   ['algorithms', 'envs', 'store', 'policies'],
   ['models', 'actors'],
+  ['learner'],
   ['engines'],
   ['runtime'],
   ['eval', 'serve'],
@@ -75,7 +76,7 @@ describe('import graph of src/', () => {
 
   it('sees the imports it should (the reader is not silently empty)', () => {
     expect(graph.size).toBeGreaterThan(250);
-    expect(graph.get('src/models/trainer.ts')).toContain('src/models/train-contract.ts');
+    expect(graph.get('src/learner/trainer.ts')).toContain('src/learner/train-contract.ts');
     expect(graph.get('src/runtime/eval-run.ts')).toContain('src/runtime/agents.ts');
     expect(graph.get('src/cli/experiment-command.ts')).toContain('src/experiments/horizon/index.ts');
     for (const { to } of edges()) expect(graph.has(to), `${to} is imported but not found`).toBe(true);

@@ -5,10 +5,10 @@ import { nativeAdamAvailable } from '../../src/backend/native-adam.js';
 import { nativeBlas } from '../../src/backend/native-blas.js';
 import { selectBackend } from '../../src/backend/select.js';
 import { tf } from '../../src/backend/tf.js';
-import { accumulateGradients, type GradientOptions } from '../../src/models/grad-accumulate.js';
+import { accumulateGradients, type GradientOptions } from '../../src/learner/grad-accumulate.js';
 import { estimateMemory, parameterCount, WASM_HEAP_BYTES } from '../../src/models/memory-estimate.js';
-import { AdamW } from '../../src/models/optimizer.js';
-import type { MicroBatch } from '../../src/models/train-contract.js';
+import { AdamW } from '../../src/learner/optimizer.js';
+import type { MicroBatch } from '../../src/learner/train-contract.js';
 import { headChunkRows } from '../../src/models/transformer/chunked-head.js';
 import { type TransformerConfig, TransformerModel } from '../../src/models/transformer/model.js';
 

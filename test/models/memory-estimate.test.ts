@@ -9,10 +9,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../src/core/rng.js';
 import { selectBackend } from '../../src/backend/select.js';
 import { tf } from '../../src/backend/tf.js';
-import { accumulateGradients, type GradientOptions, gradientOptionsOf } from '../../src/models/grad-accumulate.js';
-import { DEFAULT_TRAIN_STEP_OPTIONS } from '../../src/models/train-options.js';
+import { accumulateGradients, type GradientOptions, gradientOptionsOf } from '../../src/learner/grad-accumulate.js';
+import { DEFAULT_TRAIN_STEP_OPTIONS } from '../../src/learner/train-options.js';
 import { estimateMemory } from '../../src/models/memory-estimate.js';
-import type { MicroBatch } from '../../src/models/train-contract.js';
+import type { MicroBatch } from '../../src/learner/train-contract.js';
 import { type TransformerConfig, TransformerModel } from '../../src/models/transformer/model.js';
 import { trackLiveTensorBytes, type LiveBytesTracker } from '../helpers/live-tensor-bytes.js';
 

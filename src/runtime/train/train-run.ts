@@ -23,10 +23,10 @@
  * 10. `actors/sampler.ts`: dynamic batching of act requests and weight swaps.
  * 11. `models/transformer-policy.ts`: batched decoding; sampled ids and their behaviour log-probs.
  * 12. `runtime/wiring/learner.ts` → `actors/learner.ts`: the step's trajectories to the trainer.
- * 13. `models/trainer.ts`: one update — prepare, gradients, clip, Adam.
- * 14. `models/train-signals.ts`: per-token layout, advantages, packed micro-batches.
+ * 13. `learner/trainer.ts`: one update — prepare, gradients, clip, Adam.
+ * 14. `learner/train-signals.ts`: per-token layout, advantages, packed micro-batches.
  * 15. `algorithms/advantages.ts` (GRPO: `algorithms/group-baselines.ts`): the estimator.
- * 16. `models/grad-accumulate.ts`: forward, loss and summed gradients of a mini-batch.
+ * 16. `learner/grad-accumulate.ts`: forward, loss and summed gradients of a mini-batch.
  * 17. `algorithms/losses.ts`: `ppoClipLoss`, the PPO-clip surrogate.
  */
 // Registers every built-in environment, so callers need not import them themselves.

@@ -6,7 +6,7 @@
  * thread, so optimizer state, checkpoints and resume are exactly those of a single process.
  *
  * Exactness: micro-batch losses are weighted by aggregation weights normalised over the whole
- * mini-batch (see `src/models/grad-accumulate.ts`), so the sum over shards is the gradient of the
+ * mini-batch (see `src/learner/grad-accumulate.ts`), so the sum over shards is the gradient of the
  * mini-batch aggregate under every loss aggregation mode, up to float summation order.
  */
 import type { Worker } from 'node:worker_threads';

@@ -14,7 +14,7 @@ import { tf } from '../backend/tf.js';
 import type { Critic } from './critic.js';
 import { packTrajectories } from './pack.js';
 import { type TokenLayout, tokenLayout } from './token-layout.js';
-import type { TargetSignal } from './train-batch.js';
+import type { TargetSignal } from '../models/train-batch.js';
 import type { TrainStepOptions } from './train-options.js';
 import type { MicroBatch, TrainableModel } from './train-contract.js';
 

@@ -2,13 +2,13 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../src/core/rng.js';
 import type { Trajectory, Turn } from '../../src/core/types.js';
 import { tf } from '../../src/backend/tf.js';
-import { Critic, type HiddenModel } from '../../src/models/critic.js';
-import { learningRateAt } from '../../src/models/lr-schedule.js';
-import { AdamW } from '../../src/models/optimizer.js';
-import { packTrajectories } from '../../src/models/pack.js';
-import { tokenLayout } from '../../src/models/token-layout.js';
+import { Critic, type HiddenModel } from '../../src/learner/critic.js';
+import { learningRateAt } from '../../src/learner/lr-schedule.js';
+import { AdamW } from '../../src/learner/optimizer.js';
+import { packTrajectories } from '../../src/learner/pack.js';
+import { tokenLayout } from '../../src/learner/token-layout.js';
 import type { TrainBatch } from '../../src/models/train-batch.js';
-import { CRITIC_STEP_METRICS, type NamedWeights, PolicyTrainer, TRAIN_STEP_METRICS, type TrainableModel } from '../../src/models/trainer.js';
+import { CRITIC_STEP_METRICS, type NamedWeights, PolicyTrainer, TRAIN_STEP_METRICS, type TrainableModel } from '../../src/learner/trainer.js';
 
 beforeAll(async () => {
   await tf.setBackend('cpu');

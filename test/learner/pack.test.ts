@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/core/errors.js';
 import type { DecodeConstraint, Trajectory, Turn } from '../../src/core/types.js';
-import { packTrajectories } from '../../src/models/pack.js';
+import { packTrajectories } from '../../src/learner/pack.js';
 
 interface TurnSpec {
   prompt: number[];

@@ -8,7 +8,7 @@
 import { InvalidArgumentError } from '../core/errors.js';
 import { tf } from '../backend/tf.js';
 import type { NamedArray } from './optimizer.js';
-import type { TrainBatch } from './train-batch.js';
+import type { TrainBatch } from '../models/train-batch.js';
 
 /** What a separate critic trunk provides (a `TransformerModel` does). */
 export interface HiddenModel {

@@ -1,6 +1,6 @@
 /**
  * The gradient half of a learner update, shared by the single-process trainer and the
- * data-parallel gradient workers (`src/models/data-parallel/`): for each micro-batch, the model's
+ * data-parallel gradient workers (`src/learner/data-parallel/`): for each micro-batch, the model's
  * training forward, the PPO-clip (or off-policy) actor loss and the clipped value loss, weighted
  * by aggregation weights computed over the WHOLE mini-batch, differentiated, and summed.
  *

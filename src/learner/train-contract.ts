@@ -5,7 +5,7 @@
  * layout), so they depend on it and never on each other in a circle.
  */
 import type { tf } from '../backend/tf.js';
-import type { TrainBatch } from './train-batch.js';
+import type { TrainBatch } from '../models/train-batch.js';
 
 /** Named weights as plain arrays (the checkpoint format of models). */
 export type NamedWeights = Map<string, { shape: number[]; data: Float32Array }>;

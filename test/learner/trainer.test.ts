@@ -3,9 +3,9 @@ import { InvalidArgumentError } from '../../src/core/errors.js';
 import { Rng } from '../../src/core/rng.js';
 import type { Trajectory, Turn } from '../../src/core/types.js';
 import { tf } from '../../src/backend/tf.js';
-import { packTrajectories } from '../../src/models/pack.js';
+import { packTrajectories } from '../../src/learner/pack.js';
 import type { TrainBatch } from '../../src/models/train-batch.js';
-import { PolicyTrainer, type NamedWeights, TRAIN_STEP_METRICS, type TrainableModel } from '../../src/models/trainer.js';
+import { PolicyTrainer, type NamedWeights, TRAIN_STEP_METRICS, type TrainableModel } from '../../src/learner/trainer.js';
 
 beforeAll(async () => {
   await tf.setBackend('cpu');

@@ -13,7 +13,7 @@ import { tf } from '../../backend/tf.js';
 import { Critic } from '../critic.js';
 import { accumulateGradients, STATS } from '../grad-accumulate.js';
 import type { MicroBatch } from '../train-contract.js';
-import { TransformerModel } from '../transformer/model.js';
+import { TransformerModel } from '../../models/transformer/model.js';
 import { type GradientTask, type GradientWorkerData, replyLength } from './protocol.js';
 
 const data = workerData as GradientWorkerData;

@@ -10,7 +10,7 @@
  */
 import { InvalidArgumentError } from '../core/errors.js';
 import type { Trajectory, Turn } from '../core/types.js';
-import type { TargetSignal, TrainBatch } from './train-batch.js';
+import type { TargetSignal, TrainBatch } from '../models/train-batch.js';
 
 /** Id written into padded positions (attention mask 0 there). */
 export const PAD_ID = 0;

@@ -11,7 +11,7 @@
 import type { BackendPreference, MatmulPreference } from '../../backend/select.js';
 import type { GradientOptions } from '../grad-accumulate.js';
 import type { MicroBatch } from '../train-contract.js';
-import type { TransformerConfig } from '../transformer/config.js';
+import type { TransformerConfig } from '../../models/transformer/config.js';
 
 /** The critic a replica carries: a head on the policy trunk, or a separate small model. */
 export type CriticReplicaSpec =
