@@ -25,7 +25,7 @@ import { describeBackend, selectBackend } from '../backend/select.js';
 import { loadCheckpoint, resolveCheckpointDir } from '../models/checkpoint.js';
 import { inspectHfModel } from '../models/hf/hf-model.js';
 import { type OpenAIChatDeps, OpenAIChatPolicy, type UsageReport } from '../policies/openai-chat.js';
-import { MemoryBus } from './memory-bus.js';
+import { MemoryBus } from '../bus/memory-bus.js';
 import { buildPolicyStack } from './policy-stack.js';
 import { RolloutRunner } from './rollout.js';
 import { loadRunConfig } from './run-folder.js';

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
-import { MemoryBus } from '../../src/runtime/memory-bus.js';
+import { MemoryBus } from '../../src/bus/memory-bus.js';
 import { trainRun } from '../../src/runtime/train/train-run.js';
 import { messageFlow, subjects } from '../../src/runtime/wiring/message-flow.js';
 

@@ -14,7 +14,7 @@
  */
 import { type Clock, systemClock } from '../../core/clock.js';
 import { NoResponderError, TurnwiseError } from '../../core/errors.js';
-import type { Bus } from '../bus.js';
+import type { Bus } from '../../bus/bus.js';
 import { subjects } from '../wiring/message-flow.js';
 
 /**

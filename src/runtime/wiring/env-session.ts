@@ -5,7 +5,7 @@
 import { InvalidMessageError, TurnwiseError } from '../../core/errors.js';
 import type { Observation, StepResult } from '../../core/types.js';
 import type { EnvSessionAccepts, EnvSessionEmits } from '../../actors/env-session.js';
-import type { Bus, Subscription } from '../bus.js';
+import type { Bus, Subscription } from '../../bus/bus.js';
 import { subjects } from './message-flow.js';
 import { type ActorPort, call, isObject, type Served } from './ports.js';
 

@@ -4,7 +4,7 @@
  */
 import type { EpisodeActRequest, EpisodeEffects } from '../../actors/episode.js';
 import type { ActRequest } from '../../core/policy.js';
-import type { Bus } from '../bus.js';
+import type { Bus } from '../../bus/bus.js';
 import { remoteEnvSession } from './env-session.js';
 import { remoteAct } from './sampler.js';
 

@@ -4,7 +4,7 @@
 import { InvalidMessageError, TurnwiseError } from '../../core/errors.js';
 import type { Trajectory } from '../../core/types.js';
 import type { LearnerAccepts, LearnerEmits, Metrics } from '../../actors/learner.js';
-import type { Bus } from '../bus.js';
+import type { Bus } from '../../bus/bus.js';
 import { subjects } from './message-flow.js';
 import { type ActorPort, call, isObject, type Served } from './ports.js';
 

@@ -5,7 +5,7 @@
 import { InvalidMessageError, TurnwiseError } from '../../core/errors.js';
 import type { SamplerAccepts, SamplerEmits } from '../../actors/sampler.js';
 import type { ActRequest, ActResult } from '../../core/policy.js';
-import type { Bus, Subscription } from '../bus.js';
+import type { Bus, Subscription } from '../../bus/bus.js';
 import { subjects } from './message-flow.js';
 import { type ActorPort, isObject, type Served } from './ports.js';
 

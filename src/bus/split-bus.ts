@@ -6,10 +6,10 @@
  * Requests to the remote side are retried while nobody answers (`NoResponderError`): a sampler may
  * be swapping weights or the server restarting; the episode waits instead of failing.
  */
-import type { Clock } from '../../core/clock.js';
-import { systemClock } from '../../core/clock.js';
-import { NoResponderError } from '../../core/errors.js';
-import type { Bus, MessageHandler, RequestOptions, SubscribeOptions, Subscription } from '../bus.js';
+import type { Clock } from '../core/clock.js';
+import { systemClock } from '../core/clock.js';
+import { NoResponderError } from '../core/errors.js';
+import type { Bus, MessageHandler, RequestOptions, SubscribeOptions, Subscription } from './bus.js';
 
 export interface SplitBusOptions {
   /** True for subjects that stay on `local`. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/core/errors.js';
-import { assertPublishSubject, assertSubscribePattern, compileSubjectPattern, subjectMatches } from '../../src/runtime/subjects.js';
+import { assertPublishSubject, assertSubscribePattern, compileSubjectPattern, subjectMatches } from '../../src/bus/subjects.js';
 
 describe('subjects', () => {
   it('matches literal subjects exactly', () => {

@@ -1,7 +1,7 @@
 /**
  * The one codec for bus payloads and weights: msgpackr with `moreTypes`, so that typed arrays come
  * back as the same class (by default a `Float32Array` would come back as a `Buffer`;
- * `test/runtime/codec.test.ts` pins the round trip).
+ * `test/bus/codec.test.ts` pins the round trip).
  *
  * msgpackr silently turns a class instance into a plain object and drops functions, so
  * {@link encode} first walks the value with {@link assertSerializable}, which names the path of

@@ -1,6 +1,6 @@
 /**
  * The NATS Bus: the same {@link Bus} contract as `MemoryBus`, over a real NATS server, so the
- * same actors run across processes and machines. Payloads are msgpackr (`src/runtime/codec.ts`).
+ * same actors run across processes and machines. Payloads are msgpackr (`src/bus/codec.ts`).
  *
  * Requests use NATS request/reply (queue groups share the load among responders). A reply is an
  * envelope, `{ ok: true, value }` or `{ ok: false, name, message }`, so that an error thrown by a
@@ -12,12 +12,12 @@
  * with an `InvalidMessageError` naming the subject (weights go through the object store).
  */
 import { errors, type Msg, type NatsConnection, type Subscription as NatsSubscription } from '@nats-io/transport-node';
-import { InvalidArgumentError, InvalidMessageError, NoResponderError, RequestTimeoutError } from '../../core/errors.js';
-import type { Bus, MessageContext, MessageHandler, RequestOptions, SubscribeOptions, Subscription } from '../bus.js';
-import { decode, encode } from '../codec.js';
-import { BusClosedError, RemoteError } from '../memory-bus.js';
-import { assertPublishSubject, assertSubscribePattern } from '../subjects.js';
-import { connectNats, type NatsConnectOptions } from './connect.js';
+import { InvalidArgumentError, InvalidMessageError, NoResponderError, RequestTimeoutError } from '../core/errors.js';
+import type { Bus, MessageContext, MessageHandler, RequestOptions, SubscribeOptions, Subscription } from './bus.js';
+import { decode, encode } from './codec.js';
+import { BusClosedError, RemoteError } from './memory-bus.js';
+import { assertPublishSubject, assertSubscribePattern } from './subjects.js';
+import { connectNats, type NatsConnectOptions } from './nats-connect.js';
 
 /** Where the bus reports what it refused or what failed without a requester to tell. */
 export type BusLogger = (line: string, error?: unknown) => void;

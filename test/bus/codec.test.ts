@@ -1,7 +1,7 @@
 import { Packr } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import { InvalidMessageError } from '../../src/core/errors.js';
-import { assertSerializable, decode, encode, roundTrip } from '../../src/runtime/codec.js';
+import { assertSerializable, decode, encode, roundTrip } from '../../src/bus/codec.js';
 import { sampleTrajectory } from '../contracts/bus.contract.js';
 
 describe('codec', () => {

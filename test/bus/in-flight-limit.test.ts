@@ -2,8 +2,8 @@
  * Bounded in-flight requests per worker: excess requests wait in order and are all answered.
  */
 import { describe, expect, it } from 'vitest';
-import { MemoryBus } from '../../../src/runtime/memory-bus.js';
-import { limitInFlight } from '../../../src/runtime/nats/in-flight-limit.js';
+import { MemoryBus } from '../../src/bus/memory-bus.js';
+import { limitInFlight } from '../../src/bus/in-flight-limit.js';
 
 describe('limitInFlight', () => {
   it('handles at most N requests at once; the rest wait in arrival order and none is dropped', async () => {

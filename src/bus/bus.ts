@@ -3,7 +3,7 @@
  * close — so that the in-process implementation and the NATS one are interchangeable.
  *
  * Subjects are dot-separated tokens with NATS wildcards (`*` one token, `>` the rest).
- * Payloads are plain data (see `src/runtime/codec.ts`); implementations may encode them.
+ * Payloads are plain data (see `src/bus/codec.ts`); implementations may encode them.
  */
 
 /** Metadata passed to a subscriber with each message. */

@@ -4,8 +4,8 @@
  * adapter (`serveSampler`) is used unchanged; only request handlers are limited — publishes
  * (weights, episode releases) pass straight through so that control is never stuck behind work.
  */
-import { InvalidArgumentError } from '../../core/errors.js';
-import type { Bus, MessageHandler, RequestOptions, SubscribeOptions, Subscription } from '../bus.js';
+import { InvalidArgumentError } from '../core/errors.js';
+import type { Bus, MessageHandler, RequestOptions, SubscribeOptions, Subscription } from './bus.js';
 
 /** A bus whose request handlers share a bounded number of slots. */
 export interface LimitedBus extends Bus {

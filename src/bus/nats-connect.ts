@@ -6,8 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { connect, credsAuthenticator, type NatsConnection, type NodeConnectionOptions, nkeyAuthenticator } from '@nats-io/transport-node';
-import { InvalidArgumentError, TurnwiseError } from '../../core/errors.js';
-import { redactCredentials } from '../../core/redact.js';
+import { InvalidArgumentError, TurnwiseError } from '../core/errors.js';
+import { redactCredentials } from '../core/redact.js';
 
 /** How to reach and authenticate with NATS. Exactly one auth method (or none). */
 export interface NatsConnectOptions {

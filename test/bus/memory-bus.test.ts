@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { SimulatedClock } from '../../src/core/clock.js';
 import { InvalidArgumentError, InvalidMessageError, RequestTimeoutError } from '../../src/core/errors.js';
-import type { MessageContext } from '../../src/runtime/bus.js';
-import { MemoryBus, RemoteError } from '../../src/runtime/memory-bus.js';
+import type { MessageContext } from '../../src/bus/bus.js';
+import { MemoryBus, RemoteError } from '../../src/bus/memory-bus.js';
 
 describe('MemoryBus', () => {
   it('times out a request when the simulated clock passes timeoutMs', async () => {
