@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadConfig, parseConfig, resolveConfig } from '../src/core/config.js';
-import { trainRun } from '../src/runtime/train-run.js';
+import { trainRun } from '../src/runtime/train/train-run.js';
 
 const ALGORITHMS = ['grpo', 'rloo', 'reinforce_pp', 'ppo'] as const;
 

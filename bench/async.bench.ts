@@ -16,7 +16,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadConfig, parseConfig, resolveConfig, type TurnwiseConfigInput } from '../src/core/config.js';
-import { trainRun } from '../src/runtime/train-run.js';
+import { trainRun } from '../src/runtime/train/train-run.js';
 
 interface Variant {
   readonly label: string;

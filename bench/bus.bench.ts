@@ -13,9 +13,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig, resolveConfig } from '../src/core/config.js';
-import type { Bus } from '../src/runtime/bus.js';
-import { MemoryBus } from '../src/runtime/memory-bus.js';
-import { NatsBus } from '../src/runtime/nats/nats-bus.js';
+import type { Bus } from '../src/bus/bus.js';
+import { MemoryBus } from '../src/bus/memory-bus.js';
+import { NatsBus } from '../src/bus/nats-bus.js';
 import { natsTrainRun } from '../src/runtime/nats/nats-train-run.js';
 import { startNatsServer } from '../test/helpers/nats-server.js';
 

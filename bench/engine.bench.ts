@@ -20,7 +20,7 @@ import { LocalLoraEngine } from '../src/engines/local/lora-engine.js';
 import { TinkerClient } from '../src/engines/tinker/client.js';
 import { TinkerEngine } from '../src/engines/tinker/tinker-engine.js';
 import { Rng } from '../src/core/rng.js';
-import { selectBackend } from '../src/models/backend/select.js';
+import { selectBackend } from '../src/backend/select.js';
 
 const FOLDER = 'test/fixtures/tinker-skyrl/model';
 const SEQUENCES = 32; // 8 tasks x 4 samples

@@ -10,7 +10,7 @@
  * - full fine-tuning: 3 x the forward (backward = 2 x forward: input and weight gradients);
  * - LoRA: the frozen weights need only input gradients, 2 x their forward, and the adapters 3 x.
  */
-import { nativeBlas } from '../src/models/backend/native-blas.js';
+import { nativeBlas } from '../src/backend/native-blas.js';
 import type { LoraSpec } from '../src/models/lora/lora.js';
 import { loraModules } from '../src/models/lora/lora.js';
 import { headDim, keyValueWidth, queryWidth, type TransformerConfig } from '../src/models/transformer/config.js';

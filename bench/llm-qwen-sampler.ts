@@ -8,10 +8,10 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Rng } from '../src/core/rng.js';
-import { tensorHeapBytes } from '../src/models/backend/heap.js';
+import { tensorHeapBytes } from '../src/backend/heap.js';
 import type { LoraSpec } from '../src/models/lora/lora.js';
 import { ALLOCATOR_SLACK, describeEstimate, estimateMemory } from '../src/models/memory-estimate.js';
-import type { TransformerModel } from '../src/models/transformer.js';
+import type { TransformerModel } from '../src/models/transformer/model.js';
 import { TransformerPolicy } from '../src/models/transformer-policy.js';
 import { PRETRAINED_PREFILL_TOKENS } from '../src/runtime/pretrained-stack.js';
 import type { LiveBytesTracker } from '../test/helpers/live-tensor-bytes.js';

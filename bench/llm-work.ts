@@ -6,11 +6,11 @@
 import { spawnSync } from 'node:child_process';
 import { globalNormScale } from '../src/algorithms/grad-clip.js';
 import type { Rng } from '../src/core/rng.js';
-import { tf } from '../src/models/backend/tf.js';
-import { accumulateGradients, type GradientOptions } from '../src/models/grad-accumulate.js';
-import type { AdamW } from '../src/models/optimizer.js';
-import type { MicroBatch } from '../src/models/train-contract.js';
-import type { TransformerConfig, TransformerModel } from '../src/models/transformer.js';
+import { tf } from '../src/backend/tf.js';
+import { accumulateGradients, type GradientOptions } from '../src/learner/grad-accumulate.js';
+import type { AdamW } from '../src/learner/optimizer.js';
+import type { MicroBatch } from '../src/learner/train-contract.js';
+import type { TransformerConfig, TransformerModel } from '../src/models/transformer/model.js';
 import { TransformerPolicy } from '../src/models/transformer-policy.js';
 import { type Timing, timeCall } from './samples.js';
 import { torchEnv, torchPython } from './torch-python.js';

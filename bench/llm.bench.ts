@@ -21,15 +21,15 @@
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Rng } from '../src/core/rng.js';
-import { nativeAdamAvailable } from '../src/models/backend/native-adam.js';
-import { nativeBlas } from '../src/models/backend/native-blas.js';
-import { tensorHeapBytes } from '../src/models/backend/heap.js';
-import { describeBackend, selectBackend } from '../src/models/backend/select.js';
-import { tf } from '../src/models/backend/tf.js';
+import { nativeAdamAvailable } from '../src/backend/native-adam.js';
+import { nativeBlas } from '../src/backend/native-blas.js';
+import { tensorHeapBytes } from '../src/backend/heap.js';
+import { describeBackend, selectBackend } from '../src/backend/select.js';
+import { tf } from '../src/backend/tf.js';
 import { ALLOCATOR_SLACK, describeEstimate, estimateMemory, formatBytes, WASM_HEAP_BYTES } from '../src/models/memory-estimate.js';
-import { AdamW } from '../src/models/optimizer.js';
+import { AdamW } from '../src/learner/optimizer.js';
 import { headChunkRows } from '../src/models/transformer/chunked-head.js';
-import { TransformerModel } from '../src/models/transformer.js';
+import { TransformerModel } from '../src/models/transformer/model.js';
 import { corePeak, decodeStepFlops, describePeak, peakShare, prefillFlops, trainStepFlops } from './flops.js';
 import { decodeTiming, type Plan, prefillTiming, QWEN25_05B, SMOLLM2_135M, type TorchFigures, torchRound, trainTiming } from './llm-work.js';
 import { trackLiveTensorBytes } from '../test/helpers/live-tensor-bytes.js';
@@ -94,7 +94,7 @@ export async function main(args: string[]): Promise<void> {
   console.log(`built ${(model.parameterCount / 1e6).toFixed(1)}M parameters in ${((performance.now() - started) / 1000).toFixed(1)} s; tensor memory ${(tf.memory().numBytes / 2 ** 20).toFixed(0)} MiB`);
   const fullOptimizer = new AdamW({ lr: 1e-5, beta1: 0.9, beta2: 0.99 });
   // A wasm heap that overflows cannot be caught (the module aborts), so the estimate decides first.
-  // On the native path Adam's moments live outside the heap (AdamW, src/models/host-adam.ts).
+  // On the native path Adam's moments live outside the heap (AdamW, src/learner/host-adam.ts).
   const fullNeeds = estimateMemory(shape, { lora: null, reference: false, microBatchTokens: tokens, sequenceLength: seq, kvCacheBytes: 0, optimizerOnHost: nativeAdamAvailable(), accumulates: false });
   const fullFits = info.name !== 'wasm' || fullNeeds.total <= WASM_HEAP_BYTES;
   if (!fullFits) full.note = `does not fit the wasm heap (needs about ${formatBytes(fullNeeds.total)}: ${describeEstimate(fullNeeds)})`;

@@ -17,10 +17,10 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { loadConfig, resolveConfig } from '../src/core/config.js';
 import { parseOverride } from '../src/core/config/overrides.js';
-import { tensorHeapBytes } from '../src/models/backend/heap.js';
-import { TransformerModel } from '../src/models/transformer.js';
+import { tensorHeapBytes } from '../src/backend/heap.js';
+import { TransformerModel } from '../src/models/transformer/model.js';
 import type { RunEvent } from '../src/runtime/run-events.js';
-import { trainRun } from '../src/runtime/train-run.js';
+import { trainRun } from '../src/runtime/train/train-run.js';
 import { RunStore } from '../src/store/run-store.js';
 import { writePretrainedShape } from '../scripts/make-pretrained-shape.js';
 

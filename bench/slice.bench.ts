@@ -12,13 +12,13 @@ import { spawnSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { Rng } from '../src/core/rng.js';
 import { getEnvironmentSpec } from '../src/envs/registry.js';
-import { tf } from '../src/models/backend/tf.js';
-import { describeBackend, selectBackend } from '../src/models/backend/select.js';
+import { tf } from '../src/backend/tf.js';
+import { describeBackend, selectBackend } from '../src/backend/select.js';
 import { buildContext, encodeActionChoices } from '../src/models/context.js';
 import type { ActRequest } from '../src/core/policy.js';
 import { trainBpe } from '../src/models/tokenizer/index.js';
 import type { TrainBatch } from '../src/models/train-batch.js';
-import { TransformerModel } from '../src/models/transformer.js';
+import { TransformerModel } from '../src/models/transformer/model.js';
 import { TransformerPolicy } from '../src/models/transformer-policy.js';
 import { describeTorch, torchEnv, torchPython } from './torch-python.js';
 

@@ -1,5 +1,5 @@
 /**
- * Builds the stand-in "pretrained" agent folder (src/runtime/standin-agent.ts): a tiny Llama with a
+ * Builds the stand-in "pretrained" agent folder (scripts/standin/agent.ts): a tiny Llama with a
  * ChatML tokenizer, pretrained by next-token prediction on chat transcripts of random play, for
  * trying `model.from` runs without downloading a model. The environment, conversation layout and
  * horizon come from a run config, so the folder talks exactly as that run will:
@@ -14,9 +14,9 @@
 import { parseArgs } from 'node:util';
 import { loadConfig, resolveConfig } from '../src/core/config.js';
 import { parseOverride } from '../src/core/config/overrides.js';
-import { selectBackend } from '../src/models/backend/select.js';
+import { selectBackend } from '../src/backend/select.js';
 import { chatTextOptionsOf } from '../src/runtime/pretrained-stack.js';
-import { buildStandinAgent } from '../src/runtime/standin-agent.js';
+import { buildStandinAgent } from './standin/agent.js';
 
 const { values } = parseArgs({
   options: {

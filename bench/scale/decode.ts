@@ -9,9 +9,9 @@
  */
 import { loadavg } from 'node:os';
 import { Rng } from '../../src/core/rng.js';
-import { nativeBlas } from '../../src/models/backend/native-blas.js';
-import { describeBackend, selectBackend } from '../../src/models/backend/select.js';
-import { TransformerModel } from '../../src/models/transformer.js';
+import { nativeBlas } from '../../src/backend/native-blas.js';
+import { describeBackend, selectBackend } from '../../src/backend/select.js';
+import { TransformerModel } from '../../src/models/transformer/model.js';
 import { decodeStepFlops, describePeak, peakShare } from '../flops.js';
 import { decodeTiming, type Plan, SMOLLM2_135M, torchRound } from '../llm-work.js';
 import { Rates, ratio } from '../samples.js';

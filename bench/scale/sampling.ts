@@ -22,13 +22,13 @@ import { Rng } from '../../src/core/rng.js';
 import '../../src/envs/index.js';
 import type { Environment } from '../../src/envs/environment.js';
 import { getEnvironmentSpec } from '../../src/envs/registry.js';
-import { describeBackend, selectBackend } from '../../src/models/backend/select.js';
+import { describeBackend, selectBackend } from '../../src/backend/select.js';
 import { KvCache } from '../../src/models/kv-cache.js';
 import { buildContext, encodeActionChoices, type PastTurn } from '../../src/models/context.js';
 import type { ActRequest, ActResult } from '../../src/core/policy.js';
 import { trainBpe } from '../../src/models/tokenizer/index.js';
 import type { BpeTokenizer } from '../../src/models/tokenizer/index.js';
-import { TransformerModel } from '../../src/models/transformer.js';
+import { TransformerModel } from '../../src/models/transformer/model.js';
 import { type DecodeStats, TransformerPolicy, type TransformerPolicyOptions } from '../../src/models/transformer-policy.js';
 import type { ScaleOptions, ScaleSection } from './section.js';
 

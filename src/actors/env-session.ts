@@ -4,7 +4,7 @@
  * States: `idle → resetting → ready ⇄ stepping`, `closing → closed`, and `failed`. Every call has a
  * deadline (`envTimeoutMs`, an xstate `after` delay, so a simulated clock drives it in tests); a
  * missed deadline or a thrown error ends in `failed` with an `EnvironmentError` message. Each
- * request is answered by exactly one emitted event, so an adapter (see `src/runtime/wiring.ts`)
+ * request is answered by exactly one emitted event, so an adapter (see `src/runtime/wiring/message-flow.ts`)
  * can turn the actor into a request/reply service.
  */
 import { assign, emit, fromPromise, setup } from 'xstate';

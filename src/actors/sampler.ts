@@ -16,7 +16,7 @@
  * Routing: each `ACT` carries a `requestId` (an `ACT_BATCH` several); the sampler answers each
  * with exactly one emitted `ACT_DONE {requestId, result}` or `ACT_FAILED {requestId, error}`. Events rather than callbacks
  * keep the messages plain data, so the same contract holds across a bus (see `serveSampler` in
- * `src/runtime/wiring.ts`).
+ * `src/runtime/wiring/message-flow.ts`).
  *
  * Backpressure is not the sampler's: it serves whatever admitted episodes ask. The asynchronous
  * loop holds episodes back at admission (`src/runtime/async/async-loop-machine.ts`), which is where

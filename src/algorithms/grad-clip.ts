@@ -1,7 +1,7 @@
 /**
  * Gradient clipping by global norm, as torch `clip_grad_norm_` (verl `actor.grad_clip`).
  */
-import { tf } from '../models/backend/tf.js';
+import { tf } from '../backend/tf.js';
 
 /**
  * Global-norm clipping: Pascanu et al. 2013, "On the difficulty of training RNNs", arXiv:1211.5063.

@@ -7,7 +7,7 @@
  * k3 to [−10, 10], as verl does, so one wild token cannot overflow float32.
  */
 import { InvalidArgumentError } from '../core/errors.js';
-import { tf } from '../models/backend/tf.js';
+import { tf } from '../backend/tf.js';
 
 /** Which KL estimator. */
 export type KlEstimator = 'k1' | 'k2' | 'k3';

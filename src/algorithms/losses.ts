@@ -12,7 +12,7 @@
  * Diagnostics (clip fractions, approx KL) are always token-means, as in verl.
  */
 import { InvalidArgumentError } from '../core/errors.js';
-import { tf } from '../models/backend/tf.js';
+import { tf } from '../backend/tf.js';
 import { type KlEstimator, klTensor, LOG_RATIO_CLAMP } from './kl.js';
 
 export { KL_CLAMP, LOG_RATIO_CLAMP } from './kl.js';

@@ -18,7 +18,7 @@
  * KL to the reference and the entropy bonus are added exactly as in {@link ppoClipLoss}.
  */
 import { InvalidArgumentError } from '../core/errors.js';
-import { tf } from '../models/backend/tf.js';
+import { tf } from '../backend/tf.js';
 import { klTensor, LOG_RATIO_CLAMP } from './kl.js';
 import { type PolicyLossInput, type PolicyLossOptions, type PolicyLossTerms, validateLossOptions } from './losses.js';
 

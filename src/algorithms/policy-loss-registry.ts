@@ -6,7 +6,7 @@
  * by `algorithm.policyLoss`. The off-policy corrections (`offPolicy.correction`) keep their own loss.
  */
 import type { z } from 'zod';
-import type { tf } from '../models/backend/tf.js';
+import type { tf } from '../backend/tf.js';
 import { type PluginEntry, PluginRegistry } from '../core/plugin-registry.js';
 import { type PolicyLossInput, type PolicyLossOptions, type PolicyLossTerms, ppoClipLoss } from './losses.js';
 

@@ -7,7 +7,7 @@
  * | `sum` | each step's environment reward, on its turn | none | Σ turn rewards |
  * | `outcome+shaped` | each turn's shaped reward (the process-reward hook's) | the last step's reward | last + Σ shaped |
  *
- * The token layout (`src/models/token-layout.ts`) puts turn k's reward on the last trained token
+ * The token layout (`src/learner/token-layout.ts`) puts turn k's reward on the last trained token
  * of turn k and the terminal reward on the trajectory's last trained token.
  */
 import { InvalidArgumentError } from '../core/errors.js';

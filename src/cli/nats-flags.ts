@@ -3,7 +3,7 @@
  * come from the environment (`NATS_TOKEN`, `NATS_USER`, `NATS_PASSWORD`) so that they stay out of
  * `ps`. Only types from the NATS layer, so registering the flags loads nothing heavy.
  */
-import type { NatsConnectOptions } from '../runtime/nats/connect.js';
+import type { NatsConnectOptions } from '../bus/nats-connect.js';
 
 /** The NATS flags as commander parses them. */
 export interface NatsFlags {

@@ -5,7 +5,7 @@
  */
 // Registers the built-in environments (this module is loaded only when its command runs).
 import '../envs/index.js';
-import type { BackendPreference } from '../models/backend/select.js';
+import type { BackendPreference } from '../backend/select.js';
 import { serveModel } from '../serve/server.js';
 import { exitCodeForSignal, UsageError } from './exit-codes.js';
 import { nextStopSignal } from './signals.js';

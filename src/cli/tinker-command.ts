@@ -4,7 +4,7 @@
  * it listens.
  */
 import { LOSS_REDUCTIONS, type LossReduction } from '../engines/engine.js';
-import type { BackendPreference } from '../models/backend/select.js';
+import type { BackendPreference } from '../backend/select.js';
 import type { TinkerDialect } from '../serve/tinker/state.js';
 import { serveTinker } from '../serve/tinker/server.js';
 import { exitCodeForSignal, UsageError } from './exit-codes.js';

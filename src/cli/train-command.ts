@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import type { ResolvedConfig } from '../core/config.js';
 import { redactCredentials } from '../core/redact.js';
 import type { RunEvent } from '../runtime/run-events.js';
-import type { TrainRunResult } from '../runtime/train-run.js';
+import type { TrainRunResult } from '../runtime/train/train-run.js';
 import { EXIT, exitCodeForSignal, UsageError } from './exit-codes.js';
 import { stopOnSignals } from './stop-signals.js';
 import { NATS_FLAG_HELP, type NatsFlags, natsOptionsOf } from './nats-flags.js';
@@ -88,7 +88,7 @@ async function runTraining(config: ResolvedConfig, opts: TrainFlags, progress: T
     onEvent: (event: RunEvent) => progress.handle(event),
     signal,
   };
-  if (!opts.nats) return (await import('../runtime/train-run.js')).trainRun(runOptions);
+  if (!opts.nats) return (await import('../runtime/train/train-run.js')).trainRun(runOptions);
   const { natsTrainRun } = await import('../runtime/nats/nats-train-run.js');
   return natsTrainRun({
     ...runOptions,

@@ -1,7 +1,7 @@
 /**
  * Policy calls, named by phase (RLlib style): `sampleActions` for rollouts (exploration, returns
  * behaviour log-probs and the weights version), `greedyActions` for evaluation. Training goes
- * through the model's `forwardTrain` (see `src/models/transformer.ts`).
+ * through the model's `forwardTrain` (see `src/models/transformer/model.ts`).
  */
 import type { Rng } from './rng.js';
 import type { DecodeConstraint } from './types.js';

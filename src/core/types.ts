@@ -1,7 +1,7 @@
 /**
  * Shared data types that cross actor and process boundaries.
  *
- * Everything here must survive the msgpackr codec (see `src/runtime/codec.ts`): plain objects,
+ * Everything here must survive the msgpackr codec (see `src/bus/codec.ts`): plain objects,
  * numbers, strings, booleans, arrays and typed arrays only — no class instances, no functions.
  */
 

@@ -2,13 +2,13 @@
  * Trajectories → the engine's token-level data (Tinker `Datum`s), token in / token out.
  *
  * One datum per training sequence, exactly as the in-process learner packs them
- * (`src/models/pack.ts`): a turn's prompt ids followed by its sampled ids, with the turns of a
+ * (`src/learner/pack.ts`): a turn's prompt ids followed by its sampled ids, with the turns of a
  * full-history context chained into one sequence. `inputTokens` is the sequence without its last
  * id, `targetTokens` the sequence shifted left by one; only sampled (agent) tokens that were real
  * choices carry weight, and each carries its behaviour log-prob and advantage.
  */
 import type { Trajectory } from '../core/types.js';
-import { packTrajectories } from '../models/pack.js';
+import { packTrajectories } from '../learner/pack.js';
 import type { EngineDatum } from './engine.js';
 
 /** A datum plus where each weighted target came from, to map results back. */

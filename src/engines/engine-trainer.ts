@@ -7,7 +7,7 @@
  * turnwise's scheduled learning rate. After the step the weights are saved for sampling and the
  * sampler is pointed at them.
  *
- * Same metric names as the in-process learner (`src/models/trainer.ts`); the entropy is unknown
+ * Same metric names as the in-process learner (`src/learner/trainer.ts`); the entropy is unknown
  * (the engine does not return it) and reported as NaN, and the gradient norm is the engine's own
  * when it reports one.
  */
@@ -20,10 +20,10 @@ import { type Clock, systemClock } from '../core/clock.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import { faultPoint } from '../core/fault-point.js';
 import type { Trajectory } from '../core/types.js';
-import { learningRateAt, type LrSchedule } from '../models/lr-schedule.js';
-import { tokenLayout } from '../models/token-layout.js';
-import type { TrainerState } from '../models/trainer.js';
-import { DEFAULT_TRAIN_STEP_OPTIONS, type TrainStepMetrics, type TrainStepOptions } from '../models/train-options.js';
+import { learningRateAt, type LrSchedule } from '../learner/lr-schedule.js';
+import { tokenLayout } from '../learner/token-layout.js';
+import type { TrainerState } from '../learner/trainer.js';
+import { DEFAULT_TRAIN_STEP_OPTIONS, type TrainStepMetrics, type TrainStepOptions } from '../learner/train-options.js';
 import type { SamplerWeightsRegistry } from './engine-policy.js';
 import { type LocatedDatum, trajectoryDatums } from './engine-datums.js';
 import type { EngineDatum, ModelEngine } from './engine.js';

@@ -19,7 +19,7 @@
  *    alone exceed the budget, `InvalidArgumentError('policy.maxContextTokens')` is thrown.
  */
 import { InvalidArgumentError } from '../core/errors.js';
-import type { Tokenizer } from './tokenizer.js';
+import type { Tokenizer } from './tokenizer/contract.js';
 
 /** How much of the episode goes into the prompt. */
 export interface ContextPolicy {

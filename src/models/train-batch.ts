@@ -1,5 +1,5 @@
 /**
- * The contract between batch packing (`src/models/pack.ts`), the model's `forwardTrain` and the
+ * The contract between batch packing (`src/learner/pack.ts`), the model's `forwardTrain` and the
  * loss: a padded batch of token sequences plus the flat list of trained (target) positions.
  *
  * Only action tokens are targets, so the model computes output logits only at `targetPositions`

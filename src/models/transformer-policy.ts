@@ -20,7 +20,7 @@ import { type EpisodeCacheCounters, EpisodeCacheStore } from './episode-caches.j
 import { KvCache } from './kv-cache.js';
 import type { ActRequest, ActResult, Policy, SamplingOptions } from '../core/policy.js';
 import { prefillBuckets } from './prefill-buckets.js';
-import type { TransformerModel } from './transformer.js';
+import type { TransformerModel } from './transformer/model.js';
 import { greedyPrefix } from './transformer/greedy-prefix.js';
 import { greedyToken, sampleToken, type TokenChoice } from './transformer/sampling.js';
 

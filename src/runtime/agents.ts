@@ -21,11 +21,11 @@ import { parseConfig, type ResolvedConfig, resolveConfig } from '../core/config.
 import { InvalidArgumentError } from '../core/errors.js';
 import { Rng } from '../core/rng.js';
 import type { EnvironmentSpec } from '../envs/environment.js';
-import { describeBackend, selectBackend } from '../models/backend/select.js';
+import { describeBackend, selectBackend } from '../backend/select.js';
 import { loadCheckpoint, resolveCheckpointDir } from '../models/checkpoint.js';
 import { inspectHfModel } from '../models/hf/hf-model.js';
 import { type OpenAIChatDeps, OpenAIChatPolicy, type UsageReport } from '../policies/openai-chat.js';
-import { MemoryBus } from './memory-bus.js';
+import { MemoryBus } from '../bus/memory-bus.js';
 import { buildPolicyStack } from './policy-stack.js';
 import { RolloutRunner } from './rollout.js';
 import { loadRunConfig } from './run-folder.js';

@@ -7,7 +7,7 @@ import type { AnyEstimatorOptions, EstimatorOptions } from '../algorithms/advant
 import type { ResolvedConfig } from '../core/config.js';
 import { type AlgorithmConfig, BUILT_IN_ALGORITHMS, type CustomAlgorithmConfig } from '../core/config/algorithm-schema.js';
 import type { DeepReadonly } from '../core/config/resolve.js';
-import type { TrainerConfig, TrainStepOptions } from '../models/trainer.js';
+import type { TrainerConfig, TrainStepOptions } from '../learner/trainer.js';
 
 type Algorithm = DeepReadonly<AlgorithmConfig>;
 type AnyAlgorithm = Algorithm | DeepReadonly<CustomAlgorithmConfig>;

@@ -11,7 +11,7 @@ import type { ResolvedConfig } from '../core/config.js';
 import type { CheckpointContent, NamedTensors } from '../models/checkpoint.js';
 import { adapterConfigJson } from '../models/lora/lora.js';
 import type { PolicyText } from '../models/policy-text.js';
-import type { TransformerModel } from '../models/transformer.js';
+import type { TransformerModel } from '../models/transformer/model.js';
 
 /**
  * The checkpoint of `stack` after `step` completed steps.

@@ -14,7 +14,7 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { InvalidArgumentError } from '../core/errors.js';
 import { getEnvironmentSpec } from '../envs/registry.js';
-import { selectBackend } from '../models/backend/select.js';
+import { selectBackend } from '../backend/select.js';
 import { loadCheckpoint, resolveCheckpointDir } from '../models/checkpoint.js';
 import { Rng } from '../core/rng.js';
 import { writeHfConfig } from '../models/hf/hf-config.js';

@@ -25,7 +25,7 @@ import { InvalidArgumentError } from '../core/errors.js';
 import { ContextLengthExceededError } from '../policies/context-length.js';
 import { TEXT_POLICY_VERSION, type TextPolicy } from '../policies/text-policy.js';
 import { type RewardShaping, shapeTrajectory } from '../algorithms/reward-shapers.js';
-import type { Bus } from './bus.js';
+import type { Bus } from '../bus/bus.js';
 import { createEnvPool, type EnvPool } from './env-pool/index.js';
 import { serveEnvSession } from './wiring/env-session.js';
 import { remoteEpisodeEffects } from './wiring/episode.js';

@@ -23,7 +23,7 @@ import { availableParallelism, totalmem } from 'node:os';
 import type { ResolvedConfig } from '../core/config.js';
 import { InvalidConfigError } from '../core/errors.js';
 import { describeEstimate, estimateMemory, formatBytes, type MemoryEstimate, parameterCount, WASM_HEAP_BYTES } from '../models/memory-estimate.js';
-import type { TransformerConfig } from '../models/transformer.js';
+import type { TransformerConfig } from '../models/transformer/model.js';
 import { criticConfigOf } from './algorithm-setup.js';
 
 /** Bytes a rollout keeps per context token: prompt and action ids, log-probs, masks, and the padded batch rows built from them. */

@@ -5,8 +5,8 @@
  */
 import type { LoraSpec } from '../models/lora/lora.js';
 import type { PolicyText } from '../models/policy-text.js';
-import type { TrainableModel } from '../models/train-contract.js';
-import type { TransformerConfig, TransformerModel } from '../models/transformer.js';
+import type { TrainableModel } from '../learner/train-contract.js';
+import type { TransformerConfig, TransformerModel } from '../models/transformer/model.js';
 
 /** The models of a run before the trainer and policy wrap them. */
 export interface RunModels {

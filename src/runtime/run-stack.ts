@@ -9,7 +9,7 @@ import type { Trajectory } from '../core/types.js';
 import type { CheckpointContent, NamedTensors } from '../models/checkpoint.js';
 import type { ServingPolicy } from '../models/inference/serving-policy.js';
 import type { PolicyText } from '../models/policy-text.js';
-import type { TrainStepMetrics, TrainStepOptions } from '../models/train-options.js';
+import type { TrainStepMetrics, TrainStepOptions } from '../learner/train-options.js';
 
 /** The learner's update step, as the learner actor calls it. */
 export interface StepTrainer {

@@ -7,9 +7,9 @@
  * the top-k alternatives among the tokenizer's ids. Only `[T]` and `[T, k]` come back to the CPU,
  * never `[T, V]`. These are the model's own log-probs (temperature 1), exact rather than sampled.
  */
-import { tf } from '../models/backend/tf.js';
+import { tf } from '../backend/tf.js';
 import { headChunkRows } from '../models/transformer/chunked-head.js';
-import type { TransformerModel } from '../models/transformer.js';
+import type { TransformerModel } from '../models/transformer/model.js';
 import type { PromptScorer, PromptScores } from './served-model.js';
 
 /** How {@link modelScorer} runs. */

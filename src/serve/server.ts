@@ -5,7 +5,7 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { Rng } from '../core/rng.js';
-import type { BackendPreference } from '../models/backend/select.js';
+import type { BackendPreference } from '../backend/select.js';
 import { createServeApp, type ServeAppOptions } from './app.js';
 import { loadServedModel } from './load-model.js';
 

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { clipByGlobalNorm, globalNormScale } from '../../src/algorithms/grad-clip.js';
-import { tf } from '../../src/models/backend/tf.js';
+import { tf } from '../../src/backend/tf.js';
 
 beforeAll(async () => {
   await tf.setBackend('cpu');

@@ -5,7 +5,7 @@ import { type PolicyLossOptions, ppoClipLoss, valueLoss } from '../../src/algori
 import { type PolicyLossArrays, ppoClipLossReference, valueLossReference } from '../../src/algorithms/losses-reference.js';
 import { explainedVariance } from '../../src/algorithms/stats.js';
 import { Rng } from '../../src/core/rng.js';
-import { tf } from '../../src/models/backend/tf.js';
+import { tf } from '../../src/backend/tf.js';
 
 beforeAll(async () => {
   await tf.setBackend('cpu');

@@ -4,7 +4,7 @@ import { type PolicyLossOptions, type PolicyLossTerms, ppoClipLoss } from '../..
 import { klTensor } from '../../src/algorithms/kl.js';
 import { InvalidArgumentError } from '../../src/core/errors.js';
 import { Rng } from '../../src/core/rng.js';
-import { tf } from '../../src/models/backend/tf.js';
+import { tf } from '../../src/backend/tf.js';
 
 beforeAll(async () => {
   await tf.setBackend('cpu');

@@ -6,9 +6,9 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../src/core/rng.js';
 import type { Trajectory, Turn } from '../../src/core/types.js';
-import { tf } from '../../src/models/backend/tf.js';
+import { tf } from '../../src/backend/tf.js';
 import type { TrainBatch } from '../../src/models/train-batch.js';
-import { type NamedWeights, PolicyTrainer, type TrainableModel } from '../../src/models/trainer.js';
+import { type NamedWeights, PolicyTrainer, type TrainableModel } from '../../src/learner/trainer.js';
 
 beforeAll(async () => {
   await tf.setBackend('cpu');

@@ -5,7 +5,7 @@ import { type OffPolicyCorrection, type OffPolicyTerms, offPolicyLoss } from '..
 import { offPolicyLossReference, truncatedImportanceWeights } from '../../src/algorithms/off-policy-reference.js';
 import { InvalidArgumentError } from '../../src/core/errors.js';
 import { Rng } from '../../src/core/rng.js';
-import { tf } from '../../src/models/backend/tf.js';
+import { tf } from '../../src/backend/tf.js';
 
 beforeAll(async () => {
   await tf.setBackend('cpu');

@@ -14,7 +14,7 @@ import { computeAdvantages } from '../../src/algorithms/advantages.js';
 import type { EstimatorOptions } from '../../src/algorithms/advantage-input.js';
 import { trajectoryScore } from '../../src/algorithms/reward-modes.js';
 import type { Outcome, Trajectory, Turn } from '../../src/core/types.js';
-import { tokenLayout } from '../../src/models/token-layout.js';
+import { tokenLayout } from '../../src/learner/token-layout.js';
 
 function turn(index: number, mask: number[], reward: number, shapedReward?: number): Turn {
   return {

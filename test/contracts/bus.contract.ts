@@ -6,8 +6,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InvalidArgumentError, NoResponderError, RequestTimeoutError } from '../../src/core/errors.js';
 import type { Trajectory } from '../../src/core/types.js';
-import type { Bus, MessageContext } from '../../src/runtime/bus.js';
-import { BusClosedError, RemoteError } from '../../src/runtime/memory-bus.js';
+import type { Bus, MessageContext } from '../../src/bus/bus.js';
+import { BusClosedError, RemoteError } from '../../src/bus/memory-bus.js';
 
 interface Received {
   readonly payload: unknown;

@@ -3,7 +3,7 @@
  * Nothing is skipped.
  */
 import { afterAll, beforeAll } from 'vitest';
-import { NatsBus } from '../../src/runtime/nats/nats-bus.js';
+import { NatsBus } from '../../src/bus/nats-bus.js';
 import { type NatsServerHandle, startNatsServer } from '../helpers/nats-server.js';
 import { runBusContract } from './bus.contract.js';
 

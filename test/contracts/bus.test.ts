@@ -1,4 +1,4 @@
-import { MemoryBus } from '../../src/runtime/memory-bus.js';
+import { MemoryBus } from '../../src/bus/memory-bus.js';
 import { runBusContract } from './bus.contract.js';
 
 runBusContract('MemoryBus', () => new MemoryBus());

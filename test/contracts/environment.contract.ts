@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { Rng } from '../../src/core/rng.js';
 import { toolCallText } from '../../src/core/tools.js';
 import type { StepResult } from '../../src/core/types.js';
-import { randomToolCall } from '../../src/models/standin/transcripts.js';
+import { randomToolCall } from '../../scripts/standin/transcripts.js';
 import type { Environment } from '../../src/envs/environment.js';
 
 /** Options for {@link runEnvironmentContract}. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { reportFailure } from '../../src/cli/failure.js';
 import { redactCredentials } from '../../src/core/redact.js';
-import { NatsConnectError } from '../../src/runtime/nats/connect.js';
+import { NatsConnectError } from '../../src/bus/nats-connect.js';
 
 describe('redactCredentials', () => {
   it('hides a user and password, or a token, in every URL, and nothing else', () => {

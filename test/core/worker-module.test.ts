@@ -37,7 +37,7 @@ describe('workerModule', () => {
   it('this repository’s own workers resolve from the sources under test (no dist/ needed)', () => {
     const here = new URL('../../src/runtime/env-pool/worker-pool.ts', import.meta.url).href;
     expect(workerModule(here, './env-worker').filename).toMatch(/src[\\/]runtime[\\/]env-pool[\\/]env-worker\.ts$/);
-    const grad = new URL('../../src/models/data-parallel/gradient-pool.ts', import.meta.url).href;
+    const grad = new URL('../../src/learner/data-parallel/gradient-pool.ts', import.meta.url).href;
     expect(workerModule(grad, './grad-worker').filename).toMatch(/grad-worker\.ts$/);
   });
 

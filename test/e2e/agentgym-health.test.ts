@@ -15,7 +15,7 @@ import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import { babyaiSpec } from '../../src/envs/babyai/index.js';
 import { createAgentGymApp } from '../../src/envs/agentgym/server/app.js';
 import { createFastListener } from '../../src/envs/agentgym/server/fast-listener.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 import { RunStore } from '../../src/store/run-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-agentgym-health-'));

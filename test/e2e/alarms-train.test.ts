@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import { loadCheckpoint, resolveCheckpointDir } from '../../src/models/checkpoint.js';
 import type { RunEvent } from '../../src/runtime/run-events.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 import { RunStore } from '../../src/store/run-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-alarms-train-'));

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig, type TurnwiseConfigInput } from '../../src/core/config.js';
 import { loadCheckpoint, resolveCheckpointDir } from '../../src/models/checkpoint.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 import { RunStore } from '../../src/store/run-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-async-'));

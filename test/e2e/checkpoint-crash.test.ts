@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import { loadRunConfig } from '../../src/runtime/run-folder.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 import { killProcess, spawnCli } from '../helpers/nats-run.js';
 import { expectSameCurves, expectSameFinalWeights, expectSameStoredContent } from '../helpers/run-content.js';
 

@@ -12,9 +12,9 @@ import { loadConfig, parseConfig, resolveConfig } from '../../src/core/config.js
 import { InvalidArgumentError, InvalidConfigError } from '../../src/core/errors.js';
 import '../../src/envs/index.js';
 import { getEnvironmentSpec } from '../../src/envs/registry.js';
-import { selectBackend } from '../../src/models/backend/select.js';
+import { selectBackend } from '../../src/backend/select.js';
 import { checkRunMemory, estimateRunMemory, memoryLimitsOf, ROLLOUT_BYTES_PER_TOKEN } from '../../src/runtime/run-memory.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-config-bad-'));
 const runs = join(dir, 'runs');

@@ -2,12 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LossAggregation } from '../../src/algorithms/aggregation.js';
 import { Rng } from '../../src/core/rng.js';
 import type { Trajectory, Turn } from '../../src/core/types.js';
-import { selectBackend } from '../../src/models/backend/select.js';
-import type { tf } from '../../src/models/backend/tf.js';
-import { Critic } from '../../src/models/critic.js';
-import { GradientPool, type ReplicaSpec } from '../../src/models/data-parallel/gradient-pool.js';
-import { PolicyTrainer, type TrainStepOptions } from '../../src/models/trainer.js';
-import { TransformerModel, type TransformerConfig } from '../../src/models/transformer.js';
+import { selectBackend } from '../../src/backend/select.js';
+import type { tf } from '../../src/backend/tf.js';
+import { Critic } from '../../src/learner/critic.js';
+import { GradientPool, type ReplicaSpec } from '../../src/learner/data-parallel/gradient-pool.js';
+import { PolicyTrainer, type TrainStepOptions } from '../../src/learner/trainer.js';
+import { TransformerModel, type TransformerConfig } from '../../src/models/transformer/model.js';
 
 // Data-parallel learner (issue #10): 2 real gradient worker threads (piscina, each with its own
 // wasm backend) against the single-process trainer on the same batch and seed.

@@ -21,7 +21,7 @@ import { babyaiSpec } from '../../src/envs/babyai/index.js';
 import { createAgentGymApp } from '../../src/envs/agentgym/server/app.js';
 import { createFastListener } from '../../src/envs/agentgym/server/fast-listener.js';
 import { loadRunConfig } from '../../src/runtime/run-folder.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 import { RunStore } from '../../src/store/run-store.js';
 import { freePort } from '../helpers/nats-server.js';
 import { killProcess, spawnCli } from '../helpers/nats-run.js';

@@ -10,12 +10,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig, type TurnwiseConfigInput } from '../../src/core/config.js';
 import { LocalLoraEngine } from '../../src/engines/local/lora-engine.js';
-import { selectBackend } from '../../src/models/backend/select.js';
+import { selectBackend } from '../../src/backend/select.js';
 import { resolveCheckpointDir } from '../../src/models/checkpoint.js';
 import { evalRun } from '../../src/runtime/eval-run.js';
 import { chatTextOptionsOf } from '../../src/runtime/pretrained-stack.js';
-import { buildStandinAgent } from '../../src/runtime/standin-agent.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { buildStandinAgent } from '../../scripts/standin/agent.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 import { RunStore } from '../../src/store/run-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-engine-run-'));

@@ -9,7 +9,7 @@ import { systemClock } from '../../src/core/clock.js';
 import type { Trajectory } from '../../src/core/types.js';
 import '../../src/envs/index.js';
 import { getEnvironmentSpec } from '../../src/envs/registry.js';
-import { MemoryBus } from '../../src/runtime/memory-bus.js';
+import { MemoryBus } from '../../src/bus/memory-bus.js';
 import { type EpisodePlan, RolloutRunner } from '../../src/runtime/rollout.js';
 import { randomPolicy } from '../../src/runtime/simulate/sim-policies.js';
 import { createBatchEnv } from '../../src/runtime/env-pool/batch-env.js';

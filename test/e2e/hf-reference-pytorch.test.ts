@@ -12,10 +12,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../src/core/rng.js';
-import { selectBackend } from '../../src/models/backend/select.js';
-import { tf } from '../../src/models/backend/tf.js';
+import { selectBackend } from '../../src/backend/select.js';
+import { tf } from '../../src/backend/tf.js';
 import { describeHfModel, inspectHfModel, loadHfModel } from '../../src/models/hf/hf-model.js';
-import { TransformerModel } from '../../src/models/transformer.js';
+import { TransformerModel } from '../../src/models/transformer/model.js';
 import { readAdapterFiles, writeAdapterFiles } from '../../src/models/lora/peft-files.js';
 import { TransformerPolicy } from '../../src/models/transformer-policy.js';
 

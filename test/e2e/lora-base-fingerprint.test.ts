@@ -10,12 +10,12 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import { InvalidConfigError } from '../../src/core/errors.js';
-import { selectBackend } from '../../src/models/backend/select.js';
+import { selectBackend } from '../../src/backend/select.js';
 import { loadCheckpoint, resolveCheckpointDir } from '../../src/models/checkpoint.js';
 import { baseModelIdentity } from '../../src/models/hf/fingerprint.js';
 import { evalRun } from '../../src/runtime/eval-run.js';
 import { loadRunConfig } from '../../src/runtime/run-folder.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 import { loadServedModel } from '../../src/serve/load-model.js';
 import { writeTinyChatModel } from '../serve/tiny-chat-model.js';
 

@@ -1,5 +1,5 @@
 /**
- * `messageFlow` (src/runtime/wiring.ts, which the architecture figure is drawn from) against what a
+ * `messageFlow` (src/runtime/wiring/message-flow.ts, which the architecture figure is drawn from) against what a
  * real run sends: a one-step `trainRun` (with its step-0 and step-1 evaluations) on the in-process
  * bus, every message recorded with its subject and its sender.
  *
@@ -15,9 +15,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
-import { MemoryBus } from '../../src/runtime/memory-bus.js';
-import { trainRun } from '../../src/runtime/train-run.js';
-import { messageFlow, subjects } from '../../src/runtime/wiring.js';
+import { MemoryBus } from '../../src/bus/memory-bus.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
+import { messageFlow, subjects } from '../../src/runtime/wiring/message-flow.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-flow-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 import { exportRun } from '../../src/store/export/export-run.js';
 import { readTfEvents } from '../../src/store/export/tfevents.js';
 import { RunStore } from '../../src/store/run-store.js';

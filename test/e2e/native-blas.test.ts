@@ -2,13 +2,13 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { InvalidConfigError } from '../../src/core/errors.js';
-import { ADDON_PATH, nativeBlas } from '../../src/models/backend/native-blas.js';
-import { nativeLossHeadCalls } from '../../src/models/backend/native-log-softmax.js';
-import { describeBackend, selectBackend } from '../../src/models/backend/select.js';
-import { tf } from '../../src/models/backend/tf.js';
-import { nativeBatchMatMulCalls, reroutedBatchMatMulCalls, setNativeMatMulEnabled } from '../../src/models/backend/wasm-batch-matmul.js';
+import { ADDON_PATH, nativeBlas } from '../../src/backend/native-blas.js';
+import { nativeLossHeadCalls } from '../../src/backend/native-log-softmax.js';
+import { describeBackend, selectBackend } from '../../src/backend/select.js';
+import { tf } from '../../src/backend/tf.js';
+import { nativeBatchMatMulCalls, reroutedBatchMatMulCalls, setNativeMatMulEnabled } from '../../src/backend/wasm-batch-matmul.js';
 import { MASK_VALUE, targetLogProbsAndEntropy } from '../../src/models/transformer/layers.js';
-import { lossAndGrads, matmulCases, matmulOnCpuAndWasm, maxRelDiff, onBackend, randomArray } from '../models/backend/fixtures.js';
+import { lossAndGrads, matmulCases, matmulOnCpuAndWasm, maxRelDiff, onBackend, randomArray } from '../backend/fixtures.js';
 
 // The optional native matmul path. CI installs a C compiler and OpenBLAS, so there it must load;
 // elsewhere, a machine without it must say why and refuse `model.matmul: native`.

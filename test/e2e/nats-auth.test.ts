@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { jetstream } from '@nats-io/jetstream';
 import { nkeys } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectNats, NatsConnectError } from '../../src/runtime/nats/connect.js';
-import { NatsBus } from '../../src/runtime/nats/nats-bus.js';
+import { connectNats, NatsConnectError } from '../../src/bus/nats-connect.js';
+import { NatsBus } from '../../src/bus/nats-bus.js';
 import { openRunInfra } from '../../src/runtime/nats/run-infra.js';
 import { type NatsServerHandle, startNatsServer } from '../helpers/nats-server.js';
 

@@ -4,11 +4,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidMessageError } from '../../src/core/errors.js';
-import { RemoteError } from '../../src/runtime/memory-bus.js';
-import { NatsConnectError } from '../../src/runtime/nats/connect.js';
-import { NatsBus } from '../../src/runtime/nats/nats-bus.js';
+import { RemoteError } from '../../src/bus/memory-bus.js';
+import { NatsConnectError } from '../../src/bus/nats-connect.js';
+import { NatsBus } from '../../src/bus/nats-bus.js';
 import { runWorker } from '../../src/runtime/nats/worker.js';
-import { subjects } from '../../src/runtime/wiring.js';
+import { subjects } from '../../src/runtime/wiring/message-flow.js';
 import { serveSampler } from '../../src/runtime/wiring/sampler.js';
 import { type NatsServerHandle, startNatsServer } from '../helpers/nats-server.js';
 

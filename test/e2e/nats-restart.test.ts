@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import { natsTrainRun } from '../../src/runtime/nats/nats-train-run.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 import { type NatsServerHandle, startNatsServer } from '../helpers/nats-server.js';
 import { type CliProcess, expectStoreComplete, killProcess as kill, spawnCli } from '../helpers/nats-run.js';
 import { expectSameCurves, expectSameFinalWeights, expectSameStoredContent } from '../helpers/run-content.js';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
-import { connectNats } from '../../src/runtime/nats/connect.js';
+import { connectNats } from '../../src/bus/nats-connect.js';
 import { natsTrainRun } from '../../src/runtime/nats/nats-train-run.js';
 import { type NatsServerHandle, startNatsServer } from '../helpers/nats-server.js';
 import { expectStoreComplete, killProcess, spawnCli } from '../helpers/nats-run.js';

@@ -10,11 +10,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import { ppoClipLoss, registerPolicyLoss } from '../../src/index.js';
-import { tf } from '../../src/models/backend/tf.js';
+import { tf } from '../../src/backend/tf.js';
 import { loadCheckpoint, resolveCheckpointDir } from '../../src/models/checkpoint.js';
 import { firstNonFinite } from '../../src/models/finite.js';
 import type { RunEvent } from '../../src/runtime/run-events.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 import { RunStore } from '../../src/store/run-store.js';
 
 let poisoned = false;

@@ -25,7 +25,7 @@ describe('npm pack', () => {
       'dist/src/cli/main.js',
       'dist/src/algorithms/index.js',
       'dist/src/envs/index.js',
-      'dist/src/models/data-parallel/grad-worker.js',
+      'dist/src/learner/data-parallel/grad-worker.js',
       'dist/src/envs/textcraft/data/recipes.json',
       'src/ui/dist/index.html',
       'native/blas.c',

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ppoClipLoss, registerPolicyLoss, registerRewardShaper, z } from '../../src/index.js';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 import { RunStore } from '../../src/store/run-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-plugins-'));

@@ -10,12 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig, type TurnwiseConfigInput } from '../../src/core/config.js';
 import { InvalidConfigError } from '../../src/core/errors.js';
 import { Rng } from '../../src/core/rng.js';
-import { selectBackend } from '../../src/models/backend/select.js';
+import { selectBackend } from '../../src/backend/select.js';
 import { writeHfConfig } from '../../src/models/hf/hf-config.js';
 import { writeSafetensors } from '../../src/models/safetensors.js';
-import { TransformerModel } from '../../src/models/transformer.js';
+import { TransformerModel } from '../../src/models/transformer/model.js';
 import type { RunEvent } from '../../src/runtime/run-events.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-context-'));
 const folder = join(dir, 'tiny-chat');

@@ -13,7 +13,7 @@ import type { ActRequest } from '../../src/core/policy.js';
 import { Rng } from '../../src/core/rng.js';
 import '../../src/envs/index.js';
 import { getEnvironmentSpec } from '../../src/envs/registry.js';
-import { selectBackend } from '../../src/models/backend/select.js';
+import { selectBackend } from '../../src/backend/select.js';
 import { buildPolicyStack } from '../../src/runtime/policy-stack.js';
 import { writeTinyChatModel } from '../serve/tiny-chat-model.js';
 

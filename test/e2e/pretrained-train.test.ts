@@ -10,12 +10,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig, type TurnwiseConfigInput } from '../../src/core/config.js';
 import { Rng } from '../../src/core/rng.js';
-import { selectBackend } from '../../src/models/backend/select.js';
+import { selectBackend } from '../../src/backend/select.js';
 import { writeHfConfig } from '../../src/models/hf/hf-config.js';
 import { writeSafetensors } from '../../src/models/safetensors.js';
-import { TransformerModel } from '../../src/models/transformer.js';
+import { TransformerModel } from '../../src/models/transformer/model.js';
 import { loadRunConfig } from '../../src/runtime/run-folder.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 import { RunStore } from '../../src/store/run-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-pretrained-'));

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { selectBackend } from '../../src/models/backend/select.js';
+import { selectBackend } from '../../src/backend/select.js';
 import { loadServedModel } from '../../src/serve/load-model.js';
 import { writePretrainedShape } from '../../scripts/make-pretrained-shape.js';
 import { TINY_CHAT_VOCAB, writeTinyChatModel } from '../serve/tiny-chat-model.js';

@@ -14,7 +14,7 @@ import { loadConfig, parseOverride, resolveConfig } from '../../src/core/config.
 import { resolveCheckpointDir } from '../../src/models/checkpoint.js';
 import { readSafetensors } from '../../src/models/safetensors.js';
 import { referenceTrain } from '../../src/runtime/reference-loop.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 import { RunStore } from '../../src/store/run-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-reference-'));

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import { CheckpointError } from '../../src/core/errors.js';
-import { selectBackend } from '../../src/models/backend/select.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { selectBackend } from '../../src/backend/select.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 import { writeTinyChatModel } from '../serve/tiny-chat-model.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-refused-folder-'));

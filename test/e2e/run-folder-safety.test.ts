@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import { evalRun } from '../../src/runtime/eval-run.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 import { RunStore } from '../../src/store/run-store.js';
 import { createUiApp } from '../../src/ui/server/app.js';
 import { type CliProcess, killProcess, spawnCli } from '../helpers/nats-run.js';

@@ -9,7 +9,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { selectBackend } from '../../src/models/backend/select.js';
+import { selectBackend } from '../../src/backend/select.js';
 import { type RunningServer, serveModel } from '../../src/serve/server.js';
 import { writeTinyChatModel } from '../serve/tiny-chat-model.js';
 

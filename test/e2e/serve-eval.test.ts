@@ -8,7 +8,7 @@ import '../../src/envs/index.js';
 import { evaluatePolicies } from '../../src/eval/harness.js';
 import { checkpointSpec } from '../../src/runtime/policy-spec.js';
 import { TEXT_POLICY_VERSION } from '../../src/policies/text-policy.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 import { serveModel } from '../../src/serve/server.js';
 import { RunStore } from '../../src/store/run-store.js';
 

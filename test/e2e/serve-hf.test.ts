@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { selectBackend } from '../../src/models/backend/select.js';
-import { tf } from '../../src/models/backend/tf.js';
+import { selectBackend } from '../../src/backend/select.js';
+import { tf } from '../../src/backend/tf.js';
 import { HfTokenizer } from '../../src/models/chat/index.js';
 import { loadHfModel } from '../../src/models/hf/hf-model.js';
-import type { TransformerModel } from '../../src/models/transformer.js';
+import type { TransformerModel } from '../../src/models/transformer/model.js';
 import { packBatch } from '../models/transformer-fixtures.js';
 import { writeTinyChatModel } from '../serve/tiny-chat-model.js';
 

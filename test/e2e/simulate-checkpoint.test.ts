@@ -12,7 +12,7 @@ import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import '../../src/envs/index.js';
 import { getEnvironmentSpec } from '../../src/envs/registry.js';
 import { simulate } from '../../src/runtime/simulate/simulate.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-simulate-checkpoint-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

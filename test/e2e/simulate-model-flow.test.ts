@@ -18,7 +18,7 @@ import { openAgent } from '../../src/runtime/agents.js';
 import { checkpointSpec } from '../../src/runtime/policy-spec.js';
 import type { EpisodePlan } from '../../src/runtime/rollout.js';
 import { openCheckpointFlow } from '../../src/runtime/simulate/checkpoint-flow.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-model-flow-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -12,11 +12,11 @@ import { systemClock } from '../../src/core/clock.js';
 import { parseConfig, resolveConfig, type TurnwiseConfigInput } from '../../src/core/config.js';
 import { parseToolCallText } from '../../src/core/tools.js';
 import { getEnvironmentSpec } from '../../src/envs/registry.js';
-import { selectBackend } from '../../src/models/backend/select.js';
+import { selectBackend } from '../../src/backend/select.js';
 import { chatTextOptionsOf } from '../../src/runtime/pretrained-stack.js';
 import { simulate } from '../../src/runtime/simulate/simulate.js';
-import { buildStandinAgent } from '../../src/runtime/standin-agent.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { buildStandinAgent } from '../../scripts/standin/agent.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 import { RunStore } from '../../src/store/run-store.js';
 import { registerWordleTools } from '../learning/wordle-tools-env.js';
 

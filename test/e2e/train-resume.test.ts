@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig, type TurnwiseConfigInput } from '../../src/core/config.js';
 import { RunStore } from '../../src/store/run-store.js';
 import { loadRunConfig } from '../../src/runtime/run-folder.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-resume-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -12,7 +12,7 @@ import { type Browser, chromium, type Locator, type Page } from 'playwright-core
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import '../../src/envs/index.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 import { RunStore } from '../../src/store/run-store.js';
 import { emaSmooth } from '../../src/ui/format/smoothing.js';
 import { type RunningUi, startUiServer } from '../../src/ui/server/server.js';

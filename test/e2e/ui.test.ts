@@ -13,7 +13,7 @@ import { stringify } from 'yaml';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import '../../src/envs/index.js';
 import { getEnvironmentSpec } from '../../src/envs/registry.js';
-import { trainRun, type TrainRunResult } from '../../src/runtime/train-run.js';
+import { trainRun, type TrainRunResult } from '../../src/runtime/train/train-run.js';
 import { RunStore } from '../../src/store/run-store.js';
 import { catalogCategoryResolver } from '../../src/ui/server/eval-tables.js';
 import { type RunningUi, startUiServer } from '../../src/ui/server/server.js';

@@ -4,8 +4,8 @@ import type { LossAggregation } from '../../src/algorithms/aggregation.js';
 import { SamplerWeightsRegistry } from '../../src/engines/engine-policy.js';
 import { EngineTrainer } from '../../src/engines/engine-trainer.js';
 import type { LossReduction } from '../../src/engines/engine.js';
-import { tokenLayout } from '../../src/models/token-layout.js';
-import { DEFAULT_TRAIN_STEP_OPTIONS } from '../../src/models/train-options.js';
+import { tokenLayout } from '../../src/learner/token-layout.js';
+import { DEFAULT_TRAIN_STEP_OPTIONS } from '../../src/learner/train-options.js';
 import { sampleTrajectories } from './fixtures.js';
 import { RecordingEngine } from './recording-engine.js';
 

@@ -4,7 +4,7 @@
  * viewing it, and the heap's size includes the allocator's slack, so neither measures what a
  * memory estimate of live tensors predicts.
  */
-import { tf } from '../../src/models/backend/tf.js';
+import { tf } from '../../src/backend/tf.js';
 
 /** What the tracker reads. */
 export interface LiveBytes {

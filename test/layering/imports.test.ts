@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { importCycles, importSpecifiers, readImportGraph } from './import-graph.js';
@@ -6,17 +7,20 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const graph = readImportGraph(root, 'src');
 
 /**
- * The layers of `src/`, lowest first (docs/layout.md). A file may import its
- * own folder and any lower layer; two folders on the same rank never import each other. The tensor
- * backend (`models/backend/`) sits below the algorithms, which compute on it, while the rest of
- * `models/` builds on the algorithms. The model engines (`engines/`: the in-process tfjs engine and
- * the Tinker client) sit above the models and below the runtime that drives them.
+ * The layers of `src/`, lowest first (docs/layout.md): every top-level entry of `src/` is on one
+ * rank, and nothing else is. A file may import its own folder and any lower layer; two folders on
+ * the same rank never import each other. The tensor backend (`backend/`: tfjs and the native addon)
+ * sits below everything that computes on it; the bus (`bus/`: in-process and NATS) below the runtime
+ * that wires actors to it; the learner (`learner/`) above the models it trains; the model engines
+ * (`engines/`: the in-process tfjs engine and the Tinker client) above the learner and below the
+ * runtime that drives them.
  */
 const LAYERS: readonly (readonly string[])[] = [
   ['core'],
-  ['models/backend'],
-  ['algorithms', 'envs', 'store', 'policies'],
+  ['backend'],
+  ['algorithms', 'envs', 'store', 'policies', 'bus'],
   ['models', 'actors'],
+  ['learner'],
   ['engines'],
   ['runtime'],
   ['eval', 'serve'],
@@ -26,18 +30,12 @@ const LAYERS: readonly (readonly string[])[] = [
   ['index.ts'],
 ];
 
-/** The layer folder a `src/…` path belongs to (the longest listed prefix) and its rank. */
+/** The top-level entry of `src/` a `src/…` path belongs to and its rank. */
 function layerOf(path: string): { folder: string; rank: number } {
-  const inner = path.replace(/^src\//, '');
-  let best: { folder: string; rank: number } | null = null;
-  LAYERS.forEach((folders, rank) => {
-    for (const folder of folders) {
-      const matches = inner === folder || inner.startsWith(`${folder}/`);
-      if (matches && (best === null || folder.length > best.folder.length)) best = { folder, rank };
-    }
-  });
-  if (best === null) throw new Error(`${path} is in no layer: add its folder to LAYERS`);
-  return best;
+  const folder = path.replace(/^src\//, '').split('/')[0] as string;
+  const rank = LAYERS.findIndex((folders) => folders.includes(folder));
+  if (rank < 0) throw new Error(`${path} is in no layer: add ${folder} to LAYERS`);
+  return { folder, rank };
 }
 
 /** Every import of one `src/` TypeScript file by another (data files such as JSON left out). */
@@ -75,10 +73,16 @@ describe('import graph of src/', () => {
 
   it('sees the imports it should (the reader is not silently empty)', () => {
     expect(graph.size).toBeGreaterThan(250);
-    expect(graph.get('src/models/trainer.ts')).toContain('src/models/train-contract.ts');
+    expect(graph.get('src/learner/trainer.ts')).toContain('src/learner/train-contract.ts');
     expect(graph.get('src/runtime/eval-run.ts')).toContain('src/runtime/agents.ts');
     expect(graph.get('src/cli/experiment-command.ts')).toContain('src/experiments/horizon/index.ts');
     for (const { to } of edges()) expect(graph.has(to), `${to} is imported but not found`).toBe(true);
+  });
+
+  it('gives every top-level entry of src/ exactly one layer, and lists nothing else', () => {
+    const listed = LAYERS.flat();
+    expect([...listed].sort()).toEqual(readdirSync(`${root}src`).sort());
+    expect(new Set(listed).size).toBe(listed.length);
   });
 
   it('has no import cycle', () => {
@@ -98,7 +102,7 @@ describe('import graph of src/', () => {
   it('keeps the rules of the design: algorithms import no actor and no bus, envs import no model, actors no model', () => {
     const bad = edges().filter(
       ({ from, to }) =>
-        (from.startsWith('src/algorithms/') && (to.startsWith('src/actors/') || to.startsWith('src/runtime/'))) ||
+        (from.startsWith('src/algorithms/') && (to.startsWith('src/actors/') || to.startsWith('src/bus/') || to.startsWith('src/runtime/'))) ||
         (from.startsWith('src/envs/') && to.startsWith('src/models/')) ||
         (from.startsWith('src/actors/') && to.startsWith('src/models/')),
     );

@@ -20,10 +20,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig, type TurnwiseConfigInput } from '../../src/core/config.js';
-import { selectBackend } from '../../src/models/backend/select.js';
+import { selectBackend } from '../../src/backend/select.js';
 import { chatTextOptionsOf } from '../../src/runtime/pretrained-stack.js';
-import { buildStandinAgent, type StandinReport } from '../../src/runtime/standin-agent.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { buildStandinAgent, type StandinReport } from '../../scripts/standin/agent.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 import { RunStore } from '../../src/store/run-store.js';
 import { learningSeed, reportFigures } from './figures.js';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import '../../src/envs/index.js';
-import { trainRun } from '../../src/runtime/train-run.js';
+import { trainRun } from '../../src/runtime/train/train-run.js';
 import { learningSeed, reportFigures } from './figures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-learning-wordle-'));

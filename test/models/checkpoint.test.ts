@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CheckpointError } from '../../src/core/errors.js';
 import { Rng } from '../../src/core/rng.js';
-import { tf } from '../../src/models/backend/tf.js';
+import { tf } from '../../src/backend/tf.js';
 import { loadCheckpoint, resolveCheckpointDir, saveCheckpoint } from '../../src/models/checkpoint.js';
 import { BpeTokenizer, trainBpe } from '../../src/models/tokenizer/index.js';
-import { TransformerModel } from '../../src/models/transformer.js';
+import { TransformerModel } from '../../src/models/transformer/model.js';
 import { fromHfConfig } from '../../src/models/hf/hf-config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-ckpt-'));

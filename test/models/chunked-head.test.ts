@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Rng } from '../../src/core/rng.js';
-import { nativeBlas } from '../../src/models/backend/native-blas.js';
-import { selectBackend } from '../../src/models/backend/select.js';
-import { tf } from '../../src/models/backend/tf.js';
+import { nativeBlas } from '../../src/backend/native-blas.js';
+import { selectBackend } from '../../src/backend/select.js';
+import { tf } from '../../src/backend/tf.js';
 import { chunkedTargetStats, HEAD_CHUNK_BYTES, headChunkRows, setHeadChunkBytes } from '../../src/models/transformer/chunked-head.js';
 import { targetLogProbsAndEntropy } from '../../src/models/transformer/layers.js';
-import { type TransformerConfig, TransformerModel } from '../../src/models/transformer.js';
+import { type TransformerConfig, TransformerModel } from '../../src/models/transformer/model.js';
 
 // The chunked loss head (issue #31): the values and gradients of the whole head, a chunk of rows at
 // a time, on both backends; and a model's training forward through it.

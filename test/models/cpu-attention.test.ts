@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../src/core/rng.js';
-import { tf } from '../../src/models/backend/tf.js';
+import { tf } from '../../src/backend/tf.js';
 import { cpuAttention, setCpuAttentionMaxQueries, useCpuAttention } from '../../src/models/transformer/cpu-attention.js';
 import { attend, attentionMask } from '../../src/models/transformer/layers.js';
 

@@ -1,16 +1,16 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../src/core/rng.js';
 import { globalNormScale } from '../../src/algorithms/grad-clip.js';
-import { nativeAdamAvailable } from '../../src/models/backend/native-adam.js';
-import { nativeBlas } from '../../src/models/backend/native-blas.js';
-import { selectBackend } from '../../src/models/backend/select.js';
-import { tf } from '../../src/models/backend/tf.js';
-import { accumulateGradients, type GradientOptions } from '../../src/models/grad-accumulate.js';
+import { nativeAdamAvailable } from '../../src/backend/native-adam.js';
+import { nativeBlas } from '../../src/backend/native-blas.js';
+import { selectBackend } from '../../src/backend/select.js';
+import { tf } from '../../src/backend/tf.js';
+import { accumulateGradients, type GradientOptions } from '../../src/learner/grad-accumulate.js';
 import { estimateMemory, parameterCount, WASM_HEAP_BYTES } from '../../src/models/memory-estimate.js';
-import { AdamW } from '../../src/models/optimizer.js';
-import type { MicroBatch } from '../../src/models/train-contract.js';
+import { AdamW } from '../../src/learner/optimizer.js';
+import type { MicroBatch } from '../../src/learner/train-contract.js';
 import { headChunkRows } from '../../src/models/transformer/chunked-head.js';
-import { type TransformerConfig, TransformerModel } from '../../src/models/transformer.js';
+import { type TransformerConfig, TransformerModel } from '../../src/models/transformer/model.js';
 
 // Issue #31: on the native path Adam's moments live outside the wasm heap and the clip is folded
 // into the update; the estimate says so (heap: the gradients alone; host: the moments), exactly.

@@ -7,13 +7,13 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../src/core/rng.js';
-import { selectBackend } from '../../src/models/backend/select.js';
-import { tf } from '../../src/models/backend/tf.js';
-import { accumulateGradients, type GradientOptions, gradientOptionsOf } from '../../src/models/grad-accumulate.js';
-import { DEFAULT_TRAIN_STEP_OPTIONS } from '../../src/models/train-options.js';
+import { selectBackend } from '../../src/backend/select.js';
+import { tf } from '../../src/backend/tf.js';
+import { accumulateGradients, type GradientOptions, gradientOptionsOf } from '../../src/learner/grad-accumulate.js';
+import { DEFAULT_TRAIN_STEP_OPTIONS } from '../../src/learner/train-options.js';
 import { estimateMemory } from '../../src/models/memory-estimate.js';
-import type { MicroBatch } from '../../src/models/train-contract.js';
-import { type TransformerConfig, TransformerModel } from '../../src/models/transformer.js';
+import type { MicroBatch } from '../../src/learner/train-contract.js';
+import { type TransformerConfig, TransformerModel } from '../../src/models/transformer/model.js';
 import { trackLiveTensorBytes, type LiveBytesTracker } from '../helpers/live-tensor-bytes.js';
 
 const SHAPE: TransformerConfig = { vocabSize: 4096, dModel: 128, nLayers: 6, nHeads: 4, nKvHeads: 2, ffnHidden: 320, maxContext: 512, ropeTheta: 10000, rmsNormEps: 1e-5, tieEmbeddings: true, architecture: 'llama' };

@@ -1,9 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/core/errors.js';
 import { Rng } from '../../src/core/rng.js';
-import { tf } from '../../src/models/backend/tf.js';
+import { tf } from '../../src/backend/tf.js';
 import { KvCache } from '../../src/models/kv-cache.js';
-import type { TransformerModel } from '../../src/models/transformer.js';
+import type { TransformerModel } from '../../src/models/transformer/model.js';
 import { setCpuAttentionMaxQueries } from '../../src/models/transformer/cpu-attention.js';
 import { attentionGroups } from '../../src/models/transformer/grouped-attention.js';
 import { ropeTable } from '../../src/models/transformer/layers.js';

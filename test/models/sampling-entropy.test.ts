@@ -7,9 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ActRequest, ActResult } from '../../src/core/policy.js';
 import { Rng } from '../../src/core/rng.js';
-import { tf } from '../../src/models/backend/tf.js';
+import { tf } from '../../src/backend/tf.js';
 import { entropyOf, greedyToken, maskedLogProbs, sampleToken } from '../../src/models/transformer/sampling.js';
-import type { TransformerModel } from '../../src/models/transformer.js';
+import type { TransformerModel } from '../../src/models/transformer/model.js';
 import { TransformerPolicy } from '../../src/models/transformer-policy.js';
 import { packBatch, randomSeq, type SeqTargets, tinyModel } from './transformer-fixtures.js';
 

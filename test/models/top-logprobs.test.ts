@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../src/core/rng.js';
 import type { ActRequest, ActResult } from '../../src/core/policy.js';
-import { tf } from '../../src/models/backend/tf.js';
-import type { TransformerModel } from '../../src/models/transformer.js';
+import { tf } from '../../src/backend/tf.js';
+import type { TransformerModel } from '../../src/models/transformer/model.js';
 import { TransformerPolicy } from '../../src/models/transformer-policy.js';
 import { topCandidates } from '../../src/models/transformer/sampling.js';
 import { randomSeq, TINY, tinyModel } from './transformer-fixtures.js';

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../src/core/rng.js';
-import { selectBackend } from '../../src/models/backend/select.js';
-import { tf } from '../../src/models/backend/tf.js';
+import { selectBackend } from '../../src/backend/select.js';
+import { tf } from '../../src/backend/tf.js';
 import type { TrainBatch } from '../../src/models/train-batch.js';
 import { tinyModel } from './transformer-fixtures.js';
 

@@ -1,7 +1,7 @@
 /** Shared tiny-model fixtures for the transformer tests (not a test file itself). */
 import { Rng } from '../../src/core/rng.js';
 import type { TrainBatch } from '../../src/models/train-batch.js';
-import { type TransformerConfig, TransformerModel } from '../../src/models/transformer.js';
+import { type TransformerConfig, TransformerModel } from '../../src/models/transformer/model.js';
 
 export const TINY: TransformerConfig = {
   vocabSize: 40,

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { tf } from '../../src/models/backend/tf.js';
+import { tf } from '../../src/backend/tf.js';
 import {
   applyRope,
   attentionMask,

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../src/core/rng.js';
-import { tf } from '../../src/models/backend/tf.js';
+import { tf } from '../../src/backend/tf.js';
 import type { ActRequest, ActResult, SamplingOptions } from '../../src/core/policy.js';
-import type { TransformerModel } from '../../src/models/transformer.js';
+import type { TransformerModel } from '../../src/models/transformer/model.js';
 import { TransformerPolicy, type TransformerPolicyOptions } from '../../src/models/transformer-policy.js';
 import { randomSeq, tinyModel } from './transformer-fixtures.js';
 

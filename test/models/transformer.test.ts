@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CheckpointError, InvalidArgumentError, InvalidConfigError } from '../../src/core/errors.js';
 import { Rng } from '../../src/core/rng.js';
-import { tf } from '../../src/models/backend/tf.js';
+import { tf } from '../../src/backend/tf.js';
 import { KvCache } from '../../src/models/kv-cache.js';
-import type { TransformerModel } from '../../src/models/transformer.js';
+import type { TransformerModel } from '../../src/models/transformer/model.js';
 import { fromHfConfig } from '../../src/models/hf/hf-config.js';
 import { completeConfig } from '../../src/models/transformer/config.js';
 import { packBatch, randomSeq, TINY, tinyModel } from './transformer-fixtures.js';

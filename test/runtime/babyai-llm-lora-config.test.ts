@@ -3,10 +3,10 @@ import { loadConfig, resolveConfig } from '../../src/core/config.js';
 import { parseOverride } from '../../src/core/config/overrides.js';
 import { InvalidConfigError } from '../../src/core/errors.js';
 import { createBabyAICatalog } from '../../src/envs/babyai/catalog.js';
-import { selectBackend } from '../../src/models/backend/select.js';
+import { selectBackend } from '../../src/backend/select.js';
 import type { HfModelInfo } from '../../src/models/hf/hf-model.js';
 import { parameterCount } from '../../src/models/memory-estimate.js';
-import type { TransformerConfig } from '../../src/models/transformer.js';
+import type { TransformerConfig } from '../../src/models/transformer/model.js';
 import { checkMemory, loraSpecOf, runShapeOf } from '../../src/runtime/pretrained-stack.js';
 
 const PATH = 'configs/babyai-llm-lora.yaml';

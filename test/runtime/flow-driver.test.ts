@@ -7,7 +7,7 @@ import { getEnvironmentSpec } from '../../src/envs/registry.js';
 import type { EnvOp } from '../../src/runtime/env-pool/batch-codec.js';
 import { OP } from '../../src/runtime/env-pool/batch-codec.js';
 import { type BatchEnv, type EnvAnswer, InProcessBatchEnv } from '../../src/runtime/env-pool/batch-env.js';
-import { MemoryBus } from '../../src/runtime/memory-bus.js';
+import { MemoryBus } from '../../src/bus/memory-bus.js';
 import { type EpisodePlan, RolloutRunner } from '../../src/runtime/rollout.js';
 import { type FlowBudget, FlowDriver } from '../../src/runtime/simulate/flow-driver.js';
 import { babyaiFlowPolicy, cycleFlowPolicy, type FlowPolicy, randomFlowPolicy } from '../../src/runtime/simulate/flow-policies.js';

@@ -3,7 +3,7 @@ import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import { Rng } from '../../src/core/rng.js';
 import '../../src/envs/index.js';
 import { getEnvironmentSpec } from '../../src/envs/registry.js';
-import { tf } from '../../src/models/backend/tf.js';
+import { tf } from '../../src/backend/tf.js';
 import type { ActRequest } from '../../src/core/policy.js';
 import { buildPolicyStack, type PolicyStack } from '../../src/runtime/policy-stack.js';
 

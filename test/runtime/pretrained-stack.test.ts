@@ -2,11 +2,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import { InvalidConfigError } from '../../src/core/errors.js';
 import { Rng } from '../../src/core/rng.js';
-import { nativeAdamAvailable } from '../../src/models/backend/native-adam.js';
-import { selectBackend } from '../../src/models/backend/select.js';
+import { nativeAdamAvailable } from '../../src/backend/native-adam.js';
+import { selectBackend } from '../../src/backend/select.js';
 import type { HfModelInfo } from '../../src/models/hf/hf-model.js';
 import { parameterCount } from '../../src/models/memory-estimate.js';
-import type { TransformerConfig } from '../../src/models/transformer.js';
+import type { TransformerConfig } from '../../src/models/transformer/model.js';
 import { checkMemory, loraSpecOf, openPretrainedModels } from '../../src/runtime/pretrained-stack.js';
 
 /** SmolLM2-135M's shape. */

@@ -13,7 +13,7 @@ import { getEnvironmentSpec } from '../../src/envs/registry.js';
 import type { ActRequest, ActResult } from '../../src/core/policy.js';
 import { BpeTokenizer } from '../../src/models/tokenizer/bpe.js';
 import { baseVocab } from '../../src/models/tokenizer/tables.js';
-import { MemoryBus } from '../../src/runtime/memory-bus.js';
+import { MemoryBus } from '../../src/bus/memory-bus.js';
 import { type EpisodePlan, RolloutRunner } from '../../src/runtime/rollout.js';
 import { serveSampler } from '../../src/runtime/wiring/sampler.js';
 

@@ -14,7 +14,7 @@ import { getEnvironmentSpec } from '../../src/envs/registry.js';
 import { turnwiseText } from '../../src/models/policy-text.js';
 import { BpeTokenizer } from '../../src/models/tokenizer/bpe.js';
 import { baseVocab } from '../../src/models/tokenizer/tables.js';
-import { MemoryBus } from '../../src/runtime/memory-bus.js';
+import { MemoryBus } from '../../src/bus/memory-bus.js';
 import { type EpisodePlan, RolloutRunner } from '../../src/runtime/rollout.js';
 import { serveSampler } from '../../src/runtime/wiring/sampler.js';
 

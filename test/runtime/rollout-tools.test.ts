@@ -13,7 +13,7 @@ import type { ActRequest, ActResult } from '../../src/core/policy.js';
 import { loadChatModelFiles, readChatModelFileContents } from '../../src/models/chat/model-files.js';
 import { ToolChatBuilder } from '../../src/models/chat/tool-chat.js';
 import { chatText } from '../../src/models/policy-text.js';
-import { MemoryBus } from '../../src/runtime/memory-bus.js';
+import { MemoryBus } from '../../src/bus/memory-bus.js';
 import { type EpisodePlan, RolloutRunner } from '../../src/runtime/rollout.js';
 import { rolloutMetrics } from '../../src/runtime/rollout-metrics.js';
 import { serveSampler } from '../../src/runtime/wiring/sampler.js';

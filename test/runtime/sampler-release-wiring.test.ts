@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { withSamplerEffects } from '../../src/actors/sampler.js';
 import { SimulatedClock } from '../../src/core/clock.js';
 import type { ActRequest, ActResult } from '../../src/core/policy.js';
-import { MemoryBus } from '../../src/runtime/memory-bus.js';
+import { MemoryBus } from '../../src/bus/memory-bus.js';
 import { releaseEpisodes, remoteAct, serveSampler } from '../../src/runtime/wiring/sampler.js';
 
 describe('sampler wiring for per-episode caches', () => {

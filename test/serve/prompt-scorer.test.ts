@@ -6,9 +6,9 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../src/core/rng.js';
-import { selectBackend } from '../../src/models/backend/select.js';
-import { tf } from '../../src/models/backend/tf.js';
-import { TransformerModel } from '../../src/models/transformer.js';
+import { selectBackend } from '../../src/backend/select.js';
+import { tf } from '../../src/backend/tf.js';
+import { TransformerModel } from '../../src/models/transformer/model.js';
 import { modelScorer } from '../../src/serve/prompt-scorer.js';
 import { TINY_CHAT_SHAPE } from './tiny-chat-model.js';
 

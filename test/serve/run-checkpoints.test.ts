@@ -11,7 +11,7 @@ import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import { Rng } from '../../src/core/rng.js';
 import '../../src/envs/index.js';
 import { getEnvironmentSpec } from '../../src/envs/registry.js';
-import { selectBackend } from '../../src/models/backend/select.js';
+import { selectBackend } from '../../src/backend/select.js';
 import { saveCheckpoint } from '../../src/models/checkpoint.js';
 import { loadHfModel } from '../../src/models/hf/hf-model.js';
 import { writeAdapterFiles } from '../../src/models/lora/peft-files.js';

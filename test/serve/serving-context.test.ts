@@ -4,10 +4,10 @@
  * longest context that fits and says so; `--max-context` is honoured up to the model's own limit.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { selectBackend } from '../../src/models/backend/select.js';
+import { selectBackend } from '../../src/backend/select.js';
 import type { HfModelInfo } from '../../src/models/hf/hf-model.js';
 import { parameterCount, WASM_HEAP_BYTES } from '../../src/models/memory-estimate.js';
-import type { TransformerConfig } from '../../src/models/transformer.js';
+import type { TransformerConfig } from '../../src/models/transformer/model.js';
 import { serveMemoryBytes, servingContext } from '../../src/serve/load-model.js';
 
 const SMOLLM2: TransformerConfig = { vocabSize: 49152, dModel: 576, nLayers: 30, nHeads: 9, nKvHeads: 3, headDim: 64, ffnHidden: 1536, maxContext: 8192, ropeTheta: 100000, rmsNormEps: 1e-5, tieEmbeddings: true, architecture: 'llama' };

@@ -10,7 +10,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Rng } from '../../src/core/rng.js';
 import { writeSafetensors, type TensorRecord } from '../../src/models/safetensors.js';
-import { type TransformerConfig, TransformerModel } from '../../src/models/transformer.js';
+import { type TransformerConfig, TransformerModel } from '../../src/models/transformer/model.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'models', 'chat', 'fixtures', 'smollm2');
 /** Ids of the fixture's tokenizer (added tokens included). */

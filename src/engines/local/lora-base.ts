@@ -11,7 +11,7 @@ import { InvalidArgumentError } from '../../core/errors.js';
 import { Rng } from '../../core/rng.js';
 import { inspectHfModel, loadHfModel } from '../../models/hf/hf-model.js';
 import { LORA_TARGETS, type LoraSpec } from '../../models/lora/lora.js';
-import type { NamedWeight, TransformerModel } from '../../models/transformer.js';
+import type { NamedWeight, TransformerModel } from '../../models/transformer/model.js';
 import type { LossReduction } from '../engine.js';
 import { checkpointFolder, readPeftAdapter } from './checkpoint-files.js';
 

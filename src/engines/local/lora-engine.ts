@@ -13,9 +13,9 @@
 import { cp, mkdir } from 'node:fs/promises';
 import { InvalidArgumentError } from '../../core/errors.js';
 import { Rng } from '../../core/rng.js';
-import { tf } from '../../models/backend/tf.js';
+import { tf } from '../../backend/tf.js';
 import type { LoraSpec, LoraTarget } from '../../models/lora/lora.js';
-import type { NamedWeight, TransformerModel } from '../../models/transformer.js';
+import type { NamedWeight, TransformerModel } from '../../models/transformer/model.js';
 import type {
   AdamParams,
   EngineCapabilities,

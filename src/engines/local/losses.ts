@@ -14,7 +14,7 @@
  * through). `dro` is a Tinker loss this engine does not implement; it is refused by name.
  */
 import { InvalidArgumentError } from '../../core/errors.js';
-import { tf } from '../../models/backend/tf.js';
+import { tf } from '../../backend/tf.js';
 import type { EngineDatum, EngineLossConfig, EngineLossName } from '../engine.js';
 
 /** The losses the local engine implements. */

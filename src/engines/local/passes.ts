@@ -8,8 +8,8 @@
  * - `sequence-mean`: Σ_d Σ_t loss[d][t] / max(Σ_t w[d][t], 1e-9) (the division by the number of
  *   data happens at the optimizer step, over everything accumulated since the last one).
  */
-import { tf } from '../../models/backend/tf.js';
-import type { TransformerModel } from '../../models/transformer.js';
+import { tf } from '../../backend/tf.js';
+import type { TransformerModel } from '../../models/transformer/model.js';
 import type { EngineDatum, LossReduction } from '../engine.js';
 import { datumBatch, lossConstants } from './batch.js';
 import { elementwiseLossTensor, type ResolvedLoss } from './losses.js';

@@ -9,9 +9,9 @@
  */
 import { InvalidArgumentError } from '../../core/errors.js';
 import { Rng } from '../../core/rng.js';
-import { tf } from '../../models/backend/tf.js';
+import { tf } from '../../backend/tf.js';
 import { KvCache } from '../../models/kv-cache.js';
-import type { TransformerModel } from '../../models/transformer.js';
+import type { TransformerModel } from '../../models/transformer/model.js';
 import { sampleToken, topCandidates } from '../../models/transformer/sampling.js';
 import type { EngineSampleRequest, EngineSampleResult, EngineSequence } from '../engine.js';
 

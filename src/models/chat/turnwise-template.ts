@@ -8,7 +8,7 @@
  * roles: system → `<|system|>`, user → `<|obs|>`, assistant → `<|act|>` … `<|end|>`; the generation
  * prompt is `<|act|>`. Written for turnwise (not taken from any model).
  */
-import { SPECIAL_TOKENS } from '../tokenizer.js';
+import { SPECIAL_TOKENS } from '../tokenizer/contract.js';
 import type { HfTokenizer } from '../tokenizer/hf-tokenizer.js';
 import { generationConfigJson, tokenizerConfigJson } from './export.js';
 

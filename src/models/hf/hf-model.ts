@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CheckpointError } from '../../core/errors.js';
 import { nonRegularKind } from '../../core/file-kind.js';
-import { TransformerModel } from '../transformer.js';
+import { TransformerModel } from '../transformer/model.js';
 import { headDim, kvHeads } from '../transformer/config.js';
 import { type ParsedHfConfig, parseHfConfig } from './hf-config.js';
 import { readHfWeights, type WeightFiles, weightFiles } from './hf-weights.js';

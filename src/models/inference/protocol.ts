@@ -5,7 +5,7 @@
  * config that gains fields (grouped-query heads, biases, adapters) needs no change here.
  */
 import type { ActRequest, ActResult, SamplingOptions } from '../../core/policy.js';
-import type { BackendPreference, MatmulPreference } from '../backend/select.js';
+import type { BackendPreference, MatmulPreference } from '../../backend/select.js';
 import type { LoraSpec } from '../lora/lora.js';
 import type { TransformerConfig } from '../transformer/config.js';
 import type { TransformerPolicyOptions } from '../transformer-policy.js';

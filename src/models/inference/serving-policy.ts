@@ -7,7 +7,7 @@
 import type { Policy } from '../../core/policy.js';
 import type { NamedTensors } from '../checkpoint.js';
 import type { EpisodeCacheCounters } from '../episode-caches.js';
-import type { TransformerModel } from '../transformer.js';
+import type { TransformerModel } from '../transformer/model.js';
 import type { TransformerPolicy } from '../transformer-policy.js';
 
 /** Per-episode KV-cache counters and size, summed over wherever the model runs. */

@@ -5,7 +5,7 @@
  */
 import { CheckpointError } from '../../core/errors.js';
 import type { Rng } from '../../core/rng.js';
-import { tf } from '../backend/tf.js';
+import { tf } from '../../backend/tf.js';
 import type { TransformerConfig } from '../transformer/config.js';
 import { type NamedWeight, transpose2d } from '../transformer/weights.js';
 import { initialLoraA, type LoraModule, type LoraSpec, type LoraTarget, loraModules, loraScale, peftNames, SHARED_A_GROUPS, validateLoraSpec } from './lora.js';

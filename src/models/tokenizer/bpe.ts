@@ -8,8 +8,8 @@
  *    byte length, and the same merge order as Hugging Face (lowest rank first, leftmost on ties).
  */
 import { InvalidArgumentError } from '../../core/errors.js';
-import type { SpecialTokenName, Tokenizer } from '../tokenizer.js';
-import { SPECIAL_TOKENS } from '../tokenizer.js';
+import type { SpecialTokenName, Tokenizer } from './contract.js';
+import { SPECIAL_TOKENS } from './contract.js';
 import { bytesToTokenString } from './bytes.js';
 import { parseHfTokenizerJson, toHfTokenizerJson } from './hf-json.js';
 import { LruCache } from './lru.js';

@@ -4,7 +4,7 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { CheckpointError } from '../../core/errors.js';
-import type { Tokenizer } from '../tokenizer.js';
+import type { Tokenizer } from './contract.js';
 import type { BpeTokenizerOptions } from './bpe.js';
 import { BpeTokenizer } from './bpe.js';
 

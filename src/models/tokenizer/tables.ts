@@ -4,7 +4,7 @@
  * it; `BpeTokenizer` compiles it into lookup structures.
  */
 import { InvalidArgumentError } from '../../core/errors.js';
-import { SPECIAL_TOKENS } from '../tokenizer.js';
+import { SPECIAL_TOKENS } from './contract.js';
 
 /**
  * Special token strings in id order: `SPECIAL_TOKEN_LIST[id]` for ids 0..5.

@@ -11,7 +11,7 @@
  * {@link DecoderView}, so the two cannot disagree on the decoder itself.
  */
 import { InvalidArgumentError } from '../../core/errors.js';
-import { tf } from '../backend/tf.js';
+import { tf } from '../../backend/tf.js';
 import { KvCache } from '../kv-cache.js';
 import { headDim, kvHeads } from './config.js';
 import { cpuAttention, useCpuAttention } from './cpu-attention.js';

@@ -15,7 +15,7 @@
  * and it must read the tensors it is given in `context` rather than captured ones: those captured
  * tensors are freed when the forward's scope ends, before the backward pass runs.
  */
-import { tf } from '../backend/tf.js';
+import { tf } from '../../backend/tf.js';
 
 /** The engine internals used here (tfjs-core 4.22: `Engine.gradients` and the active tape). */
 interface TapeEngine {

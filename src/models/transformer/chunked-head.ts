@@ -10,8 +10,8 @@
  * unchunked ones (row by row the same products), the gradients equal to float rounding (the weight
  * gradient is a sum over chunks instead of one product; tested).
  */
-import { tf } from '../backend/tf.js';
-import { nativeLossHeadGradient } from '../backend/native-log-softmax.js';
+import { tf } from '../../backend/tf.js';
+import { nativeLossHeadGradient } from '../../backend/native-log-softmax.js';
 import { targetLogProbsAndEntropy } from './layers.js';
 
 /** Bytes of `[rows, vocab]` float32 maps one chunk may hold (three of them: logits, probabilities, gradient). */

@@ -14,10 +14,10 @@
  */
 
 import { InvalidArgumentError } from '../../core/errors.js';
-import type { NativeBlas } from '../backend/native-blas.js';
-import { nativeKernelsEnabled } from '../backend/native-kernels.js';
-import { tf } from '../backend/tf.js';
-import { activeNativeBlas } from '../backend/wasm-batch-matmul.js';
+import type { NativeBlas } from '../../backend/native-blas.js';
+import { nativeKernelsEnabled } from '../../backend/native-kernels.js';
+import { tf } from '../../backend/tf.js';
+import { activeNativeBlas } from '../../backend/wasm-batch-matmul.js';
 
 let maxQueries = 4;
 

@@ -7,8 +7,8 @@
  * the entropy `log S - T / S` (the same quantities, within float rounding) — natively
  * (`native/greedy.c`, vectorised) when the addon is loaded, else in JS.
  */
-import { nativeKernelsEnabled } from '../backend/native-kernels.js';
-import { activeNativeBlas } from '../backend/wasm-batch-matmul.js';
+import { nativeKernelsEnabled } from '../../backend/native-kernels.js';
+import { activeNativeBlas } from '../../backend/wasm-batch-matmul.js';
 import type { TokenChoice } from './sampling.js';
 
 const ids = new Int32Array(1);

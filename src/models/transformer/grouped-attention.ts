@@ -12,7 +12,7 @@
  * (decode steps, at most `cpuAttentionMaxQueries()` new tokens per row) attend in JS
  * (transformer/packed-attention.ts), reading the caches in place: no copies, no uploads.
  */
-import { tf } from '../backend/tf.js';
+import { tf } from '../../backend/tf.js';
 import type { KvCache } from '../kv-cache.js';
 import { cpuAttentionMaxQueries } from './cpu-attention.js';
 import { attend, MASK_VALUE } from './layers.js';

@@ -16,7 +16,7 @@
  * output is already `[token, head, headDim]`; RoPE runs in JS on the values read back).
  */
 import { InvalidArgumentError } from '../../core/errors.js';
-import { tf } from '../backend/tf.js';
+import { tf } from '../../backend/tf.js';
 import type { KvCache } from '../kv-cache.js';
 import { headDim, kvHeads, queryWidth, type TransformerConfig } from './config.js';
 import { type BlockWeights, type FusedProjection, mlpResidual, rmsNorm } from './layers.js';

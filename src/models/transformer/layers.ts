@@ -4,9 +4,9 @@
  * `pow`, no einsum, no split/unstack along the batch; heads via reshape + transpose + batched matMul,
  * and RoPE's `rotate_half` as a matMul with a fixed ±1 permutation matrix instead of slice + concat.
  */
-import { nativeApplyRope, nativeMaskedSoftmax, nativeRmsNorm, nativeSwiGluGate } from '../backend/native-layers.js';
-import { nativeTargetLogProbsAndEntropy } from '../backend/native-log-softmax.js';
-import { tf } from '../backend/tf.js';
+import { nativeApplyRope, nativeMaskedSoftmax, nativeRmsNorm, nativeSwiGluGate } from '../../backend/native-layers.js';
+import { nativeTargetLogProbsAndEntropy } from '../../backend/native-log-softmax.js';
+import { tf } from '../../backend/tf.js';
 import { RopeTable, ropeInverseFrequencies } from './rope.js';
 
 /** Additive value for masked logits / attention scores: exp(-1e9 - max) is exactly 0 in float32. */

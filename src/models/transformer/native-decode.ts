@@ -12,10 +12,10 @@
  * steps of free generation); anything else — prefill, forced tokens, padding — keeps the tfjs path.
  */
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
-import type { NativeBlas } from '../backend/native-blas.js';
-import { nativeKernelsEnabled } from '../backend/native-kernels.js';
-import { tf } from '../backend/tf.js';
-import { activeNativeBlas } from '../backend/wasm-batch-matmul.js';
+import type { NativeBlas } from '../../backend/native-blas.js';
+import { nativeKernelsEnabled } from '../../backend/native-kernels.js';
+import { tf } from '../../backend/tf.js';
+import { activeNativeBlas } from '../../backend/wasm-batch-matmul.js';
 import type { KvCache } from '../kv-cache.js';
 import { headDim, kvHeads, type TransformerConfig } from './config.js';
 import type { BlockWeights, Projection } from './layers.js';

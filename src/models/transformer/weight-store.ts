@@ -10,7 +10,7 @@
  */
 import { CheckpointError, InvalidArgumentError } from '../../core/errors.js';
 import type { Rng } from '../../core/rng.js';
-import { tf } from '../backend/tf.js';
+import { tf } from '../../backend/tf.js';
 import { LoraAdapters, type LoraPair } from '../lora/adapters.js';
 import type { LoraSpec } from '../lora/lora.js';
 import type { TransformerConfig } from './config.js';

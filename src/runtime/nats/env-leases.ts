@@ -20,8 +20,8 @@ import type { Clock } from '../../core/clock.js';
 import { systemClock } from '../../core/clock.js';
 import { InvalidArgumentError, InvalidMessageError, TurnwiseError } from '../../core/errors.js';
 import type { EnvironmentSpec } from '../../envs/environment.js';
-import type { Bus, Subscription } from '../bus.js';
-import { subjects } from '../wiring.js';
+import type { Bus, Subscription } from '../../bus/bus.js';
+import { subjects } from '../wiring/message-flow.js';
 import { serveEnvSession } from '../wiring/env-session.js';
 
 /** Subjects of the lease protocol (the session's own reset/step/close are in `subjects`). */

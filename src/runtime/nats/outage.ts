@@ -1,6 +1,6 @@
 /**
  * Riding out a NATS server restart. The connection reconnects by itself (forever, see
- * `./connect.ts`), but a JetStream call made while the server is down or still recovering its
+ * `../../bus/nats-connect.ts`), but a JetStream call made while the server is down or still recovering its
  * store fails: a request `timeout`, `no responders`, a 503 from the JetStream API. JetStream keeps
  * what it acknowledged on disk, so the caller only has to repeat what was not acknowledged — every
  * call wrapped here is safe to repeat (a publish carries `Nats-Msg-Id`, a put replaces, a step's

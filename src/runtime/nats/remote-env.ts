@@ -13,7 +13,7 @@ import { type Clock, systemClock } from '../../core/clock.js';
 import { TurnwiseError } from '../../core/errors.js';
 import type { Observation, StepResult } from '../../core/types.js';
 import type { Environment, EnvironmentOptions, EnvironmentSpec } from '../../envs/environment.js';
-import type { Bus } from '../bus.js';
+import type { Bus } from '../../bus/bus.js';
 import { remoteEnvSession, type RemoteEnvSession } from '../wiring/env-session.js';
 import { envLeaseSubjects } from './env-leases.js';
 

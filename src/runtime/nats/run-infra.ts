@@ -19,7 +19,7 @@ import { type ObjectStore, Objm } from '@nats-io/obj';
 import { millis, type NatsConnection, nanos } from '@nats-io/transport-node';
 import { InvalidArgumentError, InvalidMessageError } from '../../core/errors.js';
 import type { EpisodePlan } from '../rollout.js';
-import { decode, encode } from '../codec.js';
+import { decode, encode } from '../../bus/codec.js';
 
 const TOKEN = /^[A-Za-z0-9_-]+$/;
 

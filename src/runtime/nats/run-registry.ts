@@ -19,7 +19,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { type KV, Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { TurnwiseError } from '../../core/errors.js';
-import { decode, encode } from '../codec.js';
+import { decode, encode } from '../../bus/codec.js';
 import { runNames } from './run-infra.js';
 
 /** The registry bucket (one per server). */

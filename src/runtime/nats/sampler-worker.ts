@@ -16,8 +16,8 @@ import { TransformerPolicy } from '../../models/transformer-policy.js';
 import { transformerConfigOf } from '../policy-stack.js';
 import type { Served } from '../wiring/ports.js';
 import { serveSampler } from '../wiring/sampler.js';
-import { limitInFlight } from './in-flight-limit.js';
-import type { NatsBus } from './nats-bus.js';
+import { limitInFlight } from '../../bus/in-flight-limit.js';
+import type { NatsBus } from '../../bus/nats-bus.js';
 import { outlastOutage } from './outage.js';
 import { actRunId, getBlob, getState, type RunInfra, watchState, weightsName } from './run-infra.js';
 

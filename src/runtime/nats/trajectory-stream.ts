@@ -18,7 +18,7 @@ import { faultPoint } from '../../core/fault-point.js';
 import type { Trajectory } from '../../core/types.js';
 import { checkTrajectory as checkRecord } from '../../store/records.js';
 import type { RunStore } from '../../store/run-store.js';
-import { decode, encode } from '../codec.js';
+import { decode, encode } from '../../bus/codec.js';
 import type { RunInfra } from './run-infra.js';
 
 /**

@@ -14,8 +14,8 @@
  */
 import { type Clock, systemClock } from '../../core/clock.js';
 import { NoResponderError, TurnwiseError } from '../../core/errors.js';
-import type { Bus } from '../bus.js';
-import { subjects } from '../wiring.js';
+import type { Bus } from '../../bus/bus.js';
+import { subjects } from '../wiring/message-flow.js';
 
 /**
  * No episodes worker answered for the allowed time.

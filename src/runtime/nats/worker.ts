@@ -7,14 +7,14 @@
 import { parseConfig, type ResolvedConfig, resolveConfig } from '../../core/config.js';
 import { InvalidArgumentError, InvalidMessageError } from '../../core/errors.js';
 import '../../envs/index.js';
-import { selectBackend } from '../../models/backend/select.js';
+import { selectBackend } from '../../backend/select.js';
 import { type PolicyText, type PolicyTextManifest, policyTextFromManifest } from '../../models/policy-text.js';
-import type { NatsConnectOptions } from './connect.js';
+import type { NatsConnectOptions } from '../../bus/nats-connect.js';
 import { nuid } from '@nats-io/transport-node';
 import { getEnvironmentSpec } from '../../envs/registry.js';
 import { type EnvLeaseServer, startEnvLeaseServer } from './env-leases.js';
 import { type EpisodesWorker, startEpisodesWorker } from './episodes-worker.js';
-import { NatsBus } from './nats-bus.js';
+import { NatsBus } from '../../bus/nats-bus.js';
 import { getBlob, openRunInfra, type RunInfra, watchState } from './run-infra.js';
 import { resolveRunId } from './run-registry.js';
 import { outlastOutage } from './outage.js';

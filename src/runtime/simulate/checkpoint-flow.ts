@@ -14,7 +14,7 @@ import { InvalidArgumentError, TurnwiseError } from '../../core/errors.js';
 import type { ActRequest, ActResult } from '../../core/policy.js';
 import { Rng } from '../../core/rng.js';
 import type { EnvironmentSpec } from '../../envs/environment.js';
-import { describeBackend, selectBackend } from '../../models/backend/select.js';
+import { describeBackend, selectBackend } from '../../backend/select.js';
 import { loadCheckpoint, resolveCheckpointDir } from '../../models/checkpoint.js';
 import { InferencePool } from '../../models/inference/inference-pool.js';
 import type { ServingPolicy } from '../../models/inference/serving-policy.js';

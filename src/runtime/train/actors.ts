@@ -17,7 +17,7 @@ import type { Trajectory } from '../../core/types.js';
 import { onAgentGymHealthReport } from '../../envs/agentgym/health.js';
 import type { NamedTensors } from '../../models/checkpoint.js';
 import { trainStepOptionsOf } from '../algorithm-setup.js';
-import { MemoryBus } from '../memory-bus.js';
+import { MemoryBus } from '../../bus/memory-bus.js';
 import { RolloutRunner } from '../rollout.js';
 import { remoteTrain, serveLearner } from '../wiring/learner.js';
 import { announceWeights, serveSampler } from '../wiring/sampler.js';

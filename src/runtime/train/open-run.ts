@@ -12,7 +12,7 @@ import { writeFileAtomic } from '../../core/atomic-file.js';
 import { CheckpointError, InvalidArgumentError, InvalidConfigError } from '../../core/errors.js';
 import type { EnvironmentSpec, TaskCatalog } from '../../envs/environment.js';
 import { getEnvironmentSpec } from '../../envs/registry.js';
-import { type BackendInfo, selectBackend } from '../../models/backend/select.js';
+import { type BackendInfo, selectBackend } from '../../backend/select.js';
 import { type CheckpointContent, loadCheckpoint, resolveCheckpointDir } from '../../models/checkpoint.js';
 import { RunStore } from '../../store/run-store.js';
 import { LengthOutcomes } from '../length-outcomes.js';

@@ -1,12 +1,12 @@
 /**
  * Env-session adapters: episode → env session (reset, step), lead → env session (close).
- * Subjects: `src/runtime/wiring.ts`.
+ * Subjects: `src/runtime/wiring/message-flow.ts`.
  */
 import { InvalidMessageError, TurnwiseError } from '../../core/errors.js';
 import type { Observation, StepResult } from '../../core/types.js';
 import type { EnvSessionAccepts, EnvSessionEmits } from '../../actors/env-session.js';
-import type { Bus, Subscription } from '../bus.js';
-import { subjects } from '../wiring.js';
+import type { Bus, Subscription } from '../../bus/bus.js';
+import { subjects } from './message-flow.js';
 import { type ActorPort, call, isObject, type Served } from './ports.js';
 
 /**

@@ -1,10 +1,10 @@
 /**
  * Episode adapters: an episode's effects reach its env session and the samplers over the bus.
- * Subjects: `src/runtime/wiring.ts`.
+ * Subjects: `src/runtime/wiring/message-flow.ts`.
  */
 import type { EpisodeActRequest, EpisodeEffects } from '../../actors/episode.js';
 import type { ActRequest } from '../../core/policy.js';
-import type { Bus } from '../bus.js';
+import type { Bus } from '../../bus/bus.js';
 import { remoteEnvSession } from './env-session.js';
 import { remoteAct } from './sampler.js';
 

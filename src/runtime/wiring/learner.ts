@@ -1,11 +1,11 @@
 /**
- * Learner adapters: coordinator → learner (train). Subjects: `src/runtime/wiring.ts`.
+ * Learner adapters: coordinator → learner (train). Subjects: `src/runtime/wiring/message-flow.ts`.
  */
 import { InvalidMessageError, TurnwiseError } from '../../core/errors.js';
 import type { Trajectory } from '../../core/types.js';
 import type { LearnerAccepts, LearnerEmits, Metrics } from '../../actors/learner.js';
-import type { Bus } from '../bus.js';
-import { subjects } from '../wiring.js';
+import type { Bus } from '../../bus/bus.js';
+import { subjects } from './message-flow.js';
 import { type ActorPort, call, isObject, type Served } from './ports.js';
 
 /**

@@ -1,12 +1,12 @@
 /**
  * Sampler adapters: episode → sampler (act), learner → sampler (weights), episode runner → sampler
- * (release). Subjects: `src/runtime/wiring.ts`.
+ * (release). Subjects: `src/runtime/wiring/message-flow.ts`.
  */
 import { InvalidMessageError, TurnwiseError } from '../../core/errors.js';
 import type { SamplerAccepts, SamplerEmits } from '../../actors/sampler.js';
 import type { ActRequest, ActResult } from '../../core/policy.js';
-import type { Bus, Subscription } from '../bus.js';
-import { subjects } from '../wiring.js';
+import type { Bus, Subscription } from '../../bus/bus.js';
+import { subjects } from './message-flow.js';
 import { type ActorPort, isObject, type Served } from './ports.js';
 
 function parseActRequest(subject: string, payload: unknown): ActRequest {

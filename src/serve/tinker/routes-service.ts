@@ -25,7 +25,7 @@ import {
   sessionHeartbeatRequest,
   TINKER_API_PREFIX,
 } from '../../engines/tinker/wire.js';
-import type { TransformerModel } from '../../models/transformer.js';
+import type { TransformerModel } from '../../models/transformer/model.js';
 import { readBody, TinkerHttpError, validated, wantsProtobuf } from './http.js';
 import { pending } from './routes-training.js';
 import type { TinkerState } from './state.js';

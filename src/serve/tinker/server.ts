@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { LossReduction } from '../../engines/engine.js';
 import { LocalLoraBase } from '../../engines/local/lora-base.js';
-import { type BackendPreference, describeBackend, selectBackend } from '../../models/backend/select.js';
+import { type BackendPreference, describeBackend, selectBackend } from '../../backend/select.js';
 import { describeHfModel, inspectHfModel } from '../../models/hf/hf-model.js';
 import { createTinkerApp, type TinkerAppOptions } from './app.js';
 

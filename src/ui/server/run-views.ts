@@ -4,7 +4,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Tokenizer } from '../../models/tokenizer.js';
+import type { Tokenizer } from '../../models/tokenizer/contract.js';
 import { loadTokenizer } from '../../models/tokenizer/index.js';
 import type { EpisodeRecord, MetricPoint, RunStore, StoredTurn } from '../../store/run-store.js';
 import { runLiveness } from '../../runtime/run-lock.js';

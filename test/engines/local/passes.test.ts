@@ -3,7 +3,7 @@ import type { EngineDatum } from '../../../src/engines/engine.js';
 import { Rng } from '../../../src/core/rng.js';
 import { loadHfModel } from '../../../src/models/hf/hf-model.js';
 import { LORA_TARGETS } from '../../../src/models/lora/lora.js';
-import type { TransformerModel } from '../../../src/models/transformer.js';
+import type { TransformerModel } from '../../../src/models/transformer/model.js';
 import { resolveLoss } from '../../../src/engines/local/losses.js';
 import { lossGradients, microBatches, targetLogprobs } from '../../../src/engines/local/passes.js';
 

@@ -2,9 +2,9 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ActRequest, ActResult } from '../../../src/core/policy.js';
 import { Rng } from '../../../src/core/rng.js';
-import { selectBackend } from '../../../src/models/backend/select.js';
+import { selectBackend } from '../../../src/backend/select.js';
 import { InferencePool } from '../../../src/models/inference/inference-pool.js';
-import { TransformerModel, type TransformerConfig } from '../../../src/models/transformer.js';
+import { TransformerModel, type TransformerConfig } from '../../../src/models/transformer/model.js';
 import { TransformerPolicy } from '../../../src/models/transformer-policy.js';
 
 // Inference in worker threads (issue #20): real worker threads, each with its own wasm backend,

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SimulatedClock } from '../../../src/core/clock.js';
 import '../../../src/envs/index.js';
 import { getEnvironmentSpec } from '../../../src/envs/registry.js';
-import { MemoryBus } from '../../../src/runtime/memory-bus.js';
+import { MemoryBus } from '../../../src/bus/memory-bus.js';
 import { envLeaseSubjects, startEnvLeaseServer } from '../../../src/runtime/nats/env-leases.js';
 import { remoteEnvSpec } from '../../../src/runtime/nats/remote-env.js';
 import { remoteEnvSession } from '../../../src/runtime/wiring/env-session.js';

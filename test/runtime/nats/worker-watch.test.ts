@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SimulatedClock } from '../../../src/core/clock.js';
 import { NoResponderError } from '../../../src/core/errors.js';
-import type { Bus } from '../../../src/runtime/bus.js';
+import type { Bus } from '../../../src/bus/bus.js';
 import { NoEpisodesWorkerError, watchEpisodesWorkers } from '../../../src/runtime/nats/worker-watch.js';
 
 /** A bus on which nobody answers the ping (every worker gone). */
