@@ -12,41 +12,15 @@ import type { AdamW } from '../src/learner/optimizer.js';
 import type { MicroBatch } from '../src/learner/train-contract.js';
 import type { TransformerConfig, TransformerModel } from '../src/models/transformer/model.js';
 import { TransformerPolicy } from '../src/models/transformer-policy.js';
+import { QWEN25_05B_SHAPE, SMOLLM2_135M_SHAPE } from '../scripts/make-pretrained-shape.js';
 import { type Timing, timeCall } from './samples.js';
 import { torchEnv, torchPython } from './torch-python.js';
 
-/** SmolLM2-135M's shape (30 layers, d 576, 9 query / 3 key-value heads of 64, SwiGLU 1536, vocab 49152, tied). */
-export const SMOLLM2_135M: TransformerConfig = {
-  vocabSize: 49152,
-  dModel: 576,
-  nLayers: 30,
-  nHeads: 9,
-  nKvHeads: 3,
-  headDim: 64,
-  ffnHidden: 1536,
-  maxContext: 2048,
-  ropeTheta: 100000,
-  rmsNormEps: 1e-5,
-  tieEmbeddings: true,
-  architecture: 'llama',
-};
+/** SmolLM2-135M's shape (30 layers, d 576, 9 query / 3 key-value heads of 64, SwiGLU 1536, vocab 49152, tied), at the benches' 2,048-token context. */
+export const SMOLLM2_135M: TransformerConfig = { ...SMOLLM2_135M_SHAPE, maxContext: 2048 };
 
-/** Qwen2.5-0.5B's shape (24 layers, d 896, 14 query / 2 key-value heads of 64, SwiGLU 4864, vocab 151,936, tied, q/k/v biases). */
-export const QWEN25_05B: TransformerConfig = {
-  vocabSize: 151936,
-  dModel: 896,
-  nLayers: 24,
-  nHeads: 14,
-  nKvHeads: 2,
-  headDim: 64,
-  ffnHidden: 4864,
-  maxContext: 2048,
-  ropeTheta: 1000000,
-  rmsNormEps: 1e-6,
-  tieEmbeddings: true,
-  qkvBias: true,
-  architecture: 'qwen2',
-};
+/** Qwen2.5-0.5B's shape (24 layers, d 896, 14 query / 2 key-value heads of 64, SwiGLU 4864, vocab 151,936, tied, q/k/v biases), at 2,048 tokens. */
+export const QWEN25_05B: TransformerConfig = { ...QWEN25_05B_SHAPE, maxContext: 2048 };
 
 /** The loss settings of every training step here: PPO-clip, token mean, no KL, no entropy bonus. */
 export const GRADIENTS: GradientOptions = {
