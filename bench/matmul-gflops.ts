@@ -6,7 +6,8 @@
  */
 import { selectBackend } from '../src/backend/select.js';
 import { tf } from '../src/backend/tf.js';
-import { isNativeMatMulEnabled, reroutedBatchMatMulCalls, setBatchMatMulShimEnabled, setNativeMatMulEnabled } from '../src/backend/wasm-batch-matmul.js';
+import { nativeUse, setNativeUse } from '../src/backend/native.js';
+import { reroutedBatchMatMulCalls, setBatchMatMulShimEnabled } from '../src/backend/wasm-batch-matmul.js';
 
 /** One matmul to measure. */
 export interface MatmulShape {
@@ -86,8 +87,8 @@ export async function measureMatmulGflops(
   const previous = tf.getBackend();
   await selectBackend('wasm');
   // Stock vs the XNNPACK rerouting: the native BLAS path stays out (bench/scale measures it).
-  const nativeWas = isNativeMatMulEnabled();
-  setNativeMatMulEnabled(false);
+  const nativeWas = nativeUse();
+  setNativeUse('off');
   const results: MatmulGflops[] = [];
   try {
     for (const s of shapes) {
@@ -110,7 +111,7 @@ export async function measureMatmulGflops(
       }
     }
   } finally {
-    setNativeMatMulEnabled(nativeWas);
+    setNativeUse(nativeWas);
     if (previous !== 'wasm') await tf.setBackend(previous);
   }
   return results;

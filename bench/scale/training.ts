@@ -16,7 +16,7 @@
  * With the native matmul path (`model.matmul: auto` and the addon loaded) it also measures one
  * process with every core as BLAS threads and one process with the wasm kernels only, so the
  * addon's share shows in the same run, and one with the native non-matmul kernels off (Adam,
- * RMSNorm, SwiGLU, RoPE, softmax: `setNativeKernelsEnabled(false)`), so theirs shows too.
+ * RMSNorm, SwiGLU, RoPE, softmax: `setNativeUse('matmul')`), so theirs shows too.
  */
 import { spawnSync } from 'node:child_process';
 import { availableParallelism, loadavg } from 'node:os';
@@ -27,8 +27,7 @@ import { Rng } from '../../src/core/rng.js';
 import { describeBackend, selectBackend } from '../../src/backend/select.js';
 import { tf } from '../../src/backend/tf.js';
 import { nativeBlas } from '../../src/backend/native-blas.js';
-import { setNativeKernelsEnabled } from '../../src/backend/native-kernels.js';
-import { isNativeMatMulEnabled, setNativeMatMulEnabled } from '../../src/backend/wasm-batch-matmul.js';
+import { nativeUse, setNativeUse } from '../../src/backend/native.js';
 import { GradientPool } from '../../src/learner/data-parallel/gradient-pool.js';
 import { accumulateGradients, type GradientOptions } from '../../src/learner/grad-accumulate.js';
 import { AdamW } from '../../src/learner/optimizer.js';
@@ -182,11 +181,12 @@ function torchRate(work: Workload, threads: number, steps: number, into: Rates):
 
 /** With the native non-matmul kernels off while `f` runs (matmuls stay native). */
 async function withoutNativeKernels<T>(f: () => Promise<T>): Promise<T> {
-  setNativeKernelsEnabled(false);
+  const was = nativeUse();
+  setNativeUse(was === 'off' ? 'off' : 'matmul');
   try {
     return await f();
   } finally {
-    setNativeKernelsEnabled(true);
+    setNativeUse(was);
   }
 }
 
@@ -224,7 +224,7 @@ export async function measure(options: ScaleOptions): Promise<ScaleSection> {
   const torchSteps = options.quick ? 10 : 30;
   const load = loadavg()[0];
   const r = { single: new Rates(), singleAllThreads: new Rates(), parallel: new Rates(), torch1: new Rates(), torchAll: new Rates(), wasmOnly: new Rates(), matmulOnly: new Rates() };
-  const blas = isNativeMatMulEnabled() && (backend.matmul ?? '').startsWith('native') ? nativeBlas().blas : null;
+  const blas = nativeUse() !== 'off' && (backend.matmul ?? '').startsWith('native') ? nativeBlas().blas : null;
   let torchNote = describeTorch(torchPython());
   for (let round = 0; round < rounds; round++) {
     // Per core: one process, one BLAS thread (PyTorch's 1-thread setting). OpenBLAS threads are per
@@ -237,11 +237,12 @@ export async function measure(options: ScaleOptions): Promise<ScaleSection> {
       await turnwiseRate(work, 1, seconds, r.singleAllThreads);
       // The same process with the native path off: what the addon adds.
       blas.setThreads(1);
-      setNativeMatMulEnabled(false);
+      const was = nativeUse();
+      setNativeUse('off');
       try {
         await turnwiseRate(work, 1, seconds, r.wasmOnly);
       } finally {
-        setNativeMatMulEnabled(true);
+        setNativeUse(was);
       }
     }
     if (cores > 1) await turnwiseRate(work, cores, seconds, r.parallel);

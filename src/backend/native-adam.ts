@@ -8,8 +8,7 @@
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import type { NativeBlas } from './native-blas.js';
 import { tf } from './tf.js';
-import { nativeKernelsEnabled } from './native-kernels.js';
-import { activeNativeBlas } from './wasm-batch-matmul.js';
+import { nativeKernels } from './native.js';
 
 const KERNEL = 'TurnwiseAdamStep';
 
@@ -62,7 +61,7 @@ function register(blas: NativeBlas): void {
  * @example if (nativeAdamAvailable()) { ... }
  */
 export function nativeAdamAvailable(): boolean {
-  return nativeKernelsEnabled() && activeNativeBlas() !== null && tf.getBackend() === 'wasm';
+  return nativeKernels() !== null;
 }
 
 /**
@@ -71,8 +70,8 @@ export function nativeAdamAvailable(): boolean {
  * @example const next = nativeAdamStep(w, m, v, g, scalars); if (next) { w.assign(next[0]); m.assign(next[1]); v.assign(next[2]); }
  */
 export function nativeAdamStep(w: tf.Tensor, m: tf.Tensor, v: tf.Tensor, g: tf.Tensor, s: AdamScalars): [tf.Tensor, tf.Tensor, tf.Tensor] | null {
-  const blas = nativeKernelsEnabled() ? activeNativeBlas() : null;
-  if (blas === null || tf.getBackend() !== 'wasm' || [w, m, v, g].some((t) => t.dtype !== 'float32' || t.size !== w.size)) return null;
+  const blas = nativeKernels();
+  if (blas === null || [w, m, v, g].some((t) => t.dtype !== 'float32' || t.size !== w.size)) return null;
   register(blas);
   calls++;
   const f = Math.fround;
@@ -124,8 +123,8 @@ function registerHost(blas: NativeBlas): void {
  * @example const next = nativeAdamHostStep(w, g, moments, scale, scalars); if (next) w.assign(next);
  */
 export function nativeAdamHostStep(w: tf.Tensor, g: tf.Tensor, moments: HostMoments, scale: number, s: AdamScalars): tf.Tensor | null {
-  const blas = nativeKernelsEnabled() ? activeNativeBlas() : null;
-  if (blas === null || tf.getBackend() !== 'wasm' || [w, g].some((t) => t.dtype !== 'float32' || t.size !== w.size)) return null;
+  const blas = nativeKernels();
+  if (blas === null || [w, g].some((t) => t.dtype !== 'float32' || t.size !== w.size)) return null;
   if (moments.m.length !== w.size || moments.v.length !== w.size) return null;
   registerHost(blas);
   calls++;

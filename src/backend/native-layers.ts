@@ -12,8 +12,7 @@
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import type { NativeBlas } from './native-blas.js';
 import { tf } from './tf.js';
-import { nativeKernelsEnabled } from './native-kernels.js';
-import { activeNativeBlas } from './wasm-batch-matmul.js';
+import { nativeKernels } from './native.js';
 
 type KernelArgs = { inputs: Record<string, tf.TensorInfo>; backend: unknown; attrs?: tf.NamedAttrMap };
 type Kernel = (blas: NativeBlas, backend: BackendWasm, inputs: Record<string, tf.TensorInfo>, attrs: Record<string, unknown>) => tf.TensorInfo | tf.TensorInfo[];
@@ -89,8 +88,8 @@ const kernels: Record<string, Kernel> = {
 
 /** The addon when these kernels can run on the current backend (registering them once), else null. */
 function ready(...tensors: tf.Tensor[]): NativeBlas | null {
-  const blas = nativeKernelsEnabled() ? activeNativeBlas() : null;
-  if (blas === null || tf.getBackend() !== 'wasm' || tensors.some((t) => t.dtype !== 'float32' || t.size === 0)) return null;
+  const blas = nativeKernels();
+  if (blas === null || tensors.some((t) => t.dtype !== 'float32' || t.size === 0)) return null;
   if (registered === null) {
     registered = blas;
     for (const [kernelName, kernel] of Object.entries(kernels)) {

@@ -9,7 +9,7 @@
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import type { NativeBlas } from './native-blas.js';
 import { tf } from './tf.js';
-import { activeNativeBlas } from './wasm-batch-matmul.js';
+import { nativeMatmul } from './native.js';
 
 const FORWARD = 'TurnwiseLogSoftmaxStats';
 const BACKWARD = 'TurnwiseLogSoftmaxStatsGrad';
@@ -70,7 +70,7 @@ function register(blas: NativeBlas): void {
  * @example const both = nativeTargetLogProbsAndEntropy(logits, targetIds) ?? tfjsForm(logits, targetIds);
  */
 export function nativeTargetLogProbsAndEntropy(logits: tf.Tensor2D, targetIds: Int32Array): tf.Tensor2D | null {
-  const blas = activeNativeBlas();
+  const blas = nativeMatmul();
   if (blas === null || tf.getBackend() !== 'wasm' || logits.dtype !== 'float32') return null;
   register(blas);
   calls++;
@@ -98,7 +98,7 @@ export function nativeTargetLogProbsAndEntropy(logits: tf.Tensor2D, targetIds: I
  * @example const dz = nativeLossHeadGradient(z, targetIds, dy); // [N, V]
  */
 export function nativeLossHeadGradient(z: tf.Tensor2D, targetIds: Int32Array, dy: tf.Tensor2D): tf.Tensor2D | null {
-  const blas = activeNativeBlas();
+  const blas = nativeMatmul();
   if (blas === null || tf.getBackend() !== 'wasm' || z.dtype !== 'float32') return null;
   register(blas);
   return tf.tidy(() => {

@@ -13,9 +13,9 @@ import { dirname } from 'node:path';
 import { getThreadsCount, setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import { InvalidConfigError } from '../core/errors.js';
 import { installWasmShims } from './install-wasm-shims.js';
+import { setNativeUse } from './native.js';
 import { nativeBlas } from './native-blas.js';
 import { tf } from './tf.js';
-import { setNativeMatMulEnabled } from './wasm-batch-matmul.js';
 
 /** What a user may ask for. */
 export type BackendPreference = 'auto' | 'tensorflow' | 'wasm' | 'cpu';
@@ -125,21 +125,21 @@ export function describeBackend(info: BackendInfo): string {
   return `backend: ${info.name} (${parts}${info.note ? `; ${info.note}` : ''})${info.matmul ? `, matmul: ${info.matmul}` : ''}`;
 }
 
-/** Turns the native BLAS path on or off for `preference`; says where products run. */
+/** Sets the native switch (`native.ts`) for `preference`: `wasm` or no addon → `off`, else `all`; says where products run. */
 function chooseMatmul(preference: MatmulPreference, configPath: string): string {
   const MATMULS: readonly MatmulPreference[] = ['auto', 'native', 'wasm'];
   if (!MATMULS.includes(preference)) throw new InvalidConfigError(configPath, `expected one of ${MATMULS.join(', ')}, got ${JSON.stringify(preference)}`);
   if (preference === 'wasm') {
-    setNativeMatMulEnabled(false);
+    setNativeUse('off');
     return 'wasm (requested)';
   }
   const { blas, why } = nativeBlas();
   if (blas === null) {
     if (preference === 'native') throw new InvalidConfigError(configPath, `'native' is not available: ${why}; choose 'auto' or 'wasm'`);
-    setNativeMatMulEnabled(false);
+    setNativeUse('off');
     return `wasm (native BLAS: ${why})`;
   }
-  setNativeMatMulEnabled(true);
+  setNativeUse('all');
   // One BLAS thread unless the user sets OPENBLAS_NUM_THREADS: a run's sampling, environments and
   // gradient workers want the other cores, and idle OpenBLAS threads spin (the quickstart took the
   // same wall time with 2 threads, and 25x the system CPU time).

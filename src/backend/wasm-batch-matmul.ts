@@ -2,8 +2,9 @@
  * `BatchMatMul` rerouting for the tfjs wasm backend.
  *
  * First choice (issue #10): the native addon (`native-blas.ts`), when loaded and not turned off
- * (`model.matmul`), runs every float32 product — any transposes, batch shapes and broadcasts —
- * as OpenBLAS `sgemm` calls on views of the wasm heap. Otherwise, the XNNPACK rerouting below.
+ * (`model.matmul`, through the switch in `native.ts`), runs every float32 product — any
+ * transposes, batch shapes and broadcasts — as OpenBLAS `sgemm` calls on views of the wasm heap.
+ * Otherwise, the XNNPACK rerouting below.
  *
  * Why: the stock wasm kernel uses XNNPACK only for an untransposed matmul with batch 1; every
  * other case (`transposeA`, `transposeB`, rank 3/4, i.e. all of backprop and attention) runs a
@@ -21,7 +22,8 @@
  * Batch broadcasting follows the stock kernel (batch item i uses `a[i % batchA]`, `b[i % batchB]`).
  */
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
-import { type NativeBlas, nativeBlas } from './native-blas.js';
+import { nativeMatmul } from './native.js';
+import type { NativeBlas } from './native-blas.js';
 import { tf } from './tf.js';
 
 const KERNEL = 'BatchMatMul';
@@ -37,34 +39,7 @@ let stock: Kernel | null = null;
 let transposeKernel: Kernel | null = null;
 let enabled = true;
 let reroutedCalls = 0;
-/** Native BLAS for every float32 product when loaded and not turned off (see native-blas.ts). */
-let nativeWanted = true;
 let nativeCalls = 0;
-
-/**
- * Turns the native BLAS path on or off at run time (when off, or when the addon is not loaded,
- * the XNNPACK rerouting below runs). For benchmarks and tests comparing both paths.
- * @example setNativeMatMulEnabled(false);
- */
-export function setNativeMatMulEnabled(on: boolean): void {
-  nativeWanted = on;
-}
-
-/**
- * Whether the native BLAS path is wanted (it also needs the addon loaded: {@link activeNativeBlas}).
- * @example const was = isNativeMatMulEnabled(); setNativeMatMulEnabled(false); // ... setNativeMatMulEnabled(was);
- */
-export function isNativeMatMulEnabled(): boolean {
-  return nativeWanted;
-}
-
-/**
- * The native BLAS `BatchMatMul` uses now, or null (not loaded, or turned off).
- * @example activeNativeBlas()?.library // 'libopenblas.so.0'
- */
-export function activeNativeBlas(): NativeBlas | null {
-  return nativeWanted ? nativeBlas().blas : null;
-}
 
 /**
  * How many `BatchMatMul` calls ran on the native BLAS since start-up (tests, benchmarks).
@@ -205,7 +180,7 @@ function batchMatMulShim(args: KernelArgs): tf.TensorInfo {
   const fast = !transposeA && !transposeB && batch === 1;
   // Shape errors and unusual broadcasts are left to the stock kernel, which reports them.
   const plainBroadcast = batchA === batchB || batchA === 1 || batchB === 1;
-  const blas = k === kB && plainBroadcast && m * n * k > 0 ? activeNativeBlas() : null;
+  const blas = k === kB && plainBroadcast && m * n * k > 0 ? nativeMatmul() : null;
   if (blas !== null) return nativeProduct(blas, backend, a, b, { batchA, batchB, batch, m, n, k, transposeA, transposeB });
   if (fast || k !== kB || !plainBroadcast || m * n * k < SHIM_MIN_MACS_PER_ITEM || m * n * k === 0) {
     return stock!(args);

@@ -30,7 +30,7 @@ import { type TransformerConfig, TransformerModel } from '../models/transformer/
 import { TransformerPolicy, type TransformerPolicyOptions } from '../models/transformer-policy.js';
 import { tf } from '../backend/tf.js';
 import type { BackendPreference, MatmulPreference } from '../backend/select.js';
-import { isNativeMatMulEnabled } from '../backend/wasm-batch-matmul.js';
+import { nativeUse } from '../backend/native.js';
 import { InferencePool } from '../models/inference/inference-pool.js';
 import { localServingPolicy, type ServingPolicy } from '../models/inference/serving-policy.js';
 import { criticConfigOf, trainerSettingsOf } from './algorithm-setup.js';
@@ -102,7 +102,7 @@ export function inferenceWorkersOf(config: ResolvedConfig): number {
 function currentBackend(): { backend: BackendPreference; matmul: MatmulPreference } {
   const name = tf.getBackend();
   const backend: BackendPreference = name === 'wasm' || name === 'cpu' || name === 'tensorflow' ? name : 'auto';
-  return { backend, matmul: backend === 'wasm' && !isNativeMatMulEnabled() ? 'wasm' : 'auto' };
+  return { backend, matmul: backend === 'wasm' && nativeUse() === 'off' ? 'wasm' : 'auto' };
 }
 
 /** Options of {@link servingPolicyOf}. */

@@ -3,7 +3,7 @@ import { nativeAdamCalls } from '../../src/backend/native-adam.js';
 import { nativeBlas } from '../../src/backend/native-blas.js';
 import { selectBackend } from '../../src/backend/select.js';
 import { tf } from '../../src/backend/tf.js';
-import { setNativeMatMulEnabled } from '../../src/backend/wasm-batch-matmul.js';
+import { setNativeUse } from '../../src/backend/native.js';
 import { AdamW } from '../../src/learner/optimizer.js';
 import { randomArray } from './fixtures.js';
 
@@ -26,7 +26,7 @@ function gradients(step: number): tf.Tensor[] {
 const bits = (vars: readonly tf.Variable[]) => vars.map((v) => Array.from(new Uint32Array((v.dataSync() as Float32Array).slice().buffer)));
 
 async function train(native: boolean, options: { weightDecay: number; steps: number; scale?: number; from?: { vars: tf.Variable[]; state: Map<string, { name: string; shape: number[]; data: Float32Array }> } }) {
-  setNativeMatMulEnabled(native);
+  setNativeUse(native ? 'all' : 'off');
   try {
     const vars = options.from?.vars.map((v) => tf.variable(v.clone(), true)) ?? variables(7);
     const adam = new AdamW({ lr: 1e-2, beta1: 0.9, beta2: 0.99, weightDecay: options.weightDecay });
@@ -41,7 +41,7 @@ async function train(native: boolean, options: { weightDecay: number; steps: num
     const state = new Map((await adam.getState()).map((a) => [a.name, a]));
     return { vars, state, adam, nativeCalls: nativeAdamCalls() - callsBefore };
   } finally {
-    setNativeMatMulEnabled(true);
+    setNativeUse('all');
   }
 }
 
@@ -94,7 +94,7 @@ describe.runIf(blas !== null)('native Adam (wasm backend)', () => {
     const scale = 0.37;
     const folded = await train(true, { weightDecay: 0.1, steps: 4, scale });
     // The reference: tfjs' optimizer on clipped copies made as clipByGlobalNorm makes them.
-    setNativeMatMulEnabled(false);
+    setNativeUse('off');
     const vars = variables(7);
     const adam = new AdamW({ lr: 1e-2, beta1: 0.9, beta2: 0.99, weightDecay: 0.1 });
     try {
@@ -106,7 +106,7 @@ describe.runIf(blas !== null)('native Adam (wasm backend)', () => {
         tf.dispose([...grads, ...clipped]);
       }
     } finally {
-      setNativeMatMulEnabled(true);
+      setNativeUse('all');
     }
     const tfjsScaled = await train(false, { weightDecay: 0.1, steps: 4, scale });
     expect(folded.nativeCalls).toBe(4 * SHAPES.length);
@@ -131,7 +131,7 @@ describe.runIf(blas !== null)('native Adam (wasm backend)', () => {
     expect(tf.memory().numBytes - before, 'no moment in the heap').toBe(0);
     expect(adam.hostBytes, 'two float32 moments per parameter outside it').toBe(8 * parameters);
     // One step on tfjs' path (the state moves into tfjs variables), then back on the native path.
-    setNativeMatMulEnabled(false);
+    setNativeUse('off');
     try {
       const g1 = gradients(1);
       adam.apply(vars, g1, 0.5);
@@ -139,14 +139,14 @@ describe.runIf(blas !== null)('native Adam (wasm backend)', () => {
       expect(adam.hostBytes).toBe(0);
       expect(tf.memory().numBytes - before).toBe(8 * parameters);
     } finally {
-      setNativeMatMulEnabled(true);
+      setNativeUse('all');
     }
     const g2 = gradients(2);
     adam.apply(vars, g2);
     tf.dispose(g2);
     expect(tf.memory().numBytes - before).toBe(0);
     // The same three steps on tfjs' path alone.
-    setNativeMatMulEnabled(false);
+    setNativeUse('off');
     const reference = variables(9);
     const tfjs = new AdamW({ lr: 1e-2 });
     try {
@@ -156,7 +156,7 @@ describe.runIf(blas !== null)('native Adam (wasm backend)', () => {
         tf.dispose(g);
       }
     } finally {
-      setNativeMatMulEnabled(true);
+      setNativeUse('all');
     }
     expect(bits(vars)).toEqual(bits(reference));
     const [a, b] = [await adam.getState(), await tfjs.getState()];

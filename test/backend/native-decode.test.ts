@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../src/core/rng.js';
 import { nativeBlas } from '../../src/backend/native-blas.js';
-import { setNativeKernelsEnabled } from '../../src/backend/native-kernels.js';
+import { setNativeUse } from '../../src/backend/native.js';
 import { selectBackend } from '../../src/backend/select.js';
 import { tf } from '../../src/backend/tf.js';
 import { cpuAttention, cpuAttentionJs, setCpuAttentionMaxQueries, useCpuAttention } from '../../src/models/transformer/cpu-attention.js';
@@ -88,11 +88,11 @@ describe.runIf(blas !== null)('native decode kernels (wasm backend)', () => {
   it('is used for decode steps of any batch size on wasm, and not with the native kernels off', () => {
     expect(useCpuAttention(64, 9, 1, 200, 64)).toBe(true);
     expect(useCpuAttention(64, 9, 5, 200, 64)).toBe(false); // a prefill chunk
-    setNativeKernelsEnabled(false);
+    setNativeUse('matmul');
     try {
       expect(useCpuAttention(64, 9, 1, 200, 64)).toBe(false);
     } finally {
-      setNativeKernelsEnabled(true);
+      setNativeUse('all');
     }
   });
 
@@ -133,11 +133,11 @@ describe.runIf(blas !== null)('native decode kernels (wasm backend)', () => {
     const model = new TransformerModel(config, Rng.fromSeed(6));
     const requests = [0, 1, 2].map((r) => ({ contextTokens: Int32Array.from(randomArray(5 + r, r + 1), (x) => Math.floor((x + 1) * 39)), actionChoices: null }));
     const decode = async (native: boolean) => {
-      setNativeKernelsEnabled(native);
+      setNativeUse(native ? 'all' : 'matmul');
       try {
         return await new TransformerPolicy(model, { endTokenId: 79, reuseCaches: false }).greedyActions(requests, 6);
       } finally {
-        setNativeKernelsEnabled(true);
+        setNativeUse('all');
       }
     };
     const got = await decode(true);

@@ -4,7 +4,7 @@ import { nativeBlas } from '../../src/backend/native-blas.js';
 import { nativeLayerCalls } from '../../src/backend/native-layers.js';
 import { selectBackend } from '../../src/backend/select.js';
 import { tf } from '../../src/backend/tf.js';
-import { setNativeMatMulEnabled } from '../../src/backend/wasm-batch-matmul.js';
+import { setNativeUse } from '../../src/backend/native.js';
 import { applyRope, attend, attentionMask, MASK_VALUE, rmsNorm, ropeFactors, ropeTable, rotateHalfMatrix, swiGlu } from '../../src/models/transformer/layers.js';
 import { TransformerModel, type TransformerConfig } from '../../src/models/transformer/model.js';
 import { maxRelDiff, randomArray } from './fixtures.js';
@@ -18,7 +18,7 @@ const TOLERANCE = 1e-5;
 
 /** Value and gradients (for a seeded upstream gradient) of `f` at `inputs`, as plain arrays. */
 function valueAndGrads(f: (...xs: tf.Tensor[]) => tf.Tensor, inputs: { shape: number[]; seed: number; scale?: number }[], native: boolean): Float32Array[] {
-  setNativeMatMulEnabled(native);
+  setNativeUse(native ? 'all' : 'off');
   try {
     return tf.tidy(() => {
       const xs = inputs.map(({ shape, seed, scale }) => tf.mul(tf.tensor(randomArray(shape.reduce((a, b) => a * b, 1), seed), shape), scale ?? 1));
@@ -28,7 +28,7 @@ function valueAndGrads(f: (...xs: tf.Tensor[]) => tf.Tensor, inputs: { shape: nu
       return [y, ...grads].map((t) => (t.dataSync() as Float32Array).slice());
     });
   } finally {
-    setNativeMatMulEnabled(true);
+    setNativeUse('all');
   }
 }
 
@@ -123,14 +123,14 @@ describe.runIf(blas !== null)('native layer kernels (wasm backend)', () => {
       allowedIds: null,
     };
     const lossAndGrads = (native: boolean) => {
-      setNativeMatMulEnabled(native);
+      setNativeUse(native ? 'all' : 'off');
       try {
         const { value, grads } = tf.variableGrads(() => tf.neg(tf.mean(model.forwardTrain(train, 1).logprobs)) as tf.Scalar, model.trainableVariables());
         const out = { loss: value.dataSync()[0] as number, grads: Object.values(grads).map((g) => (g.dataSync() as Float32Array).slice()) };
         tf.dispose([value, ...Object.values(grads)]);
         return out;
       } finally {
-        setNativeMatMulEnabled(true);
+        setNativeUse('all');
       }
     };
     const before = nativeLayerCalls();

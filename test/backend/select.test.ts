@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { InvalidConfigError } from '../../src/core/errors.js';
 import { type BackendLoader, describeBackend, selectBackend } from '../../src/backend/select.js';
-import { isNativeMatMulEnabled } from '../../src/backend/wasm-batch-matmul.js';
+import { nativeUse } from '../../src/backend/native.js';
 import { tf } from '../../src/backend/tf.js';
 
 const notInstalled: BackendLoader = { resolve: () => null, load: () => Promise.reject(new Error('unreachable')) };
@@ -42,11 +42,11 @@ describe('selectBackend', () => {
     const backend = tf.backend();
     const wasmOnly = await selectBackend('wasm', { matmul: 'wasm' });
     expect(wasmOnly.matmul).toBe('wasm (requested)');
-    expect(isNativeMatMulEnabled()).toBe(false);
+    expect(nativeUse()).toBe('off');
     expect(tf.backend()).toBe(backend);
     const again = await selectBackend('wasm');
     expect(again.matmul).toBe(first.matmul);
-    expect(isNativeMatMulEnabled()).toBe(first.matmul?.startsWith('native') === true);
+    expect(nativeUse()).toBe(first.matmul?.startsWith('native') === true ? 'all' : 'off');
     await expect(selectBackend('wasm', { matmul: 'fast' as never })).rejects.toThrow(/model\.matmul/);
   });
 

@@ -6,7 +6,8 @@ import { ADDON_PATH, nativeBlas } from '../../src/backend/native-blas.js';
 import { nativeLossHeadCalls } from '../../src/backend/native-log-softmax.js';
 import { describeBackend, selectBackend } from '../../src/backend/select.js';
 import { tf } from '../../src/backend/tf.js';
-import { nativeBatchMatMulCalls, reroutedBatchMatMulCalls, setNativeMatMulEnabled } from '../../src/backend/wasm-batch-matmul.js';
+import { setNativeUse } from '../../src/backend/native.js';
+import { nativeBatchMatMulCalls, reroutedBatchMatMulCalls } from '../../src/backend/wasm-batch-matmul.js';
 import { MASK_VALUE, targetLogProbsAndEntropy } from '../../src/models/transformer/layers.js';
 import { lossAndGrads, matmulCases, matmulOnCpuAndWasm, maxRelDiff, onBackend, randomArray } from '../backend/fixtures.js';
 
@@ -84,13 +85,13 @@ describe.runIf(blas !== null)('native BLAS BatchMatMul (wasm backend)', () => {
       expect(same(product(), two)).toBe(true);
       // OpenBLAS splits the work differently with 2 threads: the same up to rounding, not bit for bit.
       expect(maxRelDiff(two, one)).toBeLessThan(1e-5);
-      setNativeMatMulEnabled(false);
+      setNativeUse('off');
       const before = nativeBatchMatMulCalls();
       const wasm = product();
       expect(nativeBatchMatMulCalls()).toBe(before);
       expect(maxRelDiff(wasm, one)).toBeLessThan(1e-5);
     } finally {
-      setNativeMatMulEnabled(true);
+      setNativeUse('all');
       lib.setThreads(threads);
     }
   });
@@ -122,12 +123,12 @@ describe.runIf(blas !== null)('native BLAS BatchMatMul (wasm backend)', () => {
     const native = run();
     expect(nativeLossHeadCalls() - callsBefore, 'the native kernels ran').toBe(1);
     expect(tf.memory().numTensors, 'native leak').toBe(tensorsBefore);
-    setNativeMatMulEnabled(false); // the tfjs form
+    setNativeUse('off'); // the tfjs form
     let tfjs: ReturnType<typeof run>;
     try {
       tfjs = run();
     } finally {
-      setNativeMatMulEnabled(true);
+      setNativeUse('all');
     }
     expect(nativeLossHeadCalls() - callsBefore, 'the tfjs form ran').toBe(1);
     expect(tf.memory().numTensors, 'tfjs leak').toBe(tensorsBefore);

@@ -8,7 +8,7 @@
 import { move, workerData } from 'piscina';
 import { Rng } from '../../core/rng.js';
 import { selectBackend } from '../../backend/select.js';
-import { activeNativeBlas } from '../../backend/wasm-batch-matmul.js';
+import { nativeMatmul } from '../../backend/native.js';
 import { tf } from '../../backend/tf.js';
 import { Critic } from '../critic.js';
 import { accumulateGradients, STATS } from '../grad-accumulate.js';
@@ -31,7 +31,7 @@ let replica: Promise<Replica> | null = null;
 async function buildReplica(): Promise<Replica> {
   await selectBackend(data.backend, { matmul: data.matmul });
   // One BLAS thread per worker: the workers are the parallelism (see GradientWorkerData.matmul).
-  activeNativeBlas()?.setThreads(1);
+  nativeMatmul()?.setThreads(1);
   // Initial values are irrelevant (overwritten from the shared buffer before the first task).
   const policy = new TransformerModel(data.spec.policy, Rng.fromSeed(0));
   const c = data.spec.critic;

@@ -14,7 +14,7 @@ import { Piscina } from 'piscina';
 import { InvalidArgumentError, TurnwiseError } from '../../core/errors.js';
 import { workerModule } from '../../core/worker-module.js';
 import type { BackendPreference } from '../../backend/select.js';
-import { isNativeMatMulEnabled } from '../../backend/wasm-batch-matmul.js';
+import { nativeUse } from '../../backend/native.js';
 import { tf } from '../../backend/tf.js';
 import type { Critic } from '../critic.js';
 import { type AccumulatedGradients, type GradientOptions, STATS } from '../grad-accumulate.js';
@@ -81,7 +81,7 @@ export class GradientPool {
     this.workerData = {
       spec: options.spec,
       backend: options.backend ?? currentBackend(),
-      matmul: isNativeMatMulEnabled() ? 'auto' : 'wasm',
+      matmul: nativeUse() === 'off' ? 'wasm' : 'auto',
       weights: this.weights.buffer as SharedArrayBuffer,
       sizes: this.sizes,
     };

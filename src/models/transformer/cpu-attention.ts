@@ -15,9 +15,7 @@
 
 import { InvalidArgumentError } from '../../core/errors.js';
 import type { NativeBlas } from '../../backend/native-blas.js';
-import { nativeKernelsEnabled } from '../../backend/native-kernels.js';
-import { tf } from '../../backend/tf.js';
-import { activeNativeBlas } from '../../backend/wasm-batch-matmul.js';
+import { nativeKernels } from '../../backend/native.js';
 
 let maxQueries = 4;
 
@@ -61,7 +59,7 @@ export function useCpuAttention(rows: number, heads: number, queries: number, ke
 
 /** The addon when attention runs natively (wasm backend, native kernels on), else null. */
 function nativeAttention(): NativeBlas | null {
-  return nativeKernelsEnabled() && tf.getBackend() === 'wasm' ? activeNativeBlas() : null;
+  return nativeKernels();
 }
 
 /** Shapes of one {@link cpuAttention} call. */

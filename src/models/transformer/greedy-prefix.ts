@@ -7,8 +7,7 @@
  * the entropy `log S - T / S` (the same quantities, within float rounding) — natively
  * (`native/greedy.c`, vectorised) when the addon is loaded, else in JS.
  */
-import { nativeKernelsEnabled } from '../../backend/native-kernels.js';
-import { activeNativeBlas } from '../../backend/wasm-batch-matmul.js';
+import { nativeHostKernels } from '../../backend/native.js';
 import type { TokenChoice } from './sampling.js';
 
 const ids = new Int32Array(1);
@@ -20,7 +19,7 @@ const stats = new Float32Array(2);
  * @example greedyPrefix(new Float32Array([1, 3, 3, 9]), 3) // { tokenId: 1, ... } (id 3 not allowed)
  */
 export function greedyPrefix(logits: Float32Array, count: number): TokenChoice {
-  const blas = nativeKernelsEnabled() ? activeNativeBlas() : null;
+  const blas = nativeHostKernels();
   if (blas !== null) {
     blas.greedyRows(logits, 1, logits.length, count, ids, stats);
     return { tokenId: ids[0] as number, logprob: stats[0] as number, entropy: stats[1] as number };

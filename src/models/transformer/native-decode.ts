@@ -13,9 +13,8 @@
  */
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import type { NativeBlas } from '../../backend/native-blas.js';
-import { nativeKernelsEnabled } from '../../backend/native-kernels.js';
+import { nativeKernels } from '../../backend/native.js';
 import { tf } from '../../backend/tf.js';
-import { activeNativeBlas } from '../../backend/wasm-batch-matmul.js';
 import type { KvCache } from '../kv-cache.js';
 import { headDim, kvHeads, type TransformerConfig } from './config.js';
 import type { BlockWeights, Projection } from './layers.js';
@@ -73,8 +72,8 @@ export function nativeDecodeSteps(): number {
 }
 
 function addon(): (NativeBlas & DecodeAddon) | null {
-  if (!enabled || !nativeKernelsEnabled() || tf.getBackend() !== 'wasm') return null;
-  const blas = activeNativeBlas() as (NativeBlas & Partial<DecodeAddon>) | null;
+  if (!enabled) return null;
+  const blas = nativeKernels() as (NativeBlas & Partial<DecodeAddon>) | null;
   return blas !== null && typeof blas.decodeLayer === 'function' ? (blas as NativeBlas & DecodeAddon) : null;
 }
 
