@@ -78,10 +78,3 @@ describe.runIf(blas !== null)('the native switch with the addon loaded', () => {
     expect(handedOut()).toEqual({ matmul: true, kernels: false, host: true });
   });
 });
-
-describe.runIf(blas === null)('the native switch without the addon', () => {
-  it('hands out nothing in state all', () => {
-    setNativeUse('all');
-    expect(handedOut()).toEqual({ matmul: false, kernels: false, host: false });
-  });
-});
