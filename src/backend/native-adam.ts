@@ -74,18 +74,7 @@ export function nativeAdamStep(w: tf.Tensor, m: tf.Tensor, v: tf.Tensor, g: tf.T
   if (blas === null || [w, m, v, g].some((t) => t.dtype !== 'float32' || t.size !== w.size)) return null;
   register(blas);
   calls++;
-  const f = Math.fround;
-  const attrs = {
-    b1: f(s.beta1),
-    c1: f(1 - s.beta1),
-    b2: f(s.beta2),
-    c2: f(1 - s.beta2),
-    omab1: f(s.oneMinusAccBeta1),
-    omab2: f(s.oneMinusAccBeta2),
-    eps: f(s.epsilon),
-    negLr: f(-s.learningRate),
-  };
-  return tf.engine().runKernel(KERNEL, { w, m, v, g }, attrs) as [tf.Tensor, tf.Tensor, tf.Tensor];
+  return tf.engine().runKernel(KERNEL, { w, m, v, g }, adamAttrs(s)) as [tf.Tensor, tf.Tensor, tf.Tensor];
 }
 
 const HOST_KERNEL = 'TurnwiseAdamStepHost';
@@ -128,10 +117,14 @@ export function nativeAdamHostStep(w: tf.Tensor, g: tf.Tensor, moments: HostMome
   if (moments.m.length !== w.size || moments.v.length !== w.size) return null;
   registerHost(blas);
   calls++;
+  const attrs = { moments, scale: Math.fround(scale), ...adamAttrs(s) };
+  return tf.engine().runKernel(HOST_KERNEL, { w, g }, attrs as unknown as tf.NamedAttrMap) as tf.Tensor;
+}
+
+/** The step's scalars as the float32 values the C kernels take (both kernels round them the same way). */
+function adamAttrs(s: AdamScalars): Record<'b1' | 'c1' | 'b2' | 'c2' | 'omab1' | 'omab2' | 'eps' | 'negLr', number> {
   const f = Math.fround;
-  const attrs = {
-    moments,
-    scale: f(scale),
+  return {
     b1: f(s.beta1),
     c1: f(1 - s.beta1),
     b2: f(s.beta2),
@@ -141,5 +134,4 @@ export function nativeAdamHostStep(w: tf.Tensor, g: tf.Tensor, moments: HostMome
     eps: f(s.epsilon),
     negLr: f(-s.learningRate),
   };
-  return tf.engine().runKernel(HOST_KERNEL, { w, g }, attrs as unknown as tf.NamedAttrMap) as tf.Tensor;
 }
