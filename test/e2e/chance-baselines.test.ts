@@ -25,14 +25,6 @@ const NOT_RUNS = new Set(['agentgym-babyai.yaml', 'agentgym-sciworld.yaml', 'bab
  * bound, so that this list cannot go stale silently.
  */
 const SOLVABLE_BY_CHANCE = new Set([
-  // The README quickstart and its algorithm variants: BabyAI GoToRedBall in 5 turns.
-  'babyai-grpo.yaml',
-  'babyai-ppo.yaml',
-  'babyai-rloo.yaml',
-  'babyai-reinforce_pp.yaml',
-  'babyai-async.yaml',
-  // The six AgentGym-RL categories at 20 turns: AOD, Room and SLoc have no level under the bound.
-  'babyai-scalinginter.yaml',
   // The pretrained recipe on GoToRedBall; its header's memory figures are measured on that level.
   'babyai-llm-lora.yaml',
 ]);
