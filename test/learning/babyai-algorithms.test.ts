@@ -17,7 +17,7 @@ const ALGORITHMS = [
 ] as const;
 
 for (const [name, title] of ALGORITHMS) {
-  describe(`${title} on BabyAI GoToRedBall (fixed seed, small budget)`, () => {
+  describe(`${title} on BabyAI PickupAbove, the quickstart's level (fixed seed, small budget)`, () => {
     it('raises held-out success well above the untrained policy within 10 steps', async () => {
       const shipped = loadConfig(`configs/babyai-${name}.yaml`);
       const config = resolveConfig(
