@@ -29,15 +29,15 @@ for (const [name, title] of ALGORITHMS) {
       reportFigures(`babyai-${name}`, { seed: config.seed, before: before?.successRate ?? Number.NaN, after: after?.successRate ?? Number.NaN });
       expect(before?.step).toBe(0);
       expect(after?.step).toBe(10);
-      // Untrained: about 0.4 (it picks uniformly among the listed actions).
-      // Bound from the spread study (docs/testing.md): the gain over 10 runs of each algorithm — the fixed
-      // seed under OpenBLAS's Cooperlake (this machine's default), Haswell, SkylakeX, Zen and Sandybridge
-      // kernels and the wasm path (all six alike), and seeds 101–104 on the default kernel — ranged
-      // 0.195–0.336 (PPO 0.195–0.336, REINFORCE++ 0.211–0.305, RLOO 0.195–0.305); the bound sits at least
-      // 0.05 (about one standard error of a held-out success rate near 0.5) below the lowest.
-      // `node --import tsx scripts/learning-spread.ts --tests babyai-algorithms --seeds fixed` (six kernels),
-      // then `--kernels default --seeds 101,…,104`.
-      expect(after!.successRate).toBeGreaterThanOrEqual(before!.successRate + 0.1);
+      // Untrained: about 0.02–0.06 on PickupAbove (a random pick wins 9 of 256 held-out tasks in 5 turns).
+      // Bound from the spread study (docs/testing.md's rule: at least 0.05 below the lowest gain, rounded
+      // down to a multiple of 0.05): the gain over 7 runs of each algorithm — the fixed seed under the
+      // default (Cooperlake) and Haswell kernels and the wasm path (all three alike: PPO 0.063 → 0.242, RLOO
+      // → 0.227, REINFORCE++ → 0.219), and seeds 101–104 on the default kernel — ranged 0.133–0.211
+      // (PPO 0.141–0.203, REINFORCE++ 0.141–0.211, RLOO 0.133–0.195; seed 102 lowest for all three).
+      // `node --import tsx scripts/learning-spread.ts --tests babyai-algorithms --kernels default --seeds fixed,101,102,103,104`,
+      // then `--kernels Haswell,wasm --seeds fixed`. (On GoToRedBall, before the quickstart moved, the bound was +0.1.)
+      expect(after!.successRate).toBeGreaterThanOrEqual(before!.successRate + 0.05);
     });
   });
 }
