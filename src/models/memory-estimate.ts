@@ -184,7 +184,7 @@ export function formatBytes(bytes: number): string {
 
 /**
  * One line naming each part of the estimate.
- * @example describeEstimate(e) // 'learner heap: weights 513 MiB + gradients 37 MiB + activations 558 MiB (+10 % allocator slack) = 1.19 GiB; Adam's moments 37 MiB outside the heap; each sampler worker's heap: ...; KV caches 1.23 GiB outside the heaps (...)'
+ * @example describeEstimate(e) // 'learner heap: weights 513 MiB + gradients 37 MiB + activations 571 MiB (+10 % allocator slack) = 1.20 GiB; Adam's moments 37 MiB outside the heap; each sampler worker's heap: ... = 1.02 GiB; KV caches 893 MiB outside the heaps (128 MiB kept between turns + 765 MiB in flight)'
  */
 export function describeEstimate(e: MemoryEstimate): string {
   const join = (parts: Array<[string, number]>) =>
