@@ -22,7 +22,8 @@
  * measured). With activation checkpointing (pretrained models) only one layer's tape is alive at a time, plus each layer's `[tokens, d]` input. The loss head
  * holds three `[targets, vocab]` maps (logits, probabilities, their gradient) for the targets
  * alone (the replies' tokens), for at most a chunk of rows when the head is chunked. Checked against the
- * live tensor bytes of training steps in test/models/memory-estimate.test.ts.
+ * live tensor bytes of training steps in test/models/memory-estimate.test.ts, and the sampler's part
+ * against a sampling call's in test/models/sampler-memory.test.ts.
  */
 import { type LoraSpec, loraModules } from './lora/lora.js';
 import { headDim, kvHeads, queryWidth, type TransformerConfig } from './transformer/config.js';
