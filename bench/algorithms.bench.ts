@@ -56,7 +56,7 @@ export async function main(args: string[]): Promise<void> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  console.log(`BabyAI GoToRedBall, seed ${seed}, ${steps} steps of 64 episodes, held-out eval on ${evalTasks} test tasks every ${evalEvery} steps`);
+  console.log(`BabyAI, configs/babyai-<algorithm>.yaml (the quickstart's level), seed ${seed}, ${steps} steps of 64 episodes, held-out eval on ${evalTasks} test tasks every ${evalEvery} steps`);
   console.log('| algorithm | status | test success @0 | test success @end | steps to 0.8 test success | wall s/step (rollout + update) | total s (incl. evals) |');
   console.log('|---|---|---|---|---|---|---|');
   for (const row of rows) console.log(row);

@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- async [--steps 20] [--eval-every 10] [--eval-tasks 128] [--target 0.8] [--modes sync,async-2] [--record]`:
- * sync vs one-step-off vs async (η = 1, 2, 4) on BabyAI GoToRedBall, same seed, config and
+ * sync vs one-step-off vs async (η = 1, 2, 4) on the quickstart's BabyAI level, same seed, config and
  * hardware. Prints wall-clock to the fixed number of steps (training time, after the identical
  * setup: tokenizer and step-0 evaluation), the time to first reach the target held-out success,
  * the final held-out success, and each mode's speed-up over sync; `--record` appends the table to
@@ -98,7 +98,7 @@ export async function main(args: string[]): Promise<void> {
     const machine = `${cpus().length} vCPU, load average ${loadavg()[0]?.toFixed(1)} at the end`;
     appendFileSync(
       'bench/RESULTS.md',
-      `\n\n## async: sync vs one-step-off vs async (issue 9)\n\n\`${command}\` (${machine}; BabyAI GoToRedBall, configs/babyai-grpo.yaml, seed 1, same for every mode)\n\n${table}\n`,
+      `\n\n## async: sync vs one-step-off vs async (issue 9)\n\n\`${command}\` (${machine}; BabyAI, configs/babyai-grpo.yaml's level, seed 1, same for every mode)\n\n${table}\n`,
     );
   }
 }
