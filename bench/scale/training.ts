@@ -101,7 +101,6 @@ function syntheticStep(work: Workload, shards: number): MicroBatch[] {
       tokenWeights: new Float32Array(n).fill(1 / total),
       tokenCount: total,
       tokens: n,
-      shard,
     };
   });
 }
