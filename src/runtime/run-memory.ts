@@ -25,6 +25,7 @@ import { InvalidConfigError } from '../core/errors.js';
 import { describeEstimate, estimateMemory, formatBytes, type MemoryEstimate, parameterCount, WASM_HEAP_BYTES } from '../models/memory-estimate.js';
 import type { TransformerConfig } from '../models/transformer/model.js';
 import { criticConfigOf } from './algorithm-setup.js';
+import { gradientWorkersOf } from './gradient-workers.js';
 
 /** Bytes a rollout keeps per context token: prompt and action ids, log-probs, masks, and the padded batch rows built from them. */
 export const ROLLOUT_BYTES_PER_TOKEN = 32;
@@ -96,7 +97,7 @@ export function estimateRunMemory(config: ResolvedConfig, placement: OptimizerPl
   // Inference workers (`runtime.inferenceWorkers`, auto: one per core, less one when training overlaps) and gradient workers each hold a copy.
   const asked = config.runtime.inferenceWorkers;
   const inferenceWorkers = asked === 'auto' ? Math.max(1, availableParallelism() - (config.mode === 'sync' ? 0 : 1)) : asked;
-  const replicas = models === null ? 0 : (Math.max(0, inferenceWorkers - 1) + (config.train.dataParallel - 1)) * models.weights;
+  const replicas = models === null ? 0 : (Math.max(0, inferenceWorkers - 1) + (gradientWorkersOf(config).count - 1)) * models.weights;
   const overlapping = config.mode === 'sync' ? 1 : 2;
   const rollout = overlapping * config.derived.episodesPerStep * config.derived.maxHorizon * config.model.maxContext * ROLLOUT_BYTES_PER_TOKEN;
   return { models, critic, replicas, rollout, total: (models?.total ?? 0) + (models?.host ?? 0) + critic + replicas + rollout };

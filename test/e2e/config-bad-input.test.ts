@@ -14,6 +14,7 @@ import '../../src/envs/index.js';
 import { getEnvironmentSpec } from '../../src/envs/registry.js';
 import { selectBackend } from '../../src/backend/select.js';
 import { checkRunMemory, estimateRunMemory, memoryLimitsOf, ROLLOUT_BYTES_PER_TOKEN } from '../../src/runtime/run-memory.js';
+import { gradientWorkersOf } from '../../src/runtime/gradient-workers.js';
 import { trainRun } from '../../src/runtime/train/train-run.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-config-bad-'));
@@ -125,11 +126,14 @@ describe('config loader: bad input', () => {
   });
 
   it('counts a weight copy per further inference and gradient worker', () => {
-    const one = estimateRunMemory(resolveConfig(parseConfig({ runtime: { inferenceWorkers: 1 } })));
+    const one = estimateRunMemory(resolveConfig(parseConfig({ runtime: { inferenceWorkers: 1 }, train: { dataParallel: 1 } })));
     const many = estimateRunMemory(resolveConfig(parseConfig({ runtime: { inferenceWorkers: 3 }, train: { dataParallel: 2 } })));
     expect(one.replicas).toBe(0);
     expect(many.replicas).toBe(3 * (many.models?.weights ?? Number.NaN));
     expect(many.total - one.total).toBe(many.replicas);
+    // The default (auto) counts the gradient workers it resolves to on this machine.
+    const auto = resolveConfig(parseConfig({ runtime: { inferenceWorkers: 1 } }));
+    expect(estimateRunMemory(auto).replicas).toBe((gradientWorkersOf(auto).count - 1) * (many.models?.weights ?? Number.NaN));
   });
 
   it('refuses against the wasm heap what the machine would hold, and against the machine what no backend would', () => {

@@ -38,6 +38,7 @@ import { describeBackend, selectBackend } from '../../backend/select.js';
 import { checkPretrainedContext } from '../pretrained-stack.js';
 import { nativeAdamAvailable } from '../../backend/native-adam.js';
 import { checkRunMemory, memoryLimitsOf } from '../run-memory.js';
+import { describeGradientWorkers } from '../gradient-workers.js';
 import { startTrainingActors } from './actors.js';
 import { driveTraining } from './drive.js';
 import { type ClaimedRunFolder, claimRunFolder, releaseUnusedRunFolder } from '../run-folder.js';
@@ -96,7 +97,7 @@ async function trainInFolder(options: TrainRunOptions, folder: ClaimedRunFolder)
   // 4. Announce, evaluate the untrained policy, then run the steps.
   for (const note of stack.notes) emit({ type: 'info', message: note });
   emit({ type: 'info', message: `actions: ${actors.runner.actionMode} (context.actions ${run.config.context.actions})` });
-  emit({ type: 'info', message: `${describeBackend(run.backend)} | sampling: ${stack.policy.placement} | run folder ${run.runDir} | ${stack.summary}, vocab ${stack.text.vocabSize}` });
+  emit({ type: 'info', message: `${describeBackend(run.backend)} | sampling: ${stack.policy.placement} | ${describeGradientWorkers(run.config)} | run folder ${run.runDir} | ${stack.summary}, vocab ${stack.text.vocabSize}` });
   await options.distributed?.start({ runId: run.runId, store, text: stack.text.manifest(), version: stack.trainer.version, weights: stack.samplerWeights() });
   const output = (await evaluateUntrained(run, evaluate)) ?? (await driveTraining(run, actors, effects, options, asyncState));
 
