@@ -260,6 +260,9 @@ export async function buildPolicyStack(
     maxContext: learnerModel.config.maxContext,
     summary: `${learnerModel.parameterCount} parameters`,
     samplerWeights: () => learnerModel.namedWeights(),
+    ...(models.serving === undefined && inferenceWorkersOf(config) > 0
+      ? { evaluationPolicy: () => servingPolicyOf({ config, shape, policy: { endTokenId: text.endTokenId, stopTokenIds: text.stopTokenIds }, weights: learnerModel.namedWeights(), version: trainer.version }) }
+      : {}),
     checkpointContent: async (step, state) => {
       const trainerState = await trainer.getState();
       return checkpointContentOf(config, stack, step, optimizerTensors(trainerState), { policyVersion: trainer.version, ...state });

@@ -64,7 +64,7 @@ describe('parseConfig', () => {
       },
       reward: { mode: 'outcome', shaper: null, settings: {} },
       horizon: { schedule: 'fixed', horizon: 5 },
-      train: { steps: 60, evalEvery: 10, evalTasks: 256, checkpointEvery: 10, logEvery: 1, dataParallel: 'auto', export: 'none' },
+      train: { steps: 60, evalEvery: 10, evalTasks: 256, checkpointEvery: 10, logEvery: 1, dataParallel: 'auto', evalOverlap: true, export: 'none' },
       runtime: { bus: 'memory', samplerMaxBatch: 128, samplerMaxWaitMs: 2, requestTimeoutMs: 60000, envTimeoutMs: 30000, kvCacheMiB: 128, inferenceWorkers: 'auto' },
       mode: 'sync',
       async: { maxStaleness: 1, partialRollout: 'continue', weightSyncTimeoutMs: 120000 },

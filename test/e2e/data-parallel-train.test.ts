@@ -7,15 +7,17 @@ import { parseConfig, resolveConfig, type TurnwiseConfigInput } from '../../src/
 import { gradientWorkersOf } from '../../src/runtime/gradient-workers.js';
 import { trainRun } from '../../src/runtime/train/train-run.js';
 
-// train.dataParallel changes where the gradients are computed, never what is stored: a run with
-// 2 gradient workers and one with the default (auto) against one in the learner thread, compared
-// row by row — every metric but the wall-clock ones, every episode and turn (tokens, behaviour
-// log-probs), and the checkpointed weights and optimizer state, byte for byte.
+// train.dataParallel changes where the gradients are computed, and train.evalOverlap when the
+// held-out evaluations run, never what is stored: a run with 2 gradient workers and one with the
+// defaults (auto, evaluations beside the next step) against the old way (gradients in the learner
+// thread, each evaluation alone), compared row by row — every metric but the wall-clock ones, every
+// episode and turn (tokens, behaviour log-probs), and the checkpointed weights and optimizer state,
+// byte for byte.
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-dp-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const config = (name: string, dataParallel: number | 'auto' | undefined): TurnwiseConfigInput => ({
+const config = (name: string, train: { dataParallel?: number; evalOverlap?: boolean }): TurnwiseConfigInput => ({
   seed: 5,
   run: { dir, name },
   env: { name: 'babyai', settings: { levels: ['GoToRedBall'] } },
@@ -24,7 +26,8 @@ const config = (name: string, dataParallel: number | 'auto' | undefined): Turnwi
   // Small micro-batches, so every step has several for the workers to share out.
   algorithm: { tasksPerStep: 4, groupSize: 4, maxTokensPerMicroBatch: 512, miniBatches: 2 },
   horizon: { schedule: 'fixed', horizon: 3 },
-  train: { steps: 3, evalEvery: 3, evalTasks: 8, checkpointEvery: 3, ...(dataParallel === undefined ? {} : { dataParallel }) },
+  // Evaluations at 0 and 2 run beside steps 1 and 3; the one at 4 ends the run.
+  train: { steps: 4, evalEvery: 2, evalTasks: 8, checkpointEvery: 4, ...train },
 });
 
 /** Everything a run stored that does not depend on the wall clock, with its own run id taken out. */
@@ -41,25 +44,29 @@ function stored(name: string): { metrics: unknown[]; episodes: unknown[]; turns:
     .map((t) => ({ ...t, episode_id: strip(t.episode_id), key: `${strip(t.episode_id)}#${String(t.idx).padStart(4, '0')}` }))
     .sort(byKey);
   db.close();
-  const checkpoint = join(runDir, 'checkpoints', 'step-000003');
+  const checkpoint = join(runDir, 'checkpoints', 'step-000004');
   return { metrics, episodes, turns, weights: readFileSync(join(checkpoint, 'model.safetensors')), optimizer: readFileSync(join(checkpoint, 'optimizer.safetensors')) };
 }
 
 describe('turnwise train with gradient workers', () => {
-  it('stores exactly what the single-process run stores, with 2 workers and with the default (auto)', async () => {
+  it('stores exactly what the old single-thread run stores, with 2 workers and with the defaults', async () => {
     const runs = [
-      ['one', 1],
-      ['two', 2],
-      ['auto', undefined],
+      ['one', { dataParallel: 1, evalOverlap: false }],
+      ['two', { dataParallel: 2 }],
+      ['auto', {}],
     ] as const;
-    for (const [name, dataParallel] of runs) {
-      const result = await trainRun({ config: resolveConfig(parseConfig(config(name, dataParallel))), runDir: join(dir, name) });
+    const evals: unknown[] = [];
+    for (const [name, train] of runs) {
+      const result = await trainRun({ config: resolveConfig(parseConfig(config(name, train))), runDir: join(dir, name) });
       expect(result.status).toBe('finished');
-      expect(result.completedSteps).toBe(3);
+      expect(result.completedSteps).toBe(4);
+      evals.push(result.evals);
     }
+    expect(evals[1]).toEqual(evals[0]);
+    expect(evals[2]).toEqual(evals[0]);
     const one = stored('one');
     expect(one.metrics.length).toBeGreaterThan(50);
-    expect(one.turns.length).toBeGreaterThan(16 * 3); // 3 steps of 16 episodes, and the evaluations
+    expect(one.turns.length).toBeGreaterThan(16 * 4 + 8 * 3); // 4 steps of 16 episodes, 3 evaluations of 8
     // The policy moved: the loss and gradient are real, so equality below is not of zeros.
     expect((one.metrics as { name: string; value: number }[]).some((m) => m.name === 'optim/gradNorm' && m.value > 0)).toBe(true);
     for (const name of ['two', 'auto']) {
@@ -71,6 +78,6 @@ describe('turnwise train with gradient workers', () => {
       expect(other.optimizer.equals(one.optimizer)).toBe(true);
     }
     // On this machine the default ran with gradient workers whenever it has two cores.
-    expect(gradientWorkersOf(resolveConfig(parseConfig(config('auto', undefined)))).count).toBe(Math.min(availableParallelism(), 4));
+    expect(gradientWorkersOf(resolveConfig(parseConfig(config('auto', {})))).count).toBe(Math.min(availableParallelism(), 4));
   });
 });

@@ -234,6 +234,12 @@ const trainSchema = z
       .describe(
         "Learner gradient workers (threads, each with its own tfjs backend): each takes whole micro-batches and their gradients are added in micro-batch order before one optimizer step, so any count gives the same numbers. 1 = compute in the learner thread; auto = one per core (at most 4) for turnwise's own model in mode sync, else 1 (printed in the header line).",
       ),
+    evalOverlap: z
+      .boolean()
+      .default(true)
+      .describe(
+        "Mode sync: run each held-out evaluation beside the next step's rollout and gradients (same weights; the next weight publish and step log wait for it), with the same results as alone; false runs it alone, between the steps.",
+      ),
     export: z
       .enum(['none', 'tensorboard'])
       .default('none')
