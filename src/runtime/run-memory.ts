@@ -40,6 +40,8 @@ export interface RunMemoryEstimate {
   readonly replicas: number;
   /** One step's episodes (two with an overlapping rollout). */
   readonly rollout: number;
+  /** The evaluation's own sampler beside the rollout (`train.evalOverlap`): a weight copy per inference worker and a KV-cache budget; else 0. */
+  readonly evaluation: number;
   readonly total: number;
 }
 
@@ -100,7 +102,9 @@ export function estimateRunMemory(config: ResolvedConfig, placement: OptimizerPl
   const replicas = models === null ? 0 : (Math.max(0, inferenceWorkers - 1) + (gradientWorkersOf(config).count - 1)) * models.weights;
   const overlapping = config.mode === 'sync' ? 1 : 2;
   const rollout = overlapping * config.derived.episodesPerStep * config.derived.maxHorizon * config.model.maxContext * ROLLOUT_BYTES_PER_TOKEN;
-  return { models, critic, replicas, rollout, total: (models?.total ?? 0) + (models?.host ?? 0) + critic + replicas + rollout };
+  const evalSide = models !== null && config.train.evalOverlap && config.mode === 'sync' && config.train.evalEvery > 0 && inferenceWorkers > 0;
+  const evaluation = evalSide ? inferenceWorkers * models.weights + config.runtime.kvCacheMiB * 2 ** 20 : 0;
+  return { models, critic, replicas, rollout, evaluation, total: (models?.total ?? 0) + (models?.host ?? 0) + critic + replicas + rollout + evaluation };
 }
 
 /**
@@ -117,7 +121,8 @@ export function checkRunMemory(config: ResolvedConfig, limits: MemoryLimits, pla
   const modelLine = models === null ? null : `models ${describeEstimate(models)}`;
   const criticLine = estimate.critic > 0 ? `critic ${formatBytes(estimate.critic)}` : null;
   const replicaLine = estimate.replicas > 0 ? `worker copies ${formatBytes(estimate.replicas)} (runtime.inferenceWorkers, train.dataParallel)` : null;
-  const line = `memory needed: about ${formatBytes(estimate.total)} (${[modelLine, criticLine, replicaLine, rolloutLine].filter((s) => s !== null).join('; ')})`;
+  const evaluationLine = estimate.evaluation > 0 ? `evaluation sampler ${formatBytes(estimate.evaluation)} (train.evalOverlap, runtime.kvCacheMiB)` : null;
+  const line = `memory needed: about ${formatBytes(estimate.total)} (${[modelLine, criticLine, replicaLine, evaluationLine, rolloutLine].filter((s) => s !== null).join('; ')})`;
   if (models !== null && limits.tensorBytes !== null && models.total > limits.tensorBytes) {
     throw new InvalidConfigError(
       blameModel(config, models),

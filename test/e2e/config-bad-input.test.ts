@@ -130,7 +130,10 @@ describe('config loader: bad input', () => {
     const many = estimateRunMemory(resolveConfig(parseConfig({ runtime: { inferenceWorkers: 3 }, train: { dataParallel: 2 } })));
     expect(one.replicas).toBe(0);
     expect(many.replicas).toBe(3 * (many.models?.weights ?? Number.NaN));
-    expect(many.total - one.total).toBe(many.replicas);
+    expect(many.total - one.total).toBe(many.replicas + many.evaluation - one.evaluation);
+    // The evaluation's own sampler (train.evalOverlap, on by default): a copy per inference worker and a KV-cache budget.
+    expect(many.evaluation).toBe(3 * (many.models?.weights ?? Number.NaN) + 128 * 2 ** 20);
+    expect(estimateRunMemory(resolveConfig(parseConfig({ train: { evalOverlap: false } }))).evaluation).toBe(0);
     // The default (auto) counts the gradient workers it resolves to on this machine.
     const auto = resolveConfig(parseConfig({ runtime: { inferenceWorkers: 1 } }));
     expect(estimateRunMemory(auto).replicas).toBe((gradientWorkersOf(auto).count - 1) * (many.models?.weights ?? Number.NaN));

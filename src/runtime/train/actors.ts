@@ -158,7 +158,9 @@ function startLearner(run: OpenedRun, bus: MemoryBus, sampler: SamplerActor, opt
       },
       publishWeights: async (version) => {
         if (config.mode !== 'sync') return; // the asynchronous loop publishes (src/runtime/async/async-train.ts)
-        await background?.settled(); // the evaluation of the previous weights samples with them to its end
+        // The evaluation of the previous weights samples with them to its end. (No await without one: the
+        // announcement stays in the learner's own call stack, where the message-flow test finds its sender.)
+        if (background !== null) await background.settled();
         const loaded = waitForWeights(sampler, version);
         const weights = stack.samplerWeights();
         announceWeights(bus, runId, version, weights);
