@@ -74,7 +74,7 @@ function projectionFloats(out: number, bias: boolean, lora: LoraSpec | null, tar
  * input excluded): the RMSNorm, q/k/v projections and their head transposes (q/k normed for
  * Qwen3), RoPE on q and k, the scaled queries, attention's output and its merge, the o-projection
  * and the residual, the second RMSNorm, gate, up, the gate's activation, down and the output.
- * @example scoringLayerFloats(smolLm2, null, true) // 9,792 at the SmolLM2-135M shape
+ * @example scoringLayerFloats(SMOLLM2_135M_SHAPE, null, true) // 12,480 (6 d + 6 q + 5 kv + 3 f at d 576, q 576, kv 192, f 1536)
  */
 export function scoringLayerFloats(config: TransformerConfig, lora: LoraSpec | null, nativeKernels: boolean): number {
   const d = config.dModel;
