@@ -3,8 +3,10 @@
  * holds): one `sampleActions` call of `rows` episodes whose first prompts are `promptTokens` long,
  * through `TransformerPolicy` with a pretrained run's settings (prefill calls of at most
  * `PRETRAINED_PREFILL_TOKENS` new tokens, a 128 MiB cache budget), its live tensor peak and the wasm
- * heap printed against the estimate of that worker's heap (`samplerTotal`). Run on the bench's own
- * thread, with the bench's model: the same weights and kernels a worker would hold and run.
+ * heap printed against the estimate of that worker's heap (`samplerTotal`), and the peak above the
+ * weights against the estimate's adapters, fused q/k/v weights and forward call. The KV caches are
+ * JS memory outside the heap (the estimate counts them apart). Run on the bench's own thread, with
+ * the bench's model: the same weights and kernels a worker would hold and run.
  */
 import { performance } from 'node:perf_hooks';
 import { Rng } from '../src/core/rng.js';
@@ -14,6 +16,7 @@ import { ALLOCATOR_SLACK, describeEstimate, estimateMemory } from '../src/models
 import type { TransformerModel } from '../src/models/transformer/model.js';
 import { TransformerPolicy } from '../src/models/transformer-policy.js';
 import { PRETRAINED_PREFILL_TOKENS } from '../src/runtime/pretrained-stack.js';
+import { nativeKernels } from '../src/backend/native.js';
 import type { LiveBytesTracker } from '../test/helpers/live-tensor-bytes.js';
 
 /** What one sampling call is made of. */
@@ -43,6 +46,7 @@ export async function qwenSampler(base: TransformerModel, spec: LoraSpec, c: Sam
     samplerRows: c.rows,
     prefillTokens: PRETRAINED_PREFILL_TOKENS,
     samplerContext: c.promptTokens + c.newTokens,
+    nativeKernels: nativeKernels() !== null,
   });
   console.log(`Qwen2.5-0.5B shape, sampler: ${c.rows} rows of ${c.promptTokens}-token prompts, ${c.newTokens} new tokens each; estimate ${describeEstimate(needs)}`);
   const start = live?.read().live ?? 0;
@@ -66,7 +70,8 @@ export async function qwenSampler(base: TransformerModel, spec: LoraSpec, c: Sam
     if (live !== null) {
       const peak = live.read().peak;
       const beforeSlack = needs.samplerTotal / (1 + ALLOCATOR_SLACK);
-      console.log(`Qwen2.5-0.5B shape, sampler: live tensor peak ${gib(peak)} (above the weights ${gib(peak - start)}) vs the worker's estimate before slack ${gib(beforeSlack)} (${(peak / beforeSlack).toFixed(3)}); wasm heap ${gib(tensorHeapBytes() ?? 0)} vs printed ${gib(needs.samplerTotal)}`);
+      const above = needs.samplerCopy + needs.fusedQkv + needs.prefill;
+      console.log(`Qwen2.5-0.5B shape, sampler: live tensor peak ${gib(peak)} vs the worker's estimate before slack ${gib(beforeSlack)} (${(peak / beforeSlack).toFixed(3)}); above the weights ${gib(peak - start)} vs adapters + fused q/k/v + prefill ${gib(above)} (${((peak - start) / above).toFixed(3)}); wasm heap ${gib(tensorHeapBytes() ?? 0)} vs printed ${gib(needs.samplerTotal)}; KV caches kept after the call ${gib(policy.cacheStats.bytes)} (JS memory)`);
     }
   } finally {
     policy.releaseEpisodes(requests.map((r) => r.episodeId));

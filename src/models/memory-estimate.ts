@@ -9,9 +9,10 @@
  * into Adam, so the heap holds the gradients alone, two copies while micro-batches are summed:
  * `host` counts the moments); one micro-batch's activations. Where the sampler runs — on the same thread,
  * or in inference workers each with a heap of its own — its part: a copy of what trains (a LoRA
- * sampler shares the frozen base; a worker reads its own base), the KV caches it keeps between
- * turns, those of a batch in flight (each row's caches and the merged copy the decode steps run
- * on), and one prefill call's intermediates.
+ * sampler shares the frozen base; a worker reads its own base), the fused q/k/v weights of its
+ * packed path and one forward call's intermediates (`./sampler-memory.ts`). The KV caches it keeps
+ * between turns and those of a batch in flight are JS `Float32Array`s outside the tensor backend:
+ * `kvCache` counts them apart from the heaps, against the machine's memory.
  *
  * Activations, as tfjs keeps them: every tensor a kernel saves for the backward pass and every
  * gradient lives until the backward pass ends. Per layer and token that is the forward's
@@ -21,12 +22,14 @@
  * measured). With activation checkpointing (pretrained models) only one layer's tape is alive at a time, plus each layer's `[tokens, d]` input. The loss head
  * holds three `[targets, vocab]` maps (logits, probabilities, their gradient) for the targets
  * alone (the replies' tokens), for at most a chunk of rows when the head is chunked. Checked against the
- * live tensor bytes of training steps in test/models/memory-estimate.test.ts.
+ * live tensor bytes of training steps in test/models/memory-estimate.test.ts, and the sampler's part
+ * against a sampling call's in test/models/sampler-memory.test.ts.
  */
 import { type LoraSpec, loraModules } from './lora/lora.js';
 import { headDim, kvHeads, queryWidth, type TransformerConfig } from './transformer/config.js';
 import { headChunkRows } from './transformer/chunked-head.js';
 import { weightSpecs } from './transformer/weights.js';
+import { samplerMemory } from './sampler-memory.js';
 
 /** The most the wasm backend can hold (its heap is 32-bit addressed). */
 export const WASM_HEAP_BYTES = 4 * 2 ** 30;
@@ -70,6 +73,8 @@ export interface MemoryPlan {
   readonly accumulates?: boolean;
   /** Targets are constrained to listed ids (turnwise's own model): the loss head is never chunked. Default false. */
   readonly constrained?: boolean;
+  /** The sampler's RMSNorm and SwiGLU gate run natively (wasm with the addon: `nativeKernels()`); default false, their tfjs forms (more tensors). */
+  readonly nativeKernels?: boolean;
 }
 
 /** The estimate, by part, in bytes. `total` is the learner's thread; `samplerTotal` each inference worker's. */
@@ -79,9 +84,9 @@ export interface MemoryEstimate {
   readonly reference: number;
   readonly optimizer: number;
   readonly activations: number;
-  /** KV caches kept between turns (the budget) and those of a batch in flight. */
-  readonly kvCache: number;
-  /** One prefill call's intermediates. */
+  /** The fused q/k/v weights of the sampler's packed path (in its heap), 0 when no sampling batch is planned. */
+  readonly fusedQkv: number;
+  /** One forward call's intermediates in the sampler's heap: the larger of a prefill call and a decode step. */
   readonly prefill: number;
   /** The learner's thread (and the sampler's, when it runs there), allocator slack included. */
   readonly total: number;
@@ -89,6 +94,14 @@ export interface MemoryEstimate {
   readonly samplerTotal: number;
   /** Bytes outside the tensor backend, exact (Adam's moments on the native path), else 0. */
   readonly host: number;
+  /**
+   * KV caches, JS memory outside the tensor backend: the budget kept between turns (all workers
+   * together) and each sampler's batch in flight (each row's caches and the merged copy decode steps
+   * run on). An upper bound.
+   */
+  readonly kvCache: number;
+  /** Of {@link kvCache}, the batches in flight (what `runtime.samplerMaxBatch` drives). */
+  readonly kvInFlight: number;
 }
 
 /**
@@ -143,26 +156,24 @@ export function estimateMemory(config: TransformerConfig, plan: MemoryPlan): Mem
   const layers = plan.checkpointing ? (config.nLayers + 1) * tokens * config.dModel + perLayer : config.nLayers * perLayer;
   const activations = f32 * (layers + head);
 
-  // The sampler: its copy of what trains, the KV caches, one prefill call.
+  // The sampler: its copy of what trains, the fused q/k/v weights and one forward call in its heap; the KV caches outside it.
   const workers = plan.samplerWorkers ?? 0;
   const rows = plan.samplerRows ?? 0;
-  const context = plan.samplerContext ?? t;
-  const kvPerToken = 2 * config.nLayers * kvHeads(config) * headDim(config) * f32;
-  const inFlight = 2 * rows * context * kvPerToken; // each row's caches, and the merged copy decode steps run on
-  const kvCache = plan.kvCacheBytes + inFlight;
-  const prefillTokens = Math.min(rows * context, plan.prefillTokens ?? Number.POSITIVE_INFINITY);
-  const inference = layerFloats(config, lora === null ? null : { ...lora, dropout: 0 }).forward; // no dropout, no gradients; one layer alive at a time
-  const prefill = f32 * (prefillTokens * (inference + config.dModel) + 3 * DEFAULT_MAX_PREFILL_SCORES);
+  const sampler = samplerMemory(config, lora, {
+    rows,
+    context: plan.samplerContext ?? t,
+    prefillTokens: plan.prefillTokens ?? Number.POSITIVE_INFINITY,
+    nativeKernels: plan.nativeKernels === true,
+  });
+  const fusedQkv = rows > 0 ? sampler.fusedQkv : 0;
+  const prefill = rows > 0 ? sampler.forward : 0;
+  const kvInFlight = Math.max(1, workers) * sampler.kvInFlight;
   const samplerCopy = lora === null ? weights : trained * f32;
-  const samplerPart = (workers === 0 ? samplerCopy : 0) + kvCache + (rows > 0 ? prefill : 0);
   const slack = 1 + ALLOCATOR_SLACK;
-  const total = Math.ceil(slack * (weights + reference + optimizer + activations + (workers === 0 ? samplerPart : 0)));
-  const samplerTotal = workers === 0 ? 0 : Math.ceil(slack * (weights + trained * f32 + kvCache / workers + (rows > 0 ? prefill : 0)));
-  return { weights, samplerCopy, reference, optimizer, activations, kvCache, prefill: rows > 0 ? prefill : 0, total, samplerTotal, host };
+  const total = Math.ceil(slack * (weights + reference + optimizer + activations + (workers === 0 ? samplerCopy + fusedQkv + prefill : 0)));
+  const samplerTotal = workers === 0 ? 0 : Math.ceil(slack * (weights + trained * f32 + fusedQkv + prefill));
+  return { weights, samplerCopy, reference, optimizer, activations, fusedQkv, prefill, total, samplerTotal, host, kvCache: plan.kvCacheBytes + kvInFlight, kvInFlight };
 }
-
-/** Attention scores one prefill call may hold (`TransformerPolicy`'s `maxPrefillScores` default), floats. */
-export const DEFAULT_MAX_PREFILL_SCORES = 24 * 2 ** 20;
 
 /**
  * `1.23 GiB` / `456 MiB`.
@@ -174,7 +185,7 @@ export function formatBytes(bytes: number): string {
 
 /**
  * One line naming each part of the estimate.
- * @example describeEstimate(e) // 'learner heap: weights 513 MiB + gradients 37 MiB + activations 558 MiB (+10 % allocator slack) = 1.19 GiB; Adam's moments 37 MiB outside the heap; each sampler worker's heap: ...'
+ * @example describeEstimate(e) // 'learner heap: weights 513 MiB + gradients 37 MiB + activations 571 MiB (+10 % allocator slack) = 1.20 GiB; Adam's moments 37 MiB outside the heap; each sampler worker's heap: ... = 1.02 GiB; KV caches 893 MiB outside the heaps (128 MiB kept between turns + 765 MiB in flight)'
  */
 export function describeEstimate(e: MemoryEstimate): string {
   const join = (parts: Array<[string, number]>) =>
@@ -184,6 +195,9 @@ export function describeEstimate(e: MemoryEstimate): string {
       .join(' + ');
   const slack = `(+${Math.round(ALLOCATOR_SLACK * 100)} % allocator slack)`;
   const moments = e.host > 0 ? `; Adam's moments ${formatBytes(e.host)} outside the heap` : '';
+  const kept = e.kvCache - e.kvInFlight;
+  const inFlight = e.kvInFlight > 0 ? `${formatBytes(kept)} kept between turns + ${formatBytes(e.kvInFlight)} in flight` : 'kept between turns';
+  const caches = (heaps: string) => (e.kvCache > 0 ? `; KV caches ${formatBytes(e.kvCache)} outside the ${heaps} (${inFlight})` : '');
   if (e.samplerTotal === 0) {
     const parts: Array<[string, number]> = [
       ['weights', e.weights],
@@ -191,10 +205,10 @@ export function describeEstimate(e: MemoryEstimate): string {
       ['KL reference', e.reference],
       [e.host > 0 ? 'gradients' : 'optimizer + gradients', e.optimizer],
       ['activations', e.activations],
-      ['KV caches', e.kvCache],
+      ['fused q/k/v', e.fusedQkv],
       ['prefill', e.prefill],
     ];
-    return `${join(parts)} ${slack} = ${formatBytes(e.total)}${moments}`;
+    return `${join(parts)} ${slack} = ${formatBytes(e.total)}${moments}${caches('heap')}`;
   }
   const learner = join([
     ['weights', e.weights],
@@ -205,8 +219,8 @@ export function describeEstimate(e: MemoryEstimate): string {
   const sampler = join([
     ['weights', e.weights],
     ['adapters or copy', e.samplerCopy === e.weights ? 0 : e.samplerCopy],
-    ['KV caches', e.kvCache],
+    ['fused q/k/v', e.fusedQkv],
     ['prefill', e.prefill],
   ]);
-  return `learner heap: ${learner} ${slack} = ${formatBytes(e.total)}${moments}; each sampler worker's heap: ${sampler} ${slack} = ${formatBytes(e.samplerTotal)}`;
+  return `learner heap: ${learner} ${slack} = ${formatBytes(e.total)}${moments}; each sampler worker's heap: ${sampler} ${slack} = ${formatBytes(e.samplerTotal)}${caches('heaps')}`;
 }

@@ -56,7 +56,7 @@ export interface TransformerPolicyOptions {
   readonly maxPrefillScores?: number;
   /**
    * Most new tokens one packed prefill call feeds; more rows are prefilled in several calls. Why:
-   * a call's intermediates grow with its tokens (about 0.45 GiB per 4096 tokens at the SmolLM2-135M
+   * a call's intermediates grow with its tokens (358 MiB per 4096 tokens at the SmolLM2-135M
    * shape with LoRA), and 64 evaluation prompts of 600 tokens at once outgrew the wasm heap.
    * Default unbounded.
    */

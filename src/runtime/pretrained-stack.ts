@@ -17,12 +17,14 @@ import { describeHfModel, type HfModelInfo, inspectHfModel } from '../models/hf/
 import { readHfWeights } from '../models/hf/hf-weights.js';
 import { LORA_TARGETS, type LoraSpec } from '../models/lora/lora.js';
 import { nativeAdamAvailable } from '../backend/native-adam.js';
-import { describeEstimate, estimateMemory, formatBytes, type MemoryEstimate, type MemoryPlan, WASM_HEAP_BYTES } from '../models/memory-estimate.js';
+import { describeEstimate, estimateMemory, formatBytes, type MemoryEstimate, type MemoryPlan } from '../models/memory-estimate.js';
+import { nativeKernels } from '../backend/native.js';
 import { type ChatTextOptions, chatText } from '../models/policy-text.js';
 import type { TrainableModel } from '../learner/train-contract.js';
 import { type TransformerConfig, TransformerModel } from '../models/transformer/model.js';
 import { checkFirstPromptsFit, type FirstPrompts, probeFirstPrompts } from './first-prompts.js';
 import type { PretrainedServing, RunModels } from './run-models.js';
+import { type MemoryLimits, memoryLimitsOf } from './run-memory.js';
 
 /**
  * The LoRA spec of the config (`model.lora`), or null for full fine-tuning.
@@ -52,7 +54,7 @@ export function runShapeOf(info: HfModelInfo, config: ResolvedConfig): Transform
   return { ...info.config, maxContext: Math.min(info.config.maxContext, config.model.maxContext) };
 }
 
-/** Most new tokens one prefill call of a pretrained sampler feeds (bounds its intermediates: about 0.45 GiB at the SmolLM2-135M shape with LoRA). */
+/** Most new tokens one prefill call of a pretrained sampler feeds (bounds its intermediates: 358 MiB at the SmolLM2-135M shape with LoRA, models/sampler-memory.ts). */
 export const PRETRAINED_PREFILL_TOKENS = 4096;
 
 /**
@@ -94,6 +96,7 @@ export function pretrainedMemoryPlan(config: ResolvedConfig, shape: TransformerC
     samplerRows: Math.min(config.runtime.samplerMaxBatch, episodes),
     prefillTokens: PRETRAINED_PREFILL_TOKENS,
     samplerContext: oneTurn ? Math.min(context, prompts.longest + reply) : context,
+    nativeKernels: nativeKernels() !== null, // the workers take this thread's backend and native switch
   };
   // The packer never splits a row: at least one per micro-batch, more while they fit the budget.
   const candidates = lengths.map((length): MemoryPlan => {
@@ -103,27 +106,51 @@ export function pretrainedMemoryPlan(config: ResolvedConfig, shape: TransformerC
   return candidates.reduce((worst, plan) => (estimateMemory(shape, plan).total > estimateMemory(shape, worst).total ? plan : worst));
 }
 
+/** Bytes a pretrained run holds on the machine: the learner's heap, each sampler worker's, Adam's moments and the KV caches. */
+function machineBytesOf(estimate: MemoryEstimate, workers: number): number {
+  return estimate.total + workers * estimate.samplerTotal + estimate.host + estimate.kvCache;
+}
+
 /**
- * What the run's models need, and whether it fits the current backend.
- * @throws InvalidConfigError naming `model.from` with the estimate and what would fit.
+ * What the run's models need, and whether it fits: every heap the tensor backend's ceiling (the
+ * wasm heap), and all of it together, the KV caches and Adam's moments outside the heaps included,
+ * the machine's memory.
+ * @throws InvalidConfigError naming `model.from` with the estimate and what would fit, or the
+ *   KV-cache field behind a run that outgrows the machine (`runtime.kvCacheMiB`, `runtime.samplerMaxBatch`).
  */
-export function checkMemory(info: HfModelInfo, config: ResolvedConfig, shape: TransformerConfig, lora: LoraSpec | null, prompts: FirstPrompts | null = null): string {
+export function checkMemory(
+  info: HfModelInfo,
+  config: ResolvedConfig,
+  shape: TransformerConfig,
+  lora: LoraSpec | null,
+  prompts: FirstPrompts | null = null,
+  limits: MemoryLimits = memoryLimitsOf(tf.getBackend()),
+): string {
   const estimate = estimateMemory(shape, pretrainedMemoryPlan(config, shape, lora, prompts));
   const line = `memory needed: ${describeEstimate(estimate)}`;
-  const fits = (e: MemoryEstimate) => e.total <= WASM_HEAP_BYTES && e.samplerTotal <= WASM_HEAP_BYTES;
-  if (tf.getBackend() !== 'wasm' || fits(estimate)) return line;
-  const withLora = lora === null ? estimateMemory(shape, pretrainedMemoryPlan(config, shape, { rank: 16, alpha: 32, dropout: 0, targets: [...LORA_TARGETS] }, prompts)) : null;
-  const options = [
-    withLora !== null && fits(withLora) ? `LoRA (model.lora: {rank: 16}, about ${formatBytes(withLora.total)})` : null,
-    `fewer tokens per micro-batch (algorithm.maxTokensPerMicroBatch, now ${config.algorithm.maxTokensPerMicroBatch}) or a shorter context (model.maxContext, now ${shape.maxContext})`,
-    estimate.samplerTotal > WASM_HEAP_BYTES ? `fewer rows per sampling batch (runtime.samplerMaxBatch, now ${config.runtime.samplerMaxBatch})` : null,
-    'a smaller model',
-    'the tfjs-node backend (npm install @tensorflow/tfjs-node, or -gpu; no 4 GiB limit)',
-  ].filter((s) => s !== null);
-  throw new InvalidConfigError(
-    'model.from',
-    `${info.folder} (${formatBytes(info.parameters * 4)} of float32 weights) needs about ${formatBytes(Math.max(estimate.total, estimate.samplerTotal))} (${describeEstimate(estimate)}), more than the wasm backend's ${formatBytes(WASM_HEAP_BYTES)} heap; what would fit: ${options.join('; ')}`,
-  );
+  const heap = limits.tensorBytes;
+  const fits = (e: MemoryEstimate) => heap === null || (e.total <= heap && e.samplerTotal <= heap);
+  if (!fits(estimate)) {
+    const withLora = lora === null ? estimateMemory(shape, pretrainedMemoryPlan(config, shape, { rank: 16, alpha: 32, dropout: 0, targets: [...LORA_TARGETS] }, prompts)) : null;
+    const options = [
+      withLora !== null && fits(withLora) ? `LoRA (model.lora: {rank: 16}, about ${formatBytes(withLora.total)})` : null,
+      `fewer tokens per micro-batch (algorithm.maxTokensPerMicroBatch, now ${config.algorithm.maxTokensPerMicroBatch}) or a shorter context (model.maxContext, now ${shape.maxContext})`,
+      heap !== null && estimate.samplerTotal > heap ? `fewer rows per sampling batch (runtime.samplerMaxBatch, now ${config.runtime.samplerMaxBatch})` : null,
+      'a smaller model',
+      'the tfjs-node backend (npm install @tensorflow/tfjs-node, or -gpu; no 4 GiB limit)',
+    ].filter((s) => s !== null);
+    throw new InvalidConfigError(
+      'model.from',
+      `${info.folder} (${formatBytes(info.parameters * 4)} of float32 weights) needs about ${formatBytes(Math.max(estimate.total, estimate.samplerTotal))} (${describeEstimate(estimate)}), more than the wasm backend's ${formatBytes(heap as number)} heap; what would fit: ${options.join('; ')}`,
+    );
+  }
+  const needed = machineBytesOf(estimate, pretrainedSamplerWorkers(config));
+  if (needed <= limits.machineBytes) return line;
+  // The KV caches are the one part that grows with runtime fields rather than the model and its context.
+  const kept = estimate.kvCache - estimate.kvInFlight;
+  const path = estimate.kvCache < needed / 2 ? 'model.from' : kept >= estimate.kvInFlight ? 'runtime.kvCacheMiB' : 'runtime.samplerMaxBatch';
+  const fields = `runtime.kvCacheMiB ${config.runtime.kvCacheMiB}, runtime.samplerMaxBatch ${config.runtime.samplerMaxBatch}, runtime.inferenceWorkers ${config.runtime.inferenceWorkers}`;
+  throw new InvalidConfigError(path, `the run needs about ${formatBytes(needed)}, more than this machine's ${formatBytes(limits.machineBytes)} of memory: ${describeEstimate(estimate)} (from ${fields})`);
 }
 
 /**

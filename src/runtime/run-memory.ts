@@ -6,7 +6,8 @@
  *
  * Two parts, each an upper bound rather than a prediction:
  * - the models (turnwise's own: the learner, the sampler's copy, the KL reference, Adam's state,
- *   one micro-batch's activations, the KV caches; see `../models/memory-estimate.ts`), with the
+ *   one micro-batch's activations; the KV caches, JS memory outside the tensor backend; see
+ *   `../models/memory-estimate.ts`), with the
  *   tokenizer's configured vocabulary (a trained tokenizer never has more). A pretrained model
  *   (`model.from`) is checked once its config.json is read (`./pretrained-stack.ts`);
  * - the rollout of one step: `tasksPerStep x groupSize` episodes of up to the largest horizon's
@@ -17,7 +18,7 @@
  * Each further inference or gradient worker adds a copy of the weights. The models must fit the
  * tensor backend (the wasm heap is 4 GiB; each worker has its own), and everything the machine's memory.
  * Where Adam's moments live is the caller's to say ({@link OptimizerPlacement}): on the native path
- * they are outside the heap and count against the machine alone.
+ * they are outside the heap and count against the machine alone, as the KV caches always do.
  */
 import { availableParallelism, totalmem } from 'node:os';
 import type { ResolvedConfig } from '../core/config.js';
@@ -104,7 +105,12 @@ export function estimateRunMemory(config: ResolvedConfig, placement: OptimizerPl
   const rollout = overlapping * config.derived.episodesPerStep * config.derived.maxHorizon * config.model.maxContext * ROLLOUT_BYTES_PER_TOKEN;
   const evalSide = models !== null && config.train.evalOverlap && config.mode === 'sync' && config.train.evalEvery > 0 && inferenceWorkers > 0;
   const evaluation = evalSide ? inferenceWorkers * models.weights + config.runtime.kvCacheMiB * 2 ** 20 : 0;
-  return { models, critic, replicas, rollout, evaluation, total: (models?.total ?? 0) + (models?.host ?? 0) + critic + replicas + rollout + evaluation };
+  return { models, critic, replicas, rollout, evaluation, total: modelBytes(models) + critic + replicas + rollout + evaluation };
+}
+
+/** The models' bytes in the heap and outside it (Adam's moments on the native path, the KV caches). */
+function modelBytes(models: MemoryEstimate | null): number {
+  return models === null ? 0 : models.total + models.host + models.kvCache;
 }
 
 /**
@@ -130,14 +136,14 @@ export function checkRunMemory(config: ResolvedConfig, limits: MemoryLimits, pla
     );
   }
   if (estimate.total > limits.machineBytes) {
-    const path = models !== null && models.total >= estimate.rollout ? blameModel(config, models) : 'algorithm.groupSize';
+    const path = models !== null && modelBytes(models) >= estimate.rollout ? blameModel(config, models) : 'algorithm.groupSize';
     const fields = path === 'algorithm.groupSize' ? '' : `; the model from ${modelFields}`;
     throw new InvalidConfigError(path, `the run needs about ${formatBytes(estimate.total)}, more than this machine's ${formatBytes(limits.machineBytes)} of memory: ${line.slice('memory needed: about '.length)}${fields}`);
   }
   return line;
 }
 
-/** The field most behind the model's estimate: its width (weights and optimizer) or its context (activations). */
+/** The field most behind the model's estimate: the KV-cache budget, its width (weights and optimizer) or its context (activations). */
 function blameModel(config: ResolvedConfig, models: MemoryEstimate): string {
   const stateBytes = models.weights + models.samplerCopy + models.reference + models.optimizer;
   if (models.kvCache > Math.max(stateBytes, models.activations)) return 'runtime.kvCacheMiB';

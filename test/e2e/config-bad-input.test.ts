@@ -80,7 +80,8 @@ const CASES: Case[] = [
   { name: 'a context of 1e8 tokens', yaml: 'model: { maxContext: 100000000 }\n', path: 'model.maxContext', message: /activations [\d.]+ GiB.*model\.maxContext 100000000/, atStart: true },
   { name: 'a group size of 1e8', yaml: 'algorithm: { groupSize: 100000000 }\n', path: 'algorithm.groupSize', message: /more than this machine's [\d.]+ GiB of memory: .*rollout [\d.]+ GiB \(algorithm\.tasksPerStep 8 x algorithm\.groupSize 100000000 episodes/, atStart: true },
   { name: '1e7 tasks per step', yaml: 'algorithm: { tasksPerStep: 10000000 }\n', path: 'algorithm.groupSize', message: /algorithm\.tasksPerStep 10000000 x algorithm\.groupSize 8/, atStart: true },
-  { name: 'a 64 GiB KV-cache budget', yaml: 'runtime: { kvCacheMiB: 65536 }\n', path: 'runtime.kvCacheMiB', message: /KV caches 64\.00 GiB/, atStart: true },
+  // KV caches are JS memory outside the tensor heap: a budget past any machine's memory is refused.
+  { name: 'a 16 TiB KV-cache budget', yaml: 'runtime: { kvCacheMiB: 16777216 }\n', path: 'runtime.kvCacheMiB', message: /more than this machine's [\d.]+ GiB of memory: .*KV caches 16384\.00 GiB outside the heap/, atStart: true },
 ];
 
 describe('config loader: bad input', () => {

@@ -5,7 +5,7 @@ import { Rng } from '../../src/core/rng.js';
 import { nativeAdamAvailable } from '../../src/backend/native-adam.js';
 import { selectBackend } from '../../src/backend/select.js';
 import type { HfModelInfo } from '../../src/models/hf/hf-model.js';
-import { parameterCount } from '../../src/models/memory-estimate.js';
+import { parameterCount, WASM_HEAP_BYTES } from '../../src/models/memory-estimate.js';
 import type { TransformerConfig } from '../../src/models/transformer/model.js';
 import { checkMemory, loraSpecOf, openPretrainedModels } from '../../src/runtime/pretrained-stack.js';
 
@@ -40,18 +40,31 @@ describe('the memory check of a pretrained run', () => {
     expect(error.detail).toMatch(/tfjs-node/);
   });
 
-  it('refuses a sampler batch whose KV caches cannot fit its worker, naming runtime.samplerMaxBatch', () => {
+  it("counts the KV caches outside the heaps: a large sampling batch fits the worker's heap and is refused by the machine's memory, naming runtime.samplerMaxBatch", () => {
+    // 128 rows of a 512-token context: 2 x 128 x 512 x 45 KiB = 5.63 GiB of caches in flight, JS
+    // memory; the worker's heap holds one prefill call of at most 4,096 tokens whatever the rows.
     const config = configOf({ lora: { rank: 16 }, maxContext: 512 }, { maxTokensPerMicroBatch: 512 }, { evalTasks: 128 }, { samplerMaxBatch: 128 });
-    const error = errorOf(() => checkMemory(info, config, { ...SMOL, maxContext: 512 }, loraSpecOf(config)));
-    expect(error.detail).toMatch(/each sampler worker's heap: .*KV caches [\d.]+ GiB/);
-    expect(error.detail).toMatch(/runtime\.samplerMaxBatch, now 128/);
+    const shape = { ...SMOL, maxContext: 512 };
+    const roomy = checkMemory(info, config, shape, loraSpecOf(config), null, { tensorBytes: WASM_HEAP_BYTES, machineBytes: 64 * 2 ** 30 });
+    expect(roomy).toMatch(/; KV caches 5\.75 GiB outside the heaps \(128 MiB kept between turns \+ 5\.63 GiB in flight\)$/);
+    const error = errorOf(() => checkMemory(info, config, shape, loraSpecOf(config), null, { tensorBytes: WASM_HEAP_BYTES, machineBytes: 6 * 2 ** 30 }));
+    expect(error.path).toBe('runtime.samplerMaxBatch');
+    expect(error.detail).toMatch(/the run needs about [\d.]+ GiB, more than this machine's 6\.00 GiB of memory: .*KV caches 5\.75 GiB outside the heaps/);
+    expect(error.detail).toMatch(/runtime\.samplerMaxBatch 128/);
+  });
+
+  it('refuses a KV-cache budget past the machine, naming runtime.kvCacheMiB', () => {
+    const config = configOf({ lora: { rank: 16 }, maxContext: 512 }, { maxTokensPerMicroBatch: 512 }, {}, { samplerMaxBatch: 16, kvCacheMiB: 32768 });
+    const error = errorOf(() => checkMemory(info, config, { ...SMOL, maxContext: 512 }, loraSpecOf(config), null, { tensorBytes: WASM_HEAP_BYTES, machineBytes: 16 * 2 ** 30 }));
+    expect(error.path).toBe('runtime.kvCacheMiB');
+    expect(error.detail).toMatch(/more than this machine's 16\.00 GiB of memory: .*KV caches 32\.[\d]+ GiB outside the heaps \(32\.00 GiB kept between turns/);
   });
 
   it('accepts LoRA with small micro-batches and contexts, and says what it needs', () => {
     // Checkpointed layers: one layer's tape at a time, so a 512-token micro-batch needs well under the heap.
     const config = configOf({ lora: { rank: 16 }, maxContext: 512 }, { maxTokensPerMicroBatch: 512 }, {}, { samplerMaxBatch: 16 });
     const line = checkMemory(info, config, { ...SMOL, maxContext: 512 }, loraSpecOf(config));
-    expect(line).toMatch(/^memory needed: learner heap: weights 513 MiB .*= [\d.]+ (GiB|MiB)(; Adam's moments \d+ MiB outside the heap)?; each sampler worker's heap: weights 513 MiB .*= [\d.]+ (GiB|MiB)$/);
+    expect(line).toMatch(/^memory needed: learner heap: weights 513 MiB .*= [\d.]+ (GiB|MiB)(; Adam's moments \d+ MiB outside the heap)?; each sampler worker's heap: weights 513 MiB \+ adapters or copy 19 MiB \+ fused q\/k\/v 63 MiB \+ prefill \d+ MiB .*= [\d.]+ (GiB|MiB); KV caches [\d.]+ (GiB|MiB) outside the heaps \(128 MiB kept between turns/);
     expect(line.includes("Adam's moments"), "Adam's moments leave the heap on the native path alone").toBe(nativeAdamAvailable());
     expect(line).not.toMatch(/learner heap: [^;]*sampler copy/); // the sampler runs in its worker, on a base of its own
   });

@@ -263,15 +263,19 @@ export class ChatContextBuilder {
   }
 
   private requirePrefix(prefix: Int32Array, full: Int32Array, what: string): void {
-    if (!startsWith(full, prefix)) {
-      let at = 0;
-      while (at < prefix.length && prefix[at] === full[at]) at++;
-      throw new ChatTemplateError(
-        this.template.origin,
-        `cannot build contexts turn by turn: ${what} (token ${at}: '${this.tokenizer.decode(prefix.subarray(at, at + 8))}' became '${this.tokenizer.decode(full.subarray(at, at + 8))}')`,
-      );
-    }
+    requireTokenPrefix(prefix, full, { origin: this.template.origin, tokenizer: this.tokenizer, what: `cannot build contexts turn by turn: ${what}` });
   }
+}
+
+/**
+ * Throws {@link ChatTemplateError} unless `full` starts with `prefix`, naming `what` broke and the
+ * first token where the two renderings part.
+ */
+export function requireTokenPrefix(prefix: Int32Array, full: Int32Array, at: { origin: string; tokenizer: ChatTokenizer; what: string }): void {
+  if (startsWith(full, prefix)) return;
+  let i = 0;
+  while (i < prefix.length && prefix[i] === full[i]) i++;
+  throw new ChatTemplateError(at.origin, `${at.what} (token ${i}: '${at.tokenizer.decode(prefix.subarray(i, i + 8))}' became '${at.tokenizer.decode(full.subarray(i, i + 8))}')`);
 }
 
 /** Whether `ids` starts with `prefix`. */

@@ -20,7 +20,7 @@
 import { type ToolSpec, toolCallId } from '../../core/tools.js';
 import type { AppendOnlyReport } from './append-only.js';
 import { appendOnlyReport } from './append-only.js';
-import { type ChatContextInput, type ChatContextOptions, ChatContextBuilder, type ChatTokenizer, startsWith } from './context-builder.js';
+import { type ChatContextInput, type ChatContextOptions, ChatContextBuilder, type ChatTokenizer, requireTokenPrefix, startsWith } from './context-builder.js';
 import { ChatTemplateError } from './errors.js';
 import { headMessages } from './layout.js';
 import type { ChatMessage, ChatTemplate, TemplateTool } from './template.js';
@@ -254,13 +254,6 @@ export class ToolChatBuilder {
   }
 
   private requirePrefix(prefix: Int32Array, full: Int32Array, what: string): void {
-    if (!startsWith(full, prefix)) {
-      let at = 0;
-      while (at < prefix.length && prefix[at] === full[at]) at++;
-      throw new ChatTemplateError(
-        this.template.origin,
-        `cannot build tool contexts turn by turn: ${what} (token ${at}: '${this.tokenizer.decode(prefix.subarray(at, at + 8))}' became '${this.tokenizer.decode(full.subarray(at, at + 8))}')`,
-      );
-    }
+    requireTokenPrefix(prefix, full, { origin: this.template.origin, tokenizer: this.tokenizer, what: `cannot build tool contexts turn by turn: ${what}` });
   }
 }
