@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig, type TurnwiseConfigInput } from '../../src/core/config.js';
 import { gradientWorkersOf } from '../../src/runtime/gradient-workers.js';
+import type { RunEvent } from '../../src/runtime/run-events.js';
 import { trainRun } from '../../src/runtime/train/train-run.js';
 
 // train.dataParallel changes where the gradients are computed, and train.evalOverlap when the
@@ -56,14 +57,28 @@ describe('turnwise train with gradient workers', () => {
       ['auto', {}],
     ] as const;
     const evals: unknown[] = [];
+    const printed: string[][] = [];
+    const headers: string[] = [];
     for (const [name, train] of runs) {
-      const result = await trainRun({ config: resolveConfig(parseConfig(config(name, train))), runDir: join(dir, name) });
+      const events: RunEvent[] = [];
+      const result = await trainRun({ config: resolveConfig(parseConfig(config(name, train))), runDir: join(dir, name), onEvent: (e) => events.push(e) });
       expect(result.status).toBe('finished');
       expect(result.completedSteps).toBe(4);
       evals.push(result.evals);
+      // What the CLI prints, in its order: every event but the info lines, with its step.
+      printed.push(events.filter((e) => e.type !== 'info').map((e) => `${e.type}@${'step' in e ? e.step : ''}`));
+      headers.push(events.flatMap((e) => (e.type === 'info' && e.message.startsWith('backend:') ? [e.message] : []))[0] ?? '');
     }
     expect(evals[1]).toEqual(evals[0]);
     expect(evals[2]).toEqual(evals[0]);
+    expect(printed[0]).toContain('eval@2');
+    expect(printed[1]).toEqual(printed[0]);
+    expect(printed[2]).toEqual(printed[0]);
+    // The old way evaluates alone in the learner thread's run; the defaults beside the rollout, with workers.
+    expect(headers[0]).toContain('learner: main thread (train.dataParallel 1)');
+    expect(headers[0]).not.toContain('evaluations beside the rollout');
+    expect(headers[1]).toContain('learner: 2 gradient workers (train.dataParallel 2)');
+    expect(headers[2]).toContain('evaluations beside the rollout');
     const one = stored('one');
     expect(one.metrics.length).toBeGreaterThan(50);
     expect(one.turns.length).toBeGreaterThan(16 * 4 + 8 * 3); // 4 steps of 16 episodes, 3 evaluations of 8
