@@ -114,7 +114,6 @@ export function trainingChunk(vocab: number, [rows, seq]: [number, number], rng:
       tokenWeights: new Float32Array(n).fill(1 / n),
       tokenCount: n,
       tokens: n,
-      shard: 0,
     },
   ];
 }

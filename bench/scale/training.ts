@@ -78,7 +78,7 @@ function syntheticStep(work: Workload, shards: number): MicroBatch[] {
   const rng = Rng.fromSeed(5);
   const total = BATCH * SEQ;
   const rows = BATCH / shards;
-  return Array.from({ length: shards }, (_, shard) => {
+  return Array.from({ length: shards }, () => {
     const n = rows * SEQ;
     return {
       batch: {
@@ -101,7 +101,6 @@ function syntheticStep(work: Workload, shards: number): MicroBatch[] {
       tokenWeights: new Float32Array(n).fill(1 / total),
       tokenCount: total,
       tokens: n,
-      shard,
     };
   });
 }

@@ -43,7 +43,7 @@ export function parseConfig(input: unknown, source?: string, options: { readonly
   const config: TurnwiseConfig = custom === null ? result.data : { ...result.data, algorithm: custom };
   if (config.algorithm.policyLoss !== 'ppo-clip') {
     // A registered loss lives in this thread only, and the off-policy corrections bring their own loss.
-    if (config.train.dataParallel > 1) throw new InvalidConfigError('algorithm.policyLoss', `'${config.algorithm.policyLoss}' runs in the learner thread only; set train.dataParallel: 1 (it is ${config.train.dataParallel})`);
+    if (config.train.dataParallel !== 'auto' && config.train.dataParallel > 1) throw new InvalidConfigError('algorithm.policyLoss', `'${config.algorithm.policyLoss}' runs in the learner thread only; set train.dataParallel: 1 (it is ${config.train.dataParallel})`);
     if (config.offPolicy.correction !== 'none') throw new InvalidConfigError('algorithm.policyLoss', `offPolicy.correction '${config.offPolicy.correction}' has its own loss; use policyLoss ppo-clip with it`);
   }
   return checkPluginFields(config, source);

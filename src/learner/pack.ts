@@ -25,20 +25,12 @@ export interface PackOptions {
    * so it is off unless asked for.
    */
   readonly dropZeroAdvantage?: boolean;
-  /**
-   * Deal the sequences (longest first) round-robin into this many shards and cut each shard into
-   * its own micro-batches (data parallelism: one shard per gradient worker, with similar padded
-   * token counts). Default 1: one shard, the single-process packing.
-   */
-  readonly shards?: number;
 }
 
 /** One micro-batch: model input plus the per-target training signal. */
 export interface PackedBatch {
   readonly batch: TrainBatch;
   readonly signal: TargetSignal;
-  /** Shard this micro-batch belongs to (0 unless `PackOptions.shards` > 1). */
-  readonly shard: number;
 }
 
 /** One action token to train, relative to its sequence. */
@@ -140,7 +132,7 @@ function trajectorySequences(trajectory: Trajectory, trajectoryIndex: number, ad
 }
 
 /** Pads a group of sequences into one micro-batch. */
-function buildBatch(sequences: readonly SequenceDraft[], shard: number): PackedBatch {
+function buildBatch(sequences: readonly SequenceDraft[]): PackedBatch {
   const batchSize = sequences.length;
   const seqLen = Math.max(...sequences.map((s) => s.tokens.length));
   const inputIds = new Int32Array(batchSize * seqLen).fill(PAD_ID);
@@ -193,7 +185,6 @@ function buildBatch(sequences: readonly SequenceDraft[], shard: number): PackedB
       allowedIds,
     },
     signal: { oldLogprobs, advantages, lossMask, policyVersions, trajectoryIndex, tokenIndex },
-    shard,
   };
 }
 
@@ -216,11 +207,9 @@ export function packTrajectories(
   options: PackOptions,
 ): PackedBatch[] {
   const { maxTokensPerBatch } = options;
-  const shards = options.shards ?? 1;
   if (!(Number.isInteger(maxTokensPerBatch) && maxTokensPerBatch > 0)) {
     throw InvalidArgumentError.format('maxTokensPerBatch', `expected a positive integer, got ${maxTokensPerBatch}`);
   }
-  if (!(Number.isInteger(shards) && shards > 0)) throw InvalidArgumentError.format('shards', `expected a positive integer, got ${shards}`);
   if (advantagesPerTrajectory.length !== trajectories.length) {
     throw InvalidArgumentError.format(
       'advantagesPerTrajectory',
@@ -244,16 +233,13 @@ export function packTrajectories(
   // Longest first, creation order on ties: deterministic, and each micro-batch's padded length is its first sequence.
   sequences.sort((a, b) => b.tokens.length - a.tokens.length || a.order - b.order);
   const batches: PackedBatch[] = [];
-  for (let shard = 0; shard < shards; shard++) {
-    const own = shards === 1 ? sequences : sequences.filter((_, i) => i % shards === shard);
-    let start = 0;
-    while (start < own.length) {
-      const seqLen = own[start].tokens.length;
-      let end = start + 1;
-      while (end < own.length && (end - start + 1) * seqLen <= maxTokensPerBatch) end++;
-      batches.push(buildBatch(own.slice(start, end), shard));
-      start = end;
-    }
+  let start = 0;
+  while (start < sequences.length) {
+    const seqLen = sequences[start].tokens.length;
+    let end = start + 1;
+    while (end < sequences.length && (end - start + 1) * seqLen <= maxTokensPerBatch) end++;
+    batches.push(buildBatch(sequences.slice(start, end)));
+    start = end;
   }
   return batches;
 }

@@ -41,6 +41,4 @@ export interface MicroBatch {
   readonly tokenCount: number;
   /** Real (non-pad) tokens, for throughput. */
   readonly tokens: number;
-  /** Data-parallel shard (gradient worker) of this micro-batch; 0 in a single process. */
-  readonly shard: number;
 }

@@ -68,9 +68,9 @@ async function forwardInto(
 }
 
 /**
- * Prepares one step. `klCoef` is the coefficient in force (fixed, or the adaptive controller's);
- * `shards` > 1 deals each mini-batch's sequences into that many shards (data parallelism), with
- * aggregation weights still normalised over the whole mini-batch.
+ * Prepares one step. `klCoef` is the coefficient in force (fixed, or the adaptive controller's).
+ * The packing never depends on the gradient workers (`train.dataParallel`): they take whole
+ * micro-batches, so a run's numbers are the same with any number of them.
  * Shape: trajectories [B] → mini-batches of micro-batches with per-target arrays [N].
  * @example const { chunks, output } = await prepareStep(models, trajectories, options, 0, undefined);
  */
@@ -80,7 +80,6 @@ export async function prepareStep(
   o: TrainStepOptions,
   klCoef: number,
   state: EstimatorState | undefined,
-  shards = 1,
 ): Promise<PreparedStep> {
   const layout = tokenLayout(trajectories, o.rewardMode ?? 'outcome');
   const { rows, seqLen: T } = layout;
@@ -132,7 +131,7 @@ export async function prepareStep(
   const chunks: MicroBatch[][] = [];
   for (let c = 0; c < o.miniBatches; c++) {
     const ids = kept.slice(Math.floor((c * kept.length) / o.miniBatches), Math.floor(((c + 1) * kept.length) / o.miniBatches));
-    const packed = packTrajectories(ids.map((i) => trajectories[i]), new Float32Array(ids.length), { maxTokensPerBatch: o.maxTokensPerBatch, shards });
+    const packed = packTrajectories(ids.map((i) => trajectories[i]), new Float32Array(ids.length), { maxTokensPerBatch: o.maxTokensPerBatch });
     // Aggregation weights over the whole mini-batch, so micro-batch sums add up to its aggregate.
     const allMask = Float32Array.from(packed.flatMap((p) => Array.from(p.signal.lossMask)));
     const allIds = Int32Array.from(packed.flatMap((p) => Array.from(p.signal.trajectoryIndex)));
@@ -141,7 +140,7 @@ export async function prepareStep(
     const weights = aggregationWeights(allMask, allIds, o.lossAggregation);
     let offset = 0;
     chunks.push(
-      packed.map(({ batch, signal, shard }) => {
+      packed.map(({ batch, signal }) => {
         const n = signal.lossMask.length;
         const slot = (k: number): number => ids[signal.trajectoryIndex[k]] * T + signal.tokenIndex[k];
         const gather = (from: Float32Array): Float32Array => Float32Array.from({ length: n }, (_, k) => from[slot(k)]);
@@ -157,7 +156,6 @@ export async function prepareStep(
           tokenWeights: Float32Array.from(signal.lossMask, (m) => m / tokenCount),
           tokenCount,
           tokens: batch.attentionMask.reduce((a, m) => a + m, 0),
-          shard,
         };
         offset += n;
         return micro;

@@ -68,9 +68,10 @@ export interface TrainerConfig {
   /** Time source for throughput (default wall clock). */
   readonly clock?: Pick<Clock, 'now'>;
   /**
-   * Data-parallel gradient workers (`train.dataParallel` > 1): each mini-batch is dealt into one
-   * shard per worker and the gradients are added; null/absent computes them in this thread.
-   * The trainer does not own the pool (close it after the trainer is done).
+   * Data-parallel gradient workers (`train.dataParallel` > 1): each micro-batch's gradient is
+   * computed on a free worker and they are added here in micro-batch order, as this thread would
+   * add them, so the step is bit-identical to the single-process one; null/absent computes them
+   * in this thread. The trainer does not own the pool (close it after the trainer is done).
    */
   readonly gradientPool?: GradientPool | null;
 }
@@ -143,7 +144,7 @@ export class PolicyTrainer {
     this.optimizer.setLearningRate(lr);
     this.criticOptimizer?.setLearningRate(criticLr);
     const klCoef = this.klCoefFor(o);
-    const prepared = await prepareStep(this.models, trajectories, o, klCoef, this.estimatorState, this.shards);
+    const prepared = await prepareStep(this.models, trajectories, o, klCoef, this.estimatorState);
     if (o.offPolicy.kind === 'decoupled') await this.recomputeProximal(prepared.chunks, o.temperature);
     const warmingUp = this.critic !== null && this.version < o.criticWarmupSteps;
 
@@ -221,7 +222,7 @@ export class PolicyTrainer {
     const o: TrainStepOptions = { ...DEFAULT_TRAIN_STEP_OPTIONS, ...options, miniBatches: 1 };
     checkTrainStepOptions(o, this.reference !== null, this.critic !== null);
     const klCoef = this.klCoefFor(o);
-    const prepared = await prepareStep(this.models, trajectories, o, klCoef, this.estimatorState, this.shards);
+    const prepared = await prepareStep(this.models, trajectories, o, klCoef, this.estimatorState);
     if (o.offPolicy.kind === 'decoupled') await this.recomputeProximal(prepared.chunks, o.temperature);
     const chunk = prepared.chunks[0];
     if (chunk === undefined) {
@@ -267,11 +268,6 @@ export class PolicyTrainer {
   dispose(): void {
     this.optimizer.dispose();
     this.criticOptimizer?.dispose();
-  }
-
-  /** Shards per mini-batch: one per gradient worker, 1 without data parallelism. */
-  private get shards(): number {
-    return this.pool?.size ?? 1;
   }
 
   /** Models read by the data preparation (`prepareStep`). */

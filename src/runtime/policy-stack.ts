@@ -40,6 +40,7 @@ import { checkRunMemory, memoryLimitsOf } from './run-memory.js';
 import type { PretrainedServing, RunModels } from './run-models.js';
 import type { RunStack } from './run-stack.js';
 import { checkpointContentOf } from './checkpoint-content.js';
+import { gradientWorkersOf } from './gradient-workers.js';
 
 export type { RunModels } from './run-models.js';
 
@@ -208,7 +209,7 @@ export async function buildPolicyStack(
   }
   // Data parallelism: the workers hold replicas; the optimizer (and so checkpoints) stay here.
   // The pool starts its threads on the first training step, so eval and serve never start any.
-  const workers = config.train.dataParallel;
+  const workers = gradientWorkersOf(config).count;
   const gradientPool = workers > 1 ? new GradientPool({ workers, spec: { policy: shape, critic: criticSpec }, policy: learnerModel, critic }) : null;
   const trainer = new PolicyTrainer({ policy: learnerModel, reference, critic, initialVersion: version, gradientPool, ...trainerSettingsOf(config) });
   // A model engine's checkpoint keeps its optimizer on the engine: locally it is served and evaluated, not trained on.
@@ -259,6 +260,9 @@ export async function buildPolicyStack(
     maxContext: learnerModel.config.maxContext,
     summary: `${learnerModel.parameterCount} parameters`,
     samplerWeights: () => learnerModel.namedWeights(),
+    ...(models.serving === undefined && inferenceWorkersOf(config) > 0
+      ? { evaluationPolicy: () => servingPolicyOf({ config, shape, policy: { endTokenId: text.endTokenId, stopTokenIds: text.stopTokenIds }, weights: learnerModel.namedWeights(), version: trainer.version }) }
+      : {}),
     checkpointContent: async (step, state) => {
       const trainerState = await trainer.getState();
       return checkpointContentOf(config, stack, step, optimizerTensors(trainerState), { policyVersion: trainer.version, ...state });

@@ -179,7 +179,7 @@ export async function openPretrainedModels(config: ResolvedConfig, checkpoint: C
   if (config.context.format === 'turnwise') {
     throw new InvalidConfigError('context.format', "'turnwise' needs turnwise's own tokenizer; a pretrained model (model.from) talks through its chat template: use 'chat' or 'auto'");
   }
-  if (config.train.dataParallel > 1) {
+  if (config.train.dataParallel !== 'auto' && config.train.dataParallel > 1) {
     throw new InvalidConfigError('train.dataParallel', 'gradient workers are not implemented for pretrained models (model.from) yet: use 1');
   }
   // Before anything is read from the folder: a checkpoint goes only on the base it was trained on.

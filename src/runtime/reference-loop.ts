@@ -224,7 +224,8 @@ function checkScope(config: ResolvedConfig): { horizon: number; evalHorizon: num
   if (a.policyLoss !== 'ppo-clip') refuse('algorithm.policyLoss', `policy loss '${a.policyLoss}'`);
   if (config.offPolicy.correction !== 'none') refuse('offPolicy.correction', `correction '${config.offPolicy.correction}'`);
   if (config.reward.shaper !== null) refuse('reward.shaper', 'a reward shaper');
-  if (config.train.dataParallel !== 1) refuse('train.dataParallel', 'data parallelism');
+  // auto is 1 here: the loop computes its gradients in this thread (a count gives the same numbers anyway).
+  if (config.train.dataParallel !== 1 && config.train.dataParallel !== 'auto') refuse('train.dataParallel', 'data parallelism');
   const h = config.horizon;
   if (h.schedule !== 'fixed') return refuse('horizon.schedule', `schedule '${h.schedule}'`);
   return { horizon: h.horizon, evalHorizon: h.evalHorizon ?? config.derived.maxHorizon };

@@ -26,6 +26,7 @@ import { InvalidConfigError } from '../core/errors.js';
 import { describeEstimate, estimateMemory, formatBytes, type MemoryEstimate, parameterCount, WASM_HEAP_BYTES } from '../models/memory-estimate.js';
 import type { TransformerConfig } from '../models/transformer/model.js';
 import { criticConfigOf } from './algorithm-setup.js';
+import { gradientWorkersOf } from './gradient-workers.js';
 
 /** Bytes a rollout keeps per context token: prompt and action ids, log-probs, masks, and the padded batch rows built from them. */
 export const ROLLOUT_BYTES_PER_TOKEN = 32;
@@ -40,6 +41,8 @@ export interface RunMemoryEstimate {
   readonly replicas: number;
   /** One step's episodes (two with an overlapping rollout). */
   readonly rollout: number;
+  /** The evaluation's own sampler beside the rollout (`train.evalOverlap`): a weight copy per inference worker and a KV-cache budget; else 0. */
+  readonly evaluation: number;
   readonly total: number;
 }
 
@@ -97,10 +100,12 @@ export function estimateRunMemory(config: ResolvedConfig, placement: OptimizerPl
   // Inference workers (`runtime.inferenceWorkers`, auto: one per core, less one when training overlaps) and gradient workers each hold a copy.
   const asked = config.runtime.inferenceWorkers;
   const inferenceWorkers = asked === 'auto' ? Math.max(1, availableParallelism() - (config.mode === 'sync' ? 0 : 1)) : asked;
-  const replicas = models === null ? 0 : (Math.max(0, inferenceWorkers - 1) + (config.train.dataParallel - 1)) * models.weights;
+  const replicas = models === null ? 0 : (Math.max(0, inferenceWorkers - 1) + (gradientWorkersOf(config).count - 1)) * models.weights;
   const overlapping = config.mode === 'sync' ? 1 : 2;
   const rollout = overlapping * config.derived.episodesPerStep * config.derived.maxHorizon * config.model.maxContext * ROLLOUT_BYTES_PER_TOKEN;
-  return { models, critic, replicas, rollout, total: modelBytes(models) + critic + replicas + rollout };
+  const evalSide = models !== null && config.train.evalOverlap && config.mode === 'sync' && config.train.evalEvery > 0 && inferenceWorkers > 0;
+  const evaluation = evalSide ? inferenceWorkers * models.weights + config.runtime.kvCacheMiB * 2 ** 20 : 0;
+  return { models, critic, replicas, rollout, evaluation, total: modelBytes(models) + critic + replicas + rollout + evaluation };
 }
 
 /** The models' bytes in the heap and outside it (Adam's moments on the native path, the KV caches). */
@@ -122,7 +127,8 @@ export function checkRunMemory(config: ResolvedConfig, limits: MemoryLimits, pla
   const modelLine = models === null ? null : `models ${describeEstimate(models)}`;
   const criticLine = estimate.critic > 0 ? `critic ${formatBytes(estimate.critic)}` : null;
   const replicaLine = estimate.replicas > 0 ? `worker copies ${formatBytes(estimate.replicas)} (runtime.inferenceWorkers, train.dataParallel)` : null;
-  const line = `memory needed: about ${formatBytes(estimate.total)} (${[modelLine, criticLine, replicaLine, rolloutLine].filter((s) => s !== null).join('; ')})`;
+  const evaluationLine = estimate.evaluation > 0 ? `evaluation sampler ${formatBytes(estimate.evaluation)} (train.evalOverlap, runtime.kvCacheMiB)` : null;
+  const line = `memory needed: about ${formatBytes(estimate.total)} (${[modelLine, criticLine, replicaLine, evaluationLine, rolloutLine].filter((s) => s !== null).join('; ')})`;
   if (models !== null && limits.tensorBytes !== null && models.total > limits.tensorBytes) {
     throw new InvalidConfigError(
       blameModel(config, models),

@@ -31,6 +31,13 @@ export interface RunStack {
   readonly summary: string;
   /** Lines for the user: what was loaded, what an engine does differently (may be empty). */
   readonly notes: readonly string[];
+  /**
+   * A second serving policy of the same model, with its own inference workers and KV caches, for
+   * held-out evaluations that run beside the training rollout (`train.evalOverlap`): requests of
+   * the two never share a batch, and a row's numbers depend on its batch. Absent where there is
+   * none to make (a pretrained model, an engine, sampling on the main thread). The caller owns it.
+   */
+  evaluationPolicy?(): ServingPolicy;
   /** The weights a sampler loads after an update (empty for an engine run: the sampler finds them by version). */
   samplerWeights(): NamedTensors;
   /** The checkpoint after `step` completed steps, with the run's own `state` (horizon, alarms, …) added to the trainer's. */

@@ -10,14 +10,16 @@
  *     PEFT adapter folder         adapter_config.json + adapter_model.safetensors on its base_model_name_or_path
  *
  * Only what serving needs is built: one model, no optimizer, no reference copy. Before weights are
- * read, the memory serving needs is estimated and a model that cannot fit the wasm heap is refused
- * with the estimate and what would fit.
+ * read, the memory serving needs is estimated (`./serve-memory.ts`) and a model that cannot fit the
+ * wasm heap, or whose heap and KV caches together cannot fit the machine, is refused with the
+ * estimate and what would fit.
  */
 import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { ResolvedConfig } from '../core/config.js';
 import { CheckpointError, InvalidConfigError } from '../core/errors.js';
 import { getEnvironmentSpec } from '../envs/registry.js';
+import { nativeKernels } from '../backend/native.js';
 import { type BackendPreference, describeBackend, selectBackend } from '../backend/select.js';
 import { tf } from '../backend/tf.js';
 import { type ChatModelFileContents, ChatContextBuilder, HfTokenizer, parseChatModelFiles, readChatModelFileContents } from '../models/chat/index.js';
@@ -27,16 +29,18 @@ import { checkBaseModel } from '../models/hf/fingerprint.js';
 import { describeHfModel, type HfModelInfo, inspectHfModel } from '../models/hf/hf-model.js';
 import { readHfWeights } from '../models/hf/hf-weights.js';
 import { isAdapterFolder, readAdapterFiles } from '../models/lora/peft-files.js';
-import { ALLOCATOR_SLACK, formatBytes, WASM_HEAP_BYTES } from '../models/memory-estimate.js';
-import { headDim, kvHeads, queryWidth } from '../models/transformer/config.js';
+import type { LoraSpec } from '../models/lora/lora.js';
+import { ALLOCATOR_SLACK, formatBytes } from '../models/memory-estimate.js';
 import { turnwiseText } from '../models/policy-text.js';
 import { BpeTokenizer } from '../models/tokenizer/index.js';
 import { type TransformerConfig, TransformerModel } from '../models/transformer/model.js';
 import { TransformerPolicy } from '../models/transformer-policy.js';
 import { contextPolicyOf } from '../runtime/policy-stack.js';
+import { type MemoryLimits, memoryLimitsOf } from '../runtime/run-memory.js';
 import { loadRunConfig } from '../runtime/run-folder.js';
 import { choiceBuilder, episodePrompts, templatePrompts } from './chat-prompts.js';
 import { modelScorer } from './prompt-scorer.js';
+import { type ServeMemory, serveMemory } from './serve-memory.js';
 import type { SamplingDefaults, ServedModel } from './served-model.js';
 import type { TokenDecoder } from './token-text.js';
 
@@ -192,37 +196,71 @@ export function ownServedModel(parts: OwnModelParts): LoadedModel {
 const MIN_DEFAULT_CONTEXT = 256;
 
 /**
- * Bytes serving a model of `shape` needs: its weights, the KV caches, and the largest pass — a
- * full-context prompt scored (`echo` + `logprobs`): per layer one layer's intermediates and three
- * `heads x T x T` attention maps, then three `[T, vocab]` maps (logits, log-softmax, the picked rows).
+ * What serving `info` at `context` tokens holds (`./serve-memory.ts`): the heap's part and the KV
+ * caches outside it.
+ * @example serveMemoryOf(info, 2048, 2 ** 27).heap
  */
-export function serveMemoryBytes(info: HfModelInfo, shape: TransformerConfig, kvCacheBytes: number): { weights: number; scoring: number; total: number } {
-  const weights = info.parameters * 4;
-  const t = shape.maxContext;
-  const perToken = 6 * shape.dModel + 6 * queryWidth(shape) + 5 * kvHeads(shape) * headDim(shape) + 3 * shape.ffnHidden + shape.dModel;
-  const scoring = 4 * (3 * t * shape.vocabSize + 3 * shape.nHeads * t * t + t * perToken);
-  return { weights, scoring, total: Math.ceil((1 + ALLOCATOR_SLACK) * (weights + kvCacheBytes + scoring)) };
+export function serveMemoryOf(info: HfModelInfo, context: number, kvCacheBytes: number, lora: LoraSpec | null = null): ServeMemory {
+  return serveMemory({ ...info.config, maxContext: context }, { parameters: info.parameters, lora, kvCacheBytes, nativeKernels: nativeKernels() !== null });
 }
 
-/** The memory serving `shape` needs; refuses what cannot fit the wasm heap. */
-function checkServeMemory(info: HfModelInfo, shape: TransformerConfig, kvCacheBytes: number): string {
-  const { weights, scoring, total } = serveMemoryBytes(info, shape, kvCacheBytes);
-  const line = `memory needed: weights ${formatBytes(weights)} + KV caches ${formatBytes(kvCacheBytes)} + scoring a ${shape.maxContext}-token prompt ${formatBytes(scoring)} (+${Math.round(ALLOCATOR_SLACK * 100)} % allocator slack) = ${formatBytes(total)}`;
-  if (tf.getBackend() !== 'wasm' || total <= WASM_HEAP_BYTES) return line;
-  throw new InvalidConfigError(
-    '--max-context',
-    `${info.folder} needs about ${formatBytes(total)} to serve (${line.slice('memory needed: '.length)}), more than the wasm backend's ${formatBytes(WASM_HEAP_BYTES)} heap; what would fit: a shorter context (--max-context, now ${shape.maxContext}), a smaller model, or the tfjs-node backend (npm install @tensorflow/tfjs-node, or -gpu)`,
-  );
+/** Serving `e` fits `limits`: its heap the tensor backend's ceiling, and heap and KV caches together the machine's memory. */
+function fitsLimits(e: ServeMemory, limits: MemoryLimits): boolean {
+  return (limits.tensorBytes === null || e.heap <= limits.tensorBytes) && e.machine <= limits.machineBytes;
+}
+
+/** One line naming each part of `e` at `context` tokens. */
+function describeServeMemory(e: ServeMemory, context: number): string {
+  const slack = `(+${Math.round(ALLOCATOR_SLACK * 100)} % allocator slack)`;
+  const pass = e.scoring >= e.generation ? `scoring a ${context}-token prompt ${formatBytes(e.scoring)}` : `a ${context}-token prefill ${formatBytes(e.generation)}`;
+  const kept = e.kvCache - e.kvInFlight;
+  return `heap: weights ${formatBytes(e.weights)} + fused q/k/v ${formatBytes(e.fusedQkv)} + ${pass} ${slack} = ${formatBytes(e.heap)}; KV caches ${formatBytes(e.kvCache)} outside the heap (${formatBytes(kept)} kept between chunks + ${formatBytes(e.kvInFlight)} for a ${context}-token request)`;
+}
+
+/**
+ * The memory serving `shape` needs, as one line; refuses what cannot fit the wasm heap or the machine.
+ * @throws InvalidConfigError naming `--max-context`, with the estimate by part and what would fit.
+ * @example checkServeMemory(info, { ...info.config, maxContext: 2048 }, 2 ** 27, null) // 'memory needed: heap: weights 513 MiB + …'
+ */
+export function checkServeMemory(info: HfModelInfo, shape: TransformerConfig, kvCacheBytes: number, lora: LoraSpec | null, limits: MemoryLimits = memoryLimitsOf(tf.getBackend())): string {
+  const e = serveMemoryOf(info, shape.maxContext, kvCacheBytes, lora);
+  const parts = describeServeMemory(e, shape.maxContext);
+  const shorter = `a shorter context (--max-context, now ${shape.maxContext})`;
+  if (limits.tensorBytes !== null && e.heap > limits.tensorBytes) {
+    throw new InvalidConfigError(
+      '--max-context',
+      `${info.folder} needs about ${formatBytes(e.heap)} of tensor memory to serve (${parts}), more than the wasm backend's ${formatBytes(limits.tensorBytes)} heap; what would fit: ${shorter}, a smaller model, or the tfjs-node backend (npm install @tensorflow/tfjs-node, or -gpu)`,
+    );
+  }
+  if (e.machine > limits.machineBytes) {
+    throw new InvalidConfigError(
+      '--max-context',
+      `${info.folder} needs about ${formatBytes(e.machine)} to serve (${parts}), more than this machine's ${formatBytes(limits.machineBytes)} of memory; what would fit: ${shorter}, a smaller KV-cache budget (a run's runtime.kvCacheMiB, now ${formatBytes(kvCacheBytes)}), or a smaller model`,
+    );
+  }
+  return `memory needed: ${parts}`;
+}
+
+/** What {@link servingContext} checks besides the asked context. */
+export interface ServingContextOptions {
+  /** What a run trained at, used when nothing was asked. */
+  readonly fallback?: number;
+  /** Adapters the model is served with. Default none. */
+  readonly lora?: LoraSpec | null;
+  /** The limits to fit. Default this machine's for the current backend. */
+  readonly limits?: MemoryLimits;
 }
 
 /**
  * The context a model is served with, and a line saying how it was chosen: `--max-context` when
  * given (refused past the model's own limit: it would be a different model), else the model's own
- * limit, halved until serving fits the wasm heap (SmolLM2's 8,192 tokens would need 6 GiB there,
- * 2,048 fit); `fallback` is what a run trained at, used when nothing was asked.
+ * limit, halved until serving fits the wasm heap and the machine (SmolLM2's 8,192 tokens would need
+ * 6.3 GiB of heap on the wasm backend, 4,096 fit); `fallback` is what a run trained at, used when
+ * nothing was asked.
  */
-export function servingContext(info: HfModelInfo, asked: number | undefined, kvCacheBytes: number, fallback?: number): { maxContext: number; note: string | null } {
+export function servingContext(info: HfModelInfo, asked: number | undefined, kvCacheBytes: number, options: ServingContextOptions = {}): { maxContext: number; note: string | null } {
   const own = info.config.maxContext;
+  const { fallback, lora = null, limits = memoryLimitsOf(tf.getBackend()) } = options;
   if (asked !== undefined) {
     if (!(Number.isInteger(asked) && asked > 0)) throw new InvalidConfigError('--max-context', `expected a positive integer, got ${asked}`);
     if (asked > own) throw new InvalidConfigError('--max-context', `${asked} is more than ${info.folder}'s own limit of ${own} tokens (max_position_embeddings, or a sliding window): give at most ${own}`);
@@ -230,20 +268,23 @@ export function servingContext(info: HfModelInfo, asked: number | undefined, kvC
   }
   if (fallback !== undefined) return { maxContext: Math.min(fallback, own), note: `context: ${Math.min(fallback, own)} tokens (the run's model.maxContext; --max-context up to ${own} to serve longer prompts)` };
   let context = own;
-  const fits = (t: number) => tf.getBackend() !== 'wasm' || serveMemoryBytes(info, { ...info.config, maxContext: t }, kvCacheBytes).total <= WASM_HEAP_BYTES;
+  const fits = (t: number) => fitsLimits(serveMemoryOf(info, t, kvCacheBytes, lora), limits);
   while (!fits(context) && context / 2 >= MIN_DEFAULT_CONTEXT) context = Math.floor(context / 2);
   if (context === own) return { maxContext: own, note: null };
-  return { maxContext: context, note: `context: ${context} tokens, the longest whose prompt scoring fits the wasm heap (the model's own ${own} would need ${formatBytes(serveMemoryBytes(info, info.config, kvCacheBytes).total)}); --max-context to choose` };
+  const whole = serveMemoryOf(info, own, kvCacheBytes, lora);
+  const where = limits.tensorBytes !== null && whole.heap > limits.tensorBytes ? `the wasm heap (the model's own ${own} would need ${formatBytes(whole.heap)} there)` : `this machine's memory (the model's own ${own} would need ${formatBytes(whole.machine)})`;
+  return { maxContext: context, note: `context: ${context} tokens, the longest whose prompt scoring fits ${where}; --max-context to choose` };
 }
 
 /** The weights of an HF folder (plus adapters), at the context {@link servingContext} chose. */
 async function openHf(info: HfModelInfo, options: LoadServedOptions, adapter: Awaited<ReturnType<typeof readAdapterFiles>> | null, fallback?: number): Promise<{ model: TransformerModel; notes: string[] }> {
   const kvCacheBytes = options.kvCacheBytes ?? 128 * 2 ** 20;
-  const context = servingContext(info, options.maxContext, kvCacheBytes, fallback);
+  const lora = adapter?.spec ?? null;
+  const context = servingContext(info, options.maxContext, kvCacheBytes, { ...(fallback === undefined ? {} : { fallback }), lora });
   const shape: TransformerConfig = { ...info.config, maxContext: context.maxContext };
   const notes = [describeHfModel(info), ...info.notes.map((n) => `note: ${n}`)];
   if (context.note !== null) notes.push(context.note);
-  notes.push(checkServeMemory(info, shape, kvCacheBytes));
+  notes.push(checkServeMemory(info, shape, kvCacheBytes, lora));
   const model = TransformerModel.fromNamedWeights(shape, await readHfWeights(info.folder));
   if (adapter !== null) {
     model.attachLora(adapter.spec, adapter.weights);

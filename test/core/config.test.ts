@@ -64,7 +64,7 @@ describe('parseConfig', () => {
       },
       reward: { mode: 'outcome', shaper: null, settings: {} },
       horizon: { schedule: 'fixed', horizon: 5 },
-      train: { steps: 60, evalEvery: 10, evalTasks: 256, checkpointEvery: 10, logEvery: 1, dataParallel: 1, export: 'none' },
+      train: { steps: 60, evalEvery: 10, evalTasks: 256, checkpointEvery: 10, logEvery: 1, dataParallel: 'auto', evalOverlap: true, export: 'none' },
       runtime: { bus: 'memory', samplerMaxBatch: 128, samplerMaxWaitMs: 2, requestTimeoutMs: 60000, envTimeoutMs: 30000, kvCacheMiB: 128, inferenceWorkers: 'auto' },
       mode: 'sync',
       async: { maxStaleness: 1, partialRollout: 'continue', weightSyncTimeoutMs: 120000 },
@@ -265,9 +265,9 @@ describe('describeConfig', () => {
     expect(byPath.get('env.settings')?.default).toEqual({ levels: ['GoToRedBall'] });
     // Fields outside the union options: seed, run 2, env 5, tokenizer 2, model 28 (9 + from + engine + 12
     // of tinker + 5 of lora), context 7 (format, actions, history, includeInstruction, chat 3), sampling 4, algorithm 26 (name
-    // + the fields every algorithm has), horizon.schedule, train 7, runtime 7, mode 1, async 3, offPolicy 2,
+    // + the fields every algorithm has), horizon.schedule, train 8, runtime 7, mode 1, async 3, offPolicy 2,
     // reward 3, alarms 2 + 5 + 5 + 5 + 4 + 4.
-    expect(fields.filter((f) => f.when === undefined)).toHaveLength(1 + 2 + 5 + 2 + 28 + 7 + 4 + 26 + 1 + 7 + 7 + 1 + 3 + 2 + 3 + 25);
+    expect(fields.filter((f) => f.when === undefined)).toHaveLength(1 + 2 + 5 + 2 + 28 + 7 + 4 + 26 + 1 + 8 + 7 + 1 + 3 + 2 + 3 + 25);
     expect(byPath.get('model.from')).toMatchObject({ default: null });
     // Optional without a default (the schedule decides), unlike fields a schedule requires.
     expect(byPath.get('horizon.evalHorizon')).toMatchObject({ optional: true });

@@ -14,6 +14,7 @@ import '../../src/envs/index.js';
 import { getEnvironmentSpec } from '../../src/envs/registry.js';
 import { selectBackend } from '../../src/backend/select.js';
 import { checkRunMemory, estimateRunMemory, memoryLimitsOf, ROLLOUT_BYTES_PER_TOKEN } from '../../src/runtime/run-memory.js';
+import { gradientWorkersOf } from '../../src/runtime/gradient-workers.js';
 import { trainRun } from '../../src/runtime/train/train-run.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-config-bad-'));
@@ -126,11 +127,17 @@ describe('config loader: bad input', () => {
   });
 
   it('counts a weight copy per further inference and gradient worker', () => {
-    const one = estimateRunMemory(resolveConfig(parseConfig({ runtime: { inferenceWorkers: 1 } })));
+    const one = estimateRunMemory(resolveConfig(parseConfig({ runtime: { inferenceWorkers: 1 }, train: { dataParallel: 1 } })));
     const many = estimateRunMemory(resolveConfig(parseConfig({ runtime: { inferenceWorkers: 3 }, train: { dataParallel: 2 } })));
     expect(one.replicas).toBe(0);
     expect(many.replicas).toBe(3 * (many.models?.weights ?? Number.NaN));
-    expect(many.total - one.total).toBe(many.replicas);
+    expect(many.total - one.total).toBe(many.replicas + many.evaluation - one.evaluation);
+    // The evaluation's own sampler (train.evalOverlap, on by default): a copy per inference worker and a KV-cache budget.
+    expect(many.evaluation).toBe(3 * (many.models?.weights ?? Number.NaN) + 128 * 2 ** 20);
+    expect(estimateRunMemory(resolveConfig(parseConfig({ train: { evalOverlap: false } }))).evaluation).toBe(0);
+    // The default (auto) counts the gradient workers it resolves to on this machine.
+    const auto = resolveConfig(parseConfig({ runtime: { inferenceWorkers: 1 } }));
+    expect(estimateRunMemory(auto).replicas).toBe((gradientWorkersOf(auto).count - 1) * (many.models?.weights ?? Number.NaN));
   });
 
   it('refuses against the wasm heap what the machine would hold, and against the machine what no backend would', () => {

@@ -48,8 +48,8 @@ describe('prompt log-probs against PyTorch over the full vocabulary', () => {
     await writePretrainedShape({ folder });
     const ours = await servedLogprobs(folder, TEXT);
     // The model's own 8192 tokens do not fit the wasm heap: serve starts at what does, and says so.
-    expect(ours.maxContext).toBe(2048);
-    expect(ours.notes.join('\n')).toMatch(/context: 2048 tokens, the longest whose prompt scoring fits the wasm heap \(the model's own 8192/);
+    expect(ours.maxContext).toBe(4096);
+    expect(ours.notes.join('\n')).toMatch(/context: 4096 tokens, the longest whose prompt scoring fits the wasm heap \(the model's own 8192/);
     expect(ours.ids.length).toBeGreaterThan(30);
     const ref = torchLogprobs(folder, ours.ids);
     expect(ref.vocab).toBe(49152);

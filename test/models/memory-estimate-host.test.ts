@@ -34,7 +34,6 @@ function micro(rows: number, seq: number, vocab: number, seed: number, total: nu
     tokenWeights: new Float32Array(n).fill(1 / total),
     tokenCount: total,
     tokens: n,
-    shard: 0,
   };
 }
 

@@ -44,7 +44,6 @@ function microBatch(rows: number, length: number, reply: number, rng: Rng): Micr
     tokenWeights: new Float32Array(t).fill(1 / t),
     tokenCount: t,
     tokens: n,
-    shard: 0,
   };
 }
 

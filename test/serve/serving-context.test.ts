@@ -1,35 +1,74 @@
 /**
- * The context `turnwise serve` picks by itself (issue #32): SmolLM2-135M's own 8,192 tokens need
- * about 6 GiB to score a full-context prompt on the wasm backend, so the server starts at the
- * longest context that fits and says so; `--max-context` is honoured up to the model's own limit.
+ * The context `turnwise serve` picks by itself (issues #31, #32): SmolLM2-135M's own 8,192 tokens
+ * need more than the 4 GiB wasm heap to score a full-context prompt, so the server starts at the
+ * longest context that fits and says so; `--max-context` is honoured up to the model's own limit,
+ * and one whose heap or KV caches cannot fit is refused naming the flag. The KV caches are JS
+ * memory: they count against the machine, not the heap.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { selectBackend } from '../../src/backend/select.js';
 import type { HfModelInfo } from '../../src/models/hf/hf-model.js';
 import { parameterCount, WASM_HEAP_BYTES } from '../../src/models/memory-estimate.js';
 import type { TransformerConfig } from '../../src/models/transformer/model.js';
-import { serveMemoryBytes, servingContext } from '../../src/serve/load-model.js';
+import type { MemoryLimits } from '../../src/runtime/run-memory.js';
+import { checkServeMemory, serveMemoryOf, servingContext } from '../../src/serve/load-model.js';
+import { QWEN25_05B_SHAPE, SMOLLM2_135M_SHAPE } from '../../scripts/make-pretrained-shape.js';
 
-const SMOLLM2: TransformerConfig = { vocabSize: 49152, dModel: 576, nLayers: 30, nHeads: 9, nKvHeads: 3, headDim: 64, ffnHidden: 1536, maxContext: 8192, ropeTheta: 100000, rmsNormEps: 1e-5, tieEmbeddings: true, architecture: 'llama' };
-const info: HfModelInfo = { config: SMOLLM2, dtype: 'bfloat16', tokenIds: { bos: 1, eos: [2], pad: 2 }, notes: [], folder: 'models/SmolLM2-135M-Instruct', weights: { files: ['model.safetensors'], bytes: 0, dtypes: new Map() }, parameters: parameterCount(SMOLLM2) };
+const infoOf = (config: TransformerConfig, folder: string): HfModelInfo => ({ config, dtype: 'bfloat16', tokenIds: { bos: 1, eos: [2], pad: 2 }, notes: [], folder, weights: { files: ['model.safetensors'], bytes: 0, dtypes: new Map() }, parameters: parameterCount(config) });
+const SMOLLM2 = infoOf(SMOLLM2_135M_SHAPE, 'models/SmolLM2-135M-Instruct');
+const QWEN = infoOf(QWEN25_05B_SHAPE, 'models/qwen-shape');
 const KV = 128 * 2 ** 20;
+/** The wasm heap on a machine with room to spare: the heap alone decides. */
+const WASM: MemoryLimits = { tensorBytes: WASM_HEAP_BYTES, machineBytes: 2 ** 40 };
 
 beforeAll(async () => {
   await selectBackend('wasm');
 });
 
 describe('the context serve chooses', () => {
-  it("starts SmolLM2-135M at the longest context that fits the wasm heap, and says what it chose and why", () => {
-    expect(serveMemoryBytes(info, SMOLLM2, KV).total).toBeGreaterThan(WASM_HEAP_BYTES);
-    const { maxContext, note } = servingContext(info, undefined, KV);
+  it('starts SmolLM2-135M at the longest context whose heap fits the wasm heap, and says what it chose and why', () => {
+    expect(serveMemoryOf(SMOLLM2, 8192, KV).heap).toBeGreaterThan(WASM_HEAP_BYTES);
+    const { maxContext, note } = servingContext(SMOLLM2, undefined, KV, { limits: WASM });
+    expect(maxContext).toBe(4096);
+    expect(serveMemoryOf(SMOLLM2, maxContext, KV).heap).toBeLessThanOrEqual(WASM_HEAP_BYTES);
+    expect(serveMemoryOf(SMOLLM2, 2 * maxContext, KV).heap).toBeGreaterThan(WASM_HEAP_BYTES);
+    expect(note).toMatch(/^context: 4096 tokens, the longest whose prompt scoring fits the wasm heap \(the model's own 8192 would need [\d.]+ GiB there\); --max-context to choose$/);
+  });
+
+  it('starts the Qwen2.5-0.5B shape at 2048 of its 32,768 tokens (1.84 GiB of weights leave less room)', () => {
+    const { maxContext } = servingContext(QWEN, undefined, KV, { limits: WASM });
     expect(maxContext).toBe(2048);
-    expect(serveMemoryBytes(info, { ...SMOLLM2, maxContext }, KV).total).toBeLessThanOrEqual(WASM_HEAP_BYTES);
-    expect(serveMemoryBytes(info, { ...SMOLLM2, maxContext: 2 * maxContext }, KV).total).toBeGreaterThan(WASM_HEAP_BYTES);
-    expect(note).toMatch(/^context: 2048 tokens, the longest .*the model's own 8192 would need [\d.]+ GiB.*--max-context/);
+    expect(serveMemoryOf(QWEN, 2 * maxContext, KV).heap).toBeGreaterThan(WASM_HEAP_BYTES);
+  });
+
+  it('counts the KV caches outside the heap: a larger budget moves the machine total, not the heap', () => {
+    const small = serveMemoryOf(SMOLLM2, 2048, KV);
+    const large = serveMemoryOf(SMOLLM2, 2048, 16 * KV);
+    expect(large.heap).toBe(small.heap);
+    expect(large.machine - small.machine).toBe(15 * KV);
+    // The request in flight: keys and values of 30 layers x 3 heads of 64, 2,048 tokens, twice (its cache and the merged copy).
+    expect(small.kvInFlight).toBe(2 * 2048 * 2 * 30 * 3 * 64 * 4);
+    expect(small.machine).toBe(small.heap + KV + small.kvInFlight);
+  });
+
+  it('halves the context further when heap and KV caches together do not fit the machine, and says so', () => {
+    const machineBytes = serveMemoryOf(SMOLLM2, 2048, KV).machine;
+    const { maxContext, note } = servingContext(SMOLLM2, undefined, KV, { limits: { tensorBytes: null, machineBytes } });
+    expect(maxContext).toBe(2048);
+    expect(note).toMatch(/fits this machine's memory \(the model's own 8192 would need [\d.]+ GiB\)/);
   });
 
   it('honours --max-context up to the model limit and refuses more, naming the flag', () => {
-    expect(servingContext(info, 1024, KV)).toEqual({ maxContext: 1024, note: 'context: 1024 tokens (--max-context; the model\'s own is 8192)' });
-    expect(() => servingContext(info, 10000, KV)).toThrow(/--max-context.*10000 is more than .*own limit of 8192/);
+    expect(servingContext(SMOLLM2, 1024, KV, { limits: WASM })).toEqual({ maxContext: 1024, note: "context: 1024 tokens (--max-context; the model's own is 8192)" });
+    expect(() => servingContext(SMOLLM2, 10000, KV, { limits: WASM })).toThrow(/--max-context.*10000 is more than .*own limit of 8192/);
+  });
+
+  it('refuses a --max-context whose heap, or whose heap and KV caches, cannot fit, naming the flag and the parts', () => {
+    const shape = { ...SMOLLM2_135M_SHAPE, maxContext: 8192 };
+    expect(() => checkServeMemory(SMOLLM2, shape, KV, null, WASM)).toThrow(/--max-context.*needs about [\d.]+ GiB of tensor memory to serve \(heap: weights .* scoring a 8192-token prompt .*; KV caches .* outside the heap .*\), more than the wasm backend's 4.00 GiB heap.*a shorter context \(--max-context, now 8192\)/);
+    const fits = { ...SMOLLM2_135M_SHAPE, maxContext: 4096 };
+    expect(checkServeMemory(SMOLLM2, fits, KV, null, WASM)).toMatch(/^memory needed: heap: weights 513 MiB \+ fused q\/k\/v 63 MiB \+ scoring a 4096-token prompt/);
+    const machineBytes = serveMemoryOf(SMOLLM2, 4096, KV).machine - 1;
+    expect(() => checkServeMemory(SMOLLM2, fits, KV, null, { tensorBytes: WASM_HEAP_BYTES, machineBytes })).toThrow(/--max-context.*more than this machine's .* of memory.*runtime\.kvCacheMiB/);
   });
 });

@@ -22,7 +22,7 @@ export interface EngineCheckedConfig {
   readonly sampling: { readonly temperature: number; readonly constrained: boolean };
   readonly context: { readonly format: string };
   readonly offPolicy: { readonly correction: string };
-  readonly train: { readonly dataParallel: number };
+  readonly train: { readonly dataParallel: number | 'auto' };
 }
 
 /** One refusal: the config path at fault and why. */
@@ -66,6 +66,6 @@ export function engineIssues(config: EngineCheckedConfig): EngineIssue[] {
   if (server === 'skyrl' && a.gradClip !== undefined && a.gradClip !== null) {
     refuse(['algorithm', 'gradClip'], `must be null with model.tinker.server: skyrl, got ${a.gradClip}: SkyRL tx's optim_step does not clip gradients, so a clip would silently not happen`);
   }
-  if (config.train.dataParallel > 1) refuse(['train', 'dataParallel'], 'must be 1 with model.engine: tinker (the engine parallelises on its own hardware)');
+  if (config.train.dataParallel !== 'auto' && config.train.dataParallel > 1) refuse(['train', 'dataParallel'], 'must be 1 with model.engine: tinker (the engine parallelises on its own hardware)');
   return issues;
 }

@@ -228,10 +228,17 @@ const trainSchema = z
     evalTasks: posInt().default(256).describe('Test tasks per evaluation.'),
     checkpointEvery: nonNegInt().default(10).describe('Save a checkpoint every N steps (0 = only at the end).'),
     logEvery: posInt().default(1).describe('Write metrics every N steps.'),
-    dataParallel: posInt()
-      .default(1)
+    dataParallel: z
+      .union([posInt(), z.literal('auto')], { error: "expected a positive integer or 'auto'" })
+      .default('auto')
       .describe(
-        'Learner gradient workers (threads, each with its own tfjs backend): each mini-batch is split into this many shards whose gradients are added exactly before one optimizer step. 1 = compute in the learner thread; about the CPU core count is fastest.',
+        "Learner gradient workers (threads, each with its own tfjs backend): each takes whole micro-batches and their gradients are added in micro-batch order before one optimizer step, so any count gives the same numbers. 1 = compute in the learner thread; auto = one per core (at most 4) for turnwise's own model in mode sync, else 1 (printed in the header line).",
+      ),
+    evalOverlap: z
+      .boolean()
+      .default(true)
+      .describe(
+        "Mode sync: run each held-out evaluation beside the next step's rollout and gradients (same weights; the next weight publish and step log wait for it), with the same results as alone; false runs it alone, between the steps.",
       ),
     export: z
       .enum(['none', 'tensorboard'])

@@ -2,7 +2,7 @@
  * A gradient worker (piscina worker thread): its own tfjs backend (wasm has no threads in Node, so
  * parallelism comes from one backend per thread) and a replica of the policy (and critic). Per
  * task it reloads the weights from the shared buffer when their version changed, computes the
- * summed gradient of its shard's micro-batches with the same code as the single-process trainer
+ * gradient of one micro-batch with the same code as the single-process trainer
  * (`accumulateGradients`), and moves the result back as one Float32Array.
  */
 import { move, workerData } from 'piscina';
@@ -12,7 +12,6 @@ import { nativeMatmul } from '../../backend/native.js';
 import { tf } from '../../backend/tf.js';
 import { Critic } from '../critic.js';
 import { accumulateGradients, STATS } from '../grad-accumulate.js';
-import type { MicroBatch } from '../train-contract.js';
 import { TransformerModel } from '../../models/transformer/model.js';
 import { type GradientTask, type GradientWorkerData, replyLength } from './protocol.js';
 
@@ -61,7 +60,7 @@ function loadWeights(variables: readonly tf.Variable[]): void {
 }
 
 /**
- * Piscina task: the summed gradients and loss statistics of one shard, moved (not cloned) back.
+ * Piscina task: the gradients and loss statistics of one micro-batch, moved (not cloned) back.
  * @example const reply = await pool.run({ weightsVersion: 3, micro, options }); // Float32Array
  */
 export default async function gradientTask(task: GradientTask): Promise<unknown> {
@@ -72,14 +71,8 @@ export default async function gradientTask(task: GradientTask): Promise<unknown>
     loadWeights(variables);
     r.loadedVersion = task.weightsVersion;
   }
-  const proximal = new Map<MicroBatch, Float32Array>();
-  for (const m of task.micro) if (m.proximal !== null) proximal.set(m.micro, m.proximal);
-  const { actorGrads, criticGrads, stats } = accumulateGradients(
-    { policy, critic },
-    task.micro.map((m) => m.micro),
-    task.options,
-    (micro) => proximal.get(micro),
-  );
+  const proximal = task.proximal ?? undefined;
+  const { actorGrads, criticGrads, stats } = accumulateGradients({ policy, critic }, [task.micro], task.options, () => proximal);
   const reply = new Float32Array(replyLength(data.sizes, policyVariables, task.options.warmingUp, STATS.length));
   let offset = 0;
   for (const g of [...actorGrads, ...criticGrads]) {

@@ -1,13 +1,14 @@
 /**
  * Data-parallel gradients for the learner (issue #10): N piscina worker threads, each with its own
  * tfjs backend and a replica of the policy (and critic). For one mini-batch the main thread
- * publishes the current weights into a shared buffer, sends each shard's micro-batches to a
- * worker, and adds the returned gradients; the optimizer step then runs once, on the main
- * thread, so optimizer state, checkpoints and resume are exactly those of a single process.
+ * publishes the current weights into a shared buffer, hands each micro-batch to a free worker,
+ * and adds the returned gradients; the optimizer step then runs once, on the main thread, so
+ * optimizer state, checkpoints and resume are exactly those of a single process.
  *
- * Exactness: micro-batch losses are weighted by aggregation weights normalised over the whole
- * mini-batch (see `src/learner/grad-accumulate.ts`), so the sum over shards is the gradient of the
- * mini-batch aggregate under every loss aggregation mode, up to float summation order.
+ * Exactness: the micro-batches are the single process's (the packing does not depend on the
+ * workers), each worker computes a micro-batch's gradient with the same code and kernels, and the
+ * gradients are added here in micro-batch order with float32 adds: the step is bit-identical to
+ * `train.dataParallel: 1`. A mini-batch of one micro-batch therefore runs on one worker.
  */
 import type { Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
@@ -19,13 +20,13 @@ import { tf } from '../../backend/tf.js';
 import type { Critic } from '../critic.js';
 import { type AccumulatedGradients, type GradientOptions, STATS } from '../grad-accumulate.js';
 import type { MicroBatch, TrainableModel } from '../train-contract.js';
-import { type GradientTask, type GradientWorkerData, type ReplicaSpec, replyLength, type ShardMicroBatch } from './protocol.js';
+import { type GradientTask, type GradientWorkerData, type ReplicaSpec, replyLength } from './protocol.js';
 
 export type { ReplicaSpec } from './protocol.js';
 
 /** Options of {@link GradientPool}. */
 export interface GradientPoolOptions {
-  /** Worker threads (shards per mini-batch), ≥ 2. */
+  /** Worker threads, ≥ 2. */
   readonly workers: number;
   /** Shapes of the replicas the workers build. */
   readonly spec: ReplicaSpec;
@@ -91,7 +92,7 @@ export class GradientPool {
     this.failed.catch(() => {}); // observed through accumulate(); never an unhandled rejection
   }
 
-  /** Gradient tasks the workers have finished (one per non-empty shard per round). */
+  /** Gradient tasks the workers have finished (one per micro-batch). */
   get tasksCompleted(): number {
     return this.piscina?.completed ?? 0;
   }
@@ -103,41 +104,38 @@ export class GradientPool {
 
   /**
    * Summed gradients of `chunk` (one mini-batch) under the learner's current weights: each
-   * shard's micro-batches on a worker, the replies added in shard order.
+   * micro-batch on whichever worker is free, the replies added in micro-batch order from the first
+   * (as `accumulateGradients` adds them in one thread), so the sum is bit-identical to the
+   * single-process one whatever the number of workers or the order the replies come back in.
    */
   async accumulate(chunk: readonly MicroBatch[], options: GradientOptions, proximalOf: (micro: MicroBatch) => Float32Array | undefined): Promise<AccumulatedGradients> {
     if (this.closed) throw new TurnwiseError('gradient pool used after close()');
     if (this.failure !== null) throw new TurnwiseError(`a gradient worker failed: ${this.failure.message}`, { cause: this.failure });
     if (chunk.length === 0 || chunk[0].tokenCount === 0) throw new TurnwiseError('accumulate: no trained tokens in this mini-batch');
     this.publishWeights();
-    const shards: ShardMicroBatch[][] = Array.from({ length: this.size }, () => []);
-    for (const micro of chunk) {
-      if (!(Number.isInteger(micro.shard) && micro.shard >= 0 && micro.shard < this.size)) {
-        throw InvalidArgumentError.format('micro.shard', `expected 0..${this.size - 1}, got ${micro.shard}`);
-      }
-      shards[micro.shard].push({ micro, proximal: proximalOf(micro) ?? null });
-    }
     const weightsVersion = this.version;
     const pool = this.start();
-    const runs = shards.filter((s) => s.length > 0).map((micro) => pool.run({ weightsVersion, micro, options }));
-    const replies = await Promise.race([Promise.all(runs), this.failed]);
     const policyVariables = this.policy.trainableVariables().length;
     const length = replyLength(this.sizes, policyVariables, options.warmingUp, STATS.length);
-    const sum = new Float32Array(length);
-    for (const reply of replies) {
-      if (reply.length !== length) throw new TurnwiseError(`gradient worker replied ${reply.length} values, expected ${length}`);
-      for (let i = 0; i < length; i++) sum[i] += reply[i];
-    }
+    const sum = new InOrderSum(length);
+    const runs = chunk.map((micro, index) =>
+      pool.run({ weightsVersion, micro, proximal: proximalOf(micro) ?? null, options }).then((reply) => {
+        if (reply.length !== length) throw new TurnwiseError(`gradient worker replied ${reply.length} values, expected ${length}`);
+        sum.add(index, reply);
+      }),
+    );
+    await Promise.race([Promise.all(runs), this.failed]);
+    const total = sum.result();
     const grads: tf.Tensor[] = [];
     let offset = 0;
     const variables = this.variables();
     variables.forEach((v, i) => {
       if (options.warmingUp && i < policyVariables) return;
-      grads.push(tf.tensor(sum.subarray(offset, offset + v.size), v.shape, 'float32'));
+      grads.push(tf.tensor(total.subarray(offset, offset + v.size), v.shape, 'float32'));
       offset += v.size;
     });
     const actorCount = options.warmingUp ? 0 : policyVariables;
-    return { actorGrads: grads.slice(0, actorCount), criticGrads: grads.slice(actorCount), stats: Array.from(sum.subarray(offset)) };
+    return { actorGrads: grads.slice(0, actorCount), criticGrads: grads.slice(actorCount), stats: Array.from(total.subarray(offset)) };
   }
 
   /** Stops every worker thread; resolves once they have exited. Idempotent. */
@@ -179,5 +177,36 @@ export class GradientPool {
       offset += v.size;
     }
     this.version++;
+  }
+}
+
+/**
+ * Adds micro-batch replies in index order as they arrive, holding only those that came back ahead
+ * of an earlier one. A Float32Array `+=` rounds each sum to float32 exactly as tfjs' float32 add does.
+ */
+class InOrderSum {
+  private total: Float32Array | null = null;
+  private next = 0;
+  private readonly early = new Map<number, Float32Array>();
+
+  constructor(private readonly length: number) {}
+
+  add(index: number, reply: Float32Array): void {
+    this.early.set(index, reply);
+    for (let r = this.early.get(this.next); r !== undefined; r = this.early.get(this.next)) {
+      this.early.delete(this.next);
+      this.next++;
+      if (this.total === null) {
+        this.total = r; // the first micro-batch's gradient as is, as accumulateGradients starts
+        continue;
+      }
+      const total = this.total;
+      for (let i = 0; i < this.length; i++) total[i] += r[i];
+    }
+  }
+
+  result(): Float32Array {
+    if (this.total === null || this.early.size > 0) throw new TurnwiseError('gradient replies missing');
+    return this.total;
   }
 }

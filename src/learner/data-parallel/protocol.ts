@@ -1,12 +1,12 @@
 /**
  * What the learner's main thread and its gradient workers exchange (data parallelism, issue #10):
  * the replica shapes a worker builds once, the shared weight buffer it reads after every
- * optimizer update, and one gradient task per shard.
+ * optimizer update, and one gradient task per micro-batch.
  *
  * Weights travel through ONE SharedArrayBuffer written by the main thread between rounds (every
  * worker reads it; nothing is copied per worker). Gradients come back as one transferred
- * Float32Array per shard (moved, not cloned): the gradients of the variables in order, then the
- * summed loss statistics.
+ * Float32Array per micro-batch (moved, not cloned): the gradients of the variables in order, then
+ * the loss statistics.
  */
 import type { BackendPreference, MatmulPreference } from '../../backend/select.js';
 import type { GradientOptions } from '../grad-accumulate.js';
@@ -41,16 +41,12 @@ export interface GradientWorkerData {
   readonly sizes: readonly number[];
 }
 
-/** One shard's micro-batch, with its proximal log-probs for decoupled PPO (null otherwise). */
-export interface ShardMicroBatch {
-  readonly micro: MicroBatch;
-  readonly proximal: Float32Array | null;
-}
-
-/** One gradient task: the weights version to use (reload from the shared buffer when it changed) and the shard. */
+/** One gradient task: the weights version to use (reload from the shared buffer when it changed) and one micro-batch. */
 export interface GradientTask {
   readonly weightsVersion: number;
-  readonly micro: readonly ShardMicroBatch[];
+  readonly micro: MicroBatch;
+  /** The micro-batch's proximal log-probs for decoupled PPO (null otherwise). */
+  readonly proximal: Float32Array | null;
   readonly options: GradientOptions;
 }
 

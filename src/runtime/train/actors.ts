@@ -19,6 +19,8 @@ import type { NamedTensors } from '../../models/checkpoint.js';
 import { trainStepOptionsOf } from '../algorithm-setup.js';
 import { MemoryBus } from '../../bus/memory-bus.js';
 import { RolloutRunner } from '../rollout.js';
+import { BackgroundEvaluation } from './background-eval.js';
+import type { ServingPolicy } from '../../models/inference/serving-policy.js';
 import { remoteTrain, serveLearner } from '../wiring/learner.js';
 import { announceWeights, serveSampler } from '../wiring/sampler.js';
 import type { OpenedRun } from './open-run.js';
@@ -35,6 +37,16 @@ export interface TrainingActors {
   readonly sampler: SamplerActor;
   readonly horizon: HorizonActor;
   readonly runner: RolloutRunner;
+  /**
+   * Runs the held-out evaluations: in the background (beside the next step's rollout), a runner
+   * of its own on a bus of its own, served by a sampler of its own (`RunStack.evaluationPolicy`);
+   * else {@link runner}.
+   */
+  readonly evalRunner: RolloutRunner;
+  /** Brings the evaluation's sampler to the learner's current weights (nothing in the foreground: the sampler has them). */
+  prepareEvaluation(): Promise<void>;
+  /** The evaluation in flight in the background, or null when evaluations run in the foreground. */
+  readonly background: BackgroundEvaluation | null;
   /** Asks the learner (over the bus) to train one step. */
   readonly train: ReturnType<typeof remoteTrain>;
   /** Prompt plus sampled tokens since the last reset (the rollout's sampling throughput). */
@@ -56,31 +68,67 @@ export function startTrainingActors(run: OpenedRun, options: TrainRunOptions): T
   const cleanups: (() => void)[] = [];
   const sampledTokens = { count: 0 };
   const progress = { step: run.startStep };
-  const sampler = startSampler(run, bus, sampledTokens, cleanups);
-  startLearner(run, bus, sampler, options, cleanups);
+  const evaluationPolicy = evaluatesInBackground(run.config, options) ? (run.stack.evaluationPolicy?.() ?? null) : null;
+  const background = evaluationPolicy === null ? null : new BackgroundEvaluation();
+  const sampler = startSampler(run, bus, run.stack.policy, sampledTokens, cleanups);
+  startLearner(run, bus, sampler, options, background, cleanups);
   const horizon = startHorizon(run, cleanups);
   watchAgentGymHealth(run, progress, cleanups);
   const runner = rolloutRunnerOf(run, bus);
+  const evaluation = evaluationPolicy === null ? null : startEvaluationSide(run, evaluationPolicy, cleanups);
   return {
     bus,
     sampler,
     horizon,
     runner,
+    evalRunner: evaluation?.runner ?? runner,
+    prepareEvaluation: evaluation?.prepare ?? (async () => {}),
+    background,
     train: remoteTrain(bus, run.runId, 3_600_000),
     sampledTokens,
     progress,
     currentHorizon: () => run.alarms.capHorizon(currentHorizon(horizon.getSnapshot())),
     async close() {
       await runner.close();
+      await evaluation?.runner.close();
       for (const cleanup of cleanups.reverse()) cleanup();
       await bus.close();
+      await evaluation?.close();
     },
   };
 }
 
-function startSampler(run: OpenedRun, bus: MemoryBus, sampledTokens: { count: number }, cleanups: (() => void)[]): SamplerActor {
-  const { config, stack } = run;
-  const { policy } = stack;
+/**
+ * The evaluation's side of a run whose evaluations run in the background: a bus, a sampler over
+ * `policy` and a rollout runner, all its own, so that no evaluation request shares a batch with a
+ * training one. `prepare` loads the learner's current weights when the sampler has older ones.
+ */
+function startEvaluationSide(run: OpenedRun, policy: ServingPolicy, cleanups: (() => void)[]): { runner: RolloutRunner; prepare(): Promise<void>; close(): Promise<void> } {
+  const bus = new MemoryBus({ clock: run.clock });
+  const own: (() => void)[] = [];
+  const sampler = startSampler(run, bus, policy, { count: 0 }, own);
+  const runner = rolloutRunnerOf(run, bus);
+  cleanups.push(() => {
+    for (const cleanup of own.reverse()) cleanup();
+  });
+  return {
+    runner,
+    async prepare() {
+      const version = run.stack.trainer.version;
+      if (sampler.getSnapshot().context.policyVersion === version) return;
+      const loaded = waitForWeights(sampler, version);
+      announceWeights(bus, run.runId, version, run.stack.samplerWeights());
+      await loaded;
+    },
+    async close() {
+      await bus.close();
+      await policy.close();
+    },
+  };
+}
+
+function startSampler(run: OpenedRun, bus: MemoryBus, policy: ServingPolicy, sampledTokens: { count: number }, cleanups: (() => void)[]): SamplerActor {
+  const { config } = run;
   const samplerRng = Rng.fromSeed(config.seed).fork('sampler');
   const sampling = { temperature: config.sampling.temperature, topP: config.sampling.topP, maxNewTokens: config.sampling.maxActionTokens };
   const sampler = createActor(
@@ -99,7 +147,7 @@ function startSampler(run: OpenedRun, bus: MemoryBus, sampledTokens: { count: nu
   return sampler;
 }
 
-function startLearner(run: OpenedRun, bus: MemoryBus, sampler: SamplerActor, options: TrainRunOptions, cleanups: (() => void)[]): void {
+function startLearner(run: OpenedRun, bus: MemoryBus, sampler: SamplerActor, options: TrainRunOptions, background: BackgroundEvaluation | null, cleanups: (() => void)[]): void {
   const { config, stack, runId } = run;
   const trainOptions = trainStepOptionsOf(config);
   const learner = createActor(
@@ -110,6 +158,9 @@ function startLearner(run: OpenedRun, bus: MemoryBus, sampler: SamplerActor, opt
       },
       publishWeights: async (version) => {
         if (config.mode !== 'sync') return; // the asynchronous loop publishes (src/runtime/async/async-train.ts)
+        // The evaluation of the previous weights samples with them to its end. (No await without one: the
+        // announcement stays in the learner's own call stack, where the message-flow test finds its sender.)
+        if (background !== null) await background.settled();
         const loaded = waitForWeights(sampler, version);
         const weights = stack.samplerWeights();
         announceWeights(bus, runId, version, weights);
@@ -149,6 +200,15 @@ function watchAgentGymHealth(run: OpenedRun, progress: { step: number }, cleanup
     { url: run.settings.url },
   );
   cleanups.push(stopHealth);
+}
+
+/**
+ * Whether the held-out evaluations run in the background: `train.evalOverlap`, mode sync (the asynchronous loops
+ * evaluate between their own phases), with evaluations at all, and on this process's runner (a
+ * distributed rollout's episodes run elsewhere).
+ */
+function evaluatesInBackground(config: ResolvedConfig, options: TrainRunOptions): boolean {
+  return config.train.evalOverlap && config.mode === 'sync' && config.train.evalEvery > 0 && options.distributed === undefined;
 }
 
 function rolloutRunnerOf(run: OpenedRun, bus: MemoryBus): RolloutRunner {

@@ -43,10 +43,11 @@ export function evaluator(run: OpenedRun, actors: TrainingActors, evals: EvalPoi
   const { config, store, runId } = run;
   return async (completedSteps) => {
     const evalHorizon = evalHorizonFor(config.horizon as HorizonSpec, config.env.name);
+    await actors.prepareEvaluation();
     const result = await evaluatePolicy({
       config,
       catalog: run.catalog,
-      runner: actors.runner,
+      runner: actors.evalRunner,
       split: config.env.testSplit as 'test',
       tasks: config.train.evalTasks,
       step: completedSteps,
@@ -111,7 +112,13 @@ export function coordinatorEffects(run: OpenedRun, actors: TrainingActors, evalu
       stopIfNonFinite(run, step + 1, metrics);
       return { metrics: { ...pending.get(step), ...metrics, 'time/trainSec': (clock.now() - started) / 1000 } };
     },
-    evaluate: async (step) => evaluate(step + 1),
+    // In the background (mode sync): returns at once; the learner's next weight publish and the next
+    // step's log wait for it (background-eval.ts). Its metrics are stored and printed when it ends.
+    evaluate: async (step) => {
+      if (actors.background === null) return evaluate(step + 1);
+      actors.background.start(step + 1, () => evaluate(step + 1));
+      return {};
+    },
     checkpoint: async (completedSteps) => {
       const dir = await saveCheckpoint(
         run.runDir,
@@ -129,6 +136,7 @@ export function coordinatorEffects(run: OpenedRun, actors: TrainingActors, evalu
       await options.distributed?.checkpointed?.(completedSteps);
     },
     stepCompleted: async (step, metrics) => {
+      await actors.background?.settled(); // the previous evaluation's line and metrics come first
       pending.delete(step);
       actors.progress.step = step + 1;
       store.logMetrics(step + 1, metrics);

@@ -38,7 +38,8 @@ import { describeBackend, selectBackend } from '../../backend/select.js';
 import { checkPretrainedContext } from '../pretrained-stack.js';
 import { nativeAdamAvailable } from '../../backend/native-adam.js';
 import { checkRunMemory, memoryLimitsOf } from '../run-memory.js';
-import { startTrainingActors } from './actors.js';
+import { describeGradientWorkers } from '../gradient-workers.js';
+import { startTrainingActors, type TrainingActors } from './actors.js';
 import { driveTraining } from './drive.js';
 import { type ClaimedRunFolder, claimRunFolder, releaseUnusedRunFolder } from '../run-folder.js';
 import { checkTrainRunOptions, type OpenedRun, openRun } from './open-run.js';
@@ -96,9 +97,10 @@ async function trainInFolder(options: TrainRunOptions, folder: ClaimedRunFolder)
   // 4. Announce, evaluate the untrained policy, then run the steps.
   for (const note of stack.notes) emit({ type: 'info', message: note });
   emit({ type: 'info', message: `actions: ${actors.runner.actionMode} (context.actions ${run.config.context.actions})` });
-  emit({ type: 'info', message: `${describeBackend(run.backend)} | sampling: ${stack.policy.placement} | run folder ${run.runDir} | ${stack.summary}, vocab ${stack.text.vocabSize}` });
+  emit({ type: 'info', message: `${describeBackend(run.backend)} | sampling: ${stack.policy.placement}${actors.background === null ? '' : ' (and as many more for evaluations beside the rollout)'} | ${describeGradientWorkers(run.config)} | run folder ${run.runDir} | ${stack.summary}, vocab ${stack.text.vocabSize}` });
   await options.distributed?.start({ runId: run.runId, store, text: stack.text.manifest(), version: stack.trainer.version, weights: stack.samplerWeights() });
-  const output = (await evaluateUntrained(run, evaluate)) ?? (await driveTraining(run, actors, effects, options, asyncState));
+  const driven = (await evaluateUntrained(run, actors, evaluate)) ?? (await driveTraining(run, actors, effects, options, asyncState));
+  const output = await afterBackgroundEvaluation(actors, driven);
 
   // 5. Record how it ended, then stop everything in reverse order of starting.
   const finalStatus = output.status === 'finished' ? 'completed' : output.status === 'stopped' ? 'interrupted' : 'failed';
@@ -113,14 +115,36 @@ async function trainInFolder(options: TrainRunOptions, folder: ClaimedRunFolder)
 }
 
 /**
- * The held-out evaluation before the first step of a new run; then announces the start. A failure
+ * A run whose last evaluation ran in the background ends when it does; one that failed fails the
+ * run (as a failed evaluation in the foreground does), unless the run had already failed.
+ */
+async function afterBackgroundEvaluation(actors: TrainingActors, output: CoordinatorOutput): Promise<CoordinatorOutput> {
+  try {
+    await actors.background?.settled();
+    return output;
+  } catch (error) {
+    if (output.status === 'failed') return output;
+    return { status: 'failed', completedSteps: output.completedSteps, error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/**
+ * The held-out evaluation before the first step of a new run (in the background in mode sync); then announces the start. A failure
  * ends the run as a failed step's evaluation would (status `failed`, the message kept), so the run
  * is recorded as failed and everything started is stopped, instead of the error escaping with the
  * run still marked `running`. Returns null when training should go on.
  */
-async function evaluateUntrained(run: OpenedRun, evaluate: Evaluate): Promise<CoordinatorOutput | null> {
+async function evaluateUntrained(run: OpenedRun, actors: TrainingActors, evaluate: Evaluate): Promise<CoordinatorOutput | null> {
   const { config } = run;
   if (run.startStep === 0 && config.train.evalEvery > 0) {
+    if (actors.background !== null) {
+      // Beside the first step's rollout; the start is announced after it, as in the foreground.
+      actors.background.start(0, async () => {
+        await evaluate(0);
+        run.emit({ type: 'started', step: run.startStep, message: `training ${config.train.steps} steps` });
+      });
+      return null;
+    }
     try {
       await evaluate(0);
     } catch (error) {
