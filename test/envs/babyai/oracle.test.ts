@@ -30,7 +30,7 @@ describe('BabyAI oracle', () => {
     expect(moves).toEqual(['turn left', 'turn left', 'turn left', 'move forward']);
   });
 
-  it("wins 253 of the first 256 held-out GoToRedBall test tasks within 5 turns (Minigrid's worlds; the README's ceiling for the quickstart)", () => {
+  it("wins 253 of the first 256 held-out GoToRedBall test tasks within 5 turns (Minigrid's worlds; the earlier quickstart's ceiling)", () => {
     const settings = { levels: ['GoToRedBall'] };
     const env = new BabyAIEnvironment({ settings });
     let wins = 0;
