@@ -2,8 +2,8 @@
  * The training part of `npm run bench -- scale` (issues #10, #20): training tokens/s of the default
  * policy model (configs/babyai-grpo.yaml's `model`), in one process and data-parallel across the
  * machine's cores (`train.dataParallel`), against the same model in PyTorch
- * (bench/torch_reference.py) with 1 thread and with every core, in one run; then the same per core
- * at a larger shape (d512 L4 H8 ffn 1376 vocab 8192, [8, 128]). Issue #31's goals: 1.0x a current
+ * (bench/torch_reference.py) with 1 thread and with every core, in one run; then the same per core and
+ * per machine at a larger shape (d512 L4 H8 ffn 1376 vocab 8192, [8, 128]). Issue #31's goals: 1.0x a current
  * PyTorch 2.x per core and per machine. The PyTorch interpreter comes from `TORCH_PYTHON`, else
  * Debian's (1.13; bench/torch-python.ts); with a 1.x the rows also show the 1.3x proxy bar for 2.x.
  * Every figure is measured in interleaved rounds and printed as its best with the spread, per
@@ -26,7 +26,7 @@ import { loadConfig } from '../../src/core/config.js';
 import { Rng } from '../../src/core/rng.js';
 import { describeBackend, selectBackend } from '../../src/backend/select.js';
 import { tf } from '../../src/backend/tf.js';
-import { nativeBlas } from '../../src/backend/native-blas.js';
+import { type NativeBlas, nativeBlas } from '../../src/backend/native-blas.js';
 import { nativeUse, setNativeUse } from '../../src/backend/native.js';
 import { GradientPool } from '../../src/learner/data-parallel/gradient-pool.js';
 import { accumulateGradients, type GradientOptions } from '../../src/learner/grad-accumulate.js';
@@ -194,16 +194,34 @@ interface LargeRates {
   readonly single: Rates;
   readonly matmulOnly: Rates;
   readonly torch1: Rates;
+  /** Per machine: one process with every core as BLAS threads, data parallel across the cores, PyTorch with every core. */
+  readonly singleAllThreads: Rates;
+  readonly parallel: Rates;
+  readonly torchAll: Rates;
 }
 
-/** The larger shape, per core: turnwise with and without the native kernels, PyTorch 1 thread; `rounds` interleaved rounds. */
-async function largeShape(rounds: number, seconds: number, torchSteps: number, blas: boolean): Promise<LargeRates> {
-  const out: LargeRates = { single: new Rates(), matmulOnly: new Rates(), torch1: new Rates() };
+/**
+ * The larger shape, per core (turnwise with and without the native kernels, PyTorch 1 thread) and
+ * per machine (turnwise's two ways of using every core, PyTorch with every core); `rounds` interleaved rounds.
+ */
+async function largeShape(rounds: number, seconds: number, torchSteps: number, blas: NativeBlas | null, cores: number): Promise<LargeRates> {
+  const out: LargeRates = { single: new Rates(), matmulOnly: new Rates(), torch1: new Rates(), singleAllThreads: new Rates(), parallel: new Rates(), torchAll: new Rates() };
   for (let round = 0; round < rounds; round++) {
+    blas?.setThreads(1);
     await turnwiseRate(LARGE, 1, seconds, out.single);
-    if (blas) await withoutNativeKernels(() => turnwiseRate(LARGE, 1, seconds, out.matmulOnly));
+    if (blas !== null) await withoutNativeKernels(() => turnwiseRate(LARGE, 1, seconds, out.matmulOnly));
     torchRate(LARGE, 1, torchSteps, out.torch1);
+    if (cores > 1) {
+      if (blas !== null) {
+        blas.setThreads(cores);
+        await turnwiseRate(LARGE, 1, seconds, out.singleAllThreads);
+        blas.setThreads(1);
+      }
+      await turnwiseRate(LARGE, cores, seconds, out.parallel);
+      torchRate(LARGE, cores, torchSteps, out.torchAll);
+    }
   }
+  blas?.setThreads(1);
   return out;
 }
 
@@ -249,7 +267,9 @@ export async function measure(options: ScaleOptions): Promise<ScaleSection> {
     if (cores > 1) torchRate(work, cores, torchSteps, r.torchAll);
   }
   blas?.setThreads(1);
-  const large = await largeShape(options.quick ? 1 : 2, options.quick ? 3 : 8, options.quick ? 3 : 8, blas !== null);
+  const large = await largeShape(options.quick ? 1 : 2, options.quick ? 3 : 8, options.quick ? 3 : 8, blas, cores);
+  const largeMachine = Math.max(large.single.best, large.parallel.best, large.singleAllThreads.best);
+  const largeTorchMachine = Math.max(large.torch1.best, large.torchAll.best);
   const machine = Math.max(r.single.best, r.parallel.best, r.singleAllThreads.best);
   const torchMachine = Math.max(r.torch1.best, r.torchAll.best);
   const proxy = !torchIsCurrent(torchPython());
@@ -279,6 +299,10 @@ export async function measure(options: ScaleOptions): Promise<ScaleSection> {
       [`d${L.dModel} L${L.nLayers}: PyTorch, 1 thread`, `${large.torch1.describe('tok/s')}; ${share(large.torch1, largeFlopsPerToken)}`],
       [`d${L.dModel} L${L.nLayers}: turnwise / PyTorch per core`, vs(large.single, large.torch1)],
       ...proxyRow(large.single, large.torch1),
+      [`d${L.dModel} L${L.nLayers}: turnwise, 1 process, ${cores} BLAS threads`, blas !== null && cores > 1 ? large.singleAllThreads.describe('tok/s') : 'n/a'],
+      [`d${L.dModel} L${L.nLayers}: turnwise, dataParallel ${cores} (worker threads)`, cores > 1 ? `${large.parallel.describe('tok/s')} (${ratio(large.parallel.best, large.single.best)} of 1 process)` : 'n/a (1 core)'],
+      [`d${L.dModel} L${L.nLayers}: PyTorch, ${cores} threads`, cores > 1 ? large.torchAll.describe('tok/s') : 'n/a (1 core)'],
+      [`d${L.dModel} L${L.nLayers}: turnwise / PyTorch per machine (each side's fastest setting)`, `${ratio(largeMachine, largeTorchMachine)} wall (goal >= 1.0x)`],
     ],
     notes: [
       `default: d${shape.dModel} L${shape.nLayers} H${shape.nHeads} ffn${shape.ffnHidden} vocab ${shape.vocabSize}, batch [${work.batch}, ${work.seq}]; large: d${L.dModel} L${L.nLayers} H${L.nHeads} ffn${L.ffnHidden} vocab ${L.vocabSize}, batch [${LARGE.batch}, ${LARGE.seq}]; every position trained; PPO-clip + clip-norm + Adam on both sides`,
