@@ -32,7 +32,7 @@ for (const [name, title] of ALGORITHMS) {
       // Untrained: about 0.02–0.06 on PickupAbove (a random pick wins 9 of 256 held-out tasks in 5 turns).
       // Bound from the spread study (docs/testing.md's rule: at least 0.05 below the lowest gain, rounded
       // down to a multiple of 0.05): the gain over 7 runs of each algorithm — the fixed seed under the
-      // default (Cooperlake) and Haswell kernels and the wasm path (all three alike: PPO 0.063 → 0.242, RLOO
+      // default (Cooperlake), Haswell, SkylakeX, Zen and Sandybridge kernels and the wasm path (all alike: PPO 0.063 → 0.242, RLOO
       // → 0.227, REINFORCE++ → 0.219), and seeds 101–104 on the default kernel — ranged 0.133–0.211
       // (PPO 0.141–0.203, REINFORCE++ 0.141–0.211, RLOO 0.133–0.195; seed 102 lowest for all three).
       // `node --import tsx scripts/learning-spread.ts --tests babyai-algorithms --kernels default --seeds fixed,101,102,103,104`,
