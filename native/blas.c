@@ -198,6 +198,7 @@ napi_value decode_attention_js(napi_env env, napi_callback_info info);
 napi_value decode_layer_js(napi_env env, napi_callback_info info);
 napi_value decode_head_js(napi_env env, napi_callback_info info);
 napi_value decode_scratch_js(napi_env env, napi_callback_info info);
+napi_value decode_profile_js(napi_env env, napi_callback_info info);
 /* native/fma_peak.c */
 napi_value fma_peak_js(napi_env env, napi_callback_info info);
 /* native/layers.c */
@@ -215,6 +216,7 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
       {"adamStepHost", NULL, adam_step_host_js, NULL, NULL, NULL, napi_default, NULL},
       {"decodeHead", NULL, decode_head_js, NULL, NULL, NULL, napi_default, NULL},
       {"decodeLayer", NULL, decode_layer_js, NULL, NULL, NULL, napi_default, NULL},
+      {"decodeProfile", NULL, decode_profile_js, NULL, NULL, NULL, napi_default, NULL},
       {"decodeScratchFloats", NULL, decode_scratch_js, NULL, NULL, NULL, napi_default, NULL},
       {"decodeAttention", NULL, decode_attention_js, NULL, NULL, NULL, napi_default, NULL},
       {"fmaPeak", NULL, fma_peak_js, NULL, NULL, NULL, napi_default, NULL},
