@@ -104,7 +104,7 @@ static void attend_all(const float *q, const float *keys, const float *values, c
         /* The next block's used slots (`ahead` floats of keys and of values), prefetched a key row
            at a time as this block's rows are read: at 64 rows the caches (~7 MB a layer) come from
            DRAM. One burst of prefetches per block overflowed the miss queue (24.5 ms of attention
-           per 30-layer step at B = 64); spread this way it is 16.5 ms (bench/decode-profile.ts). */
+           per 30-layer step at B = 64, cold caches); spread this way it is 16.5 ms (bench/RESULTS.md, "decode-speed"). */
         const int64_t next = block + cap * hd, used = (s->past + t) * hd;
         const int64_t ahead = next + used <= s->rows * s->kv_heads * cap * hd ? used : 0;
         if (hd == 64) group_64(q + q_off, t * hd, keys + block, values + block, visible, n, group, scale, scores, out + q_off, t * hd, keys + next, values + next, ahead);
