@@ -103,7 +103,7 @@ static void attend_all(const float *q, const float *keys, const float *values, c
         const int64_t block = (b * s->kv_heads + kh) * cap * hd;
         /* The next block's used slots (`ahead` floats of keys and of values), prefetched a key row
            at a time as this block's rows are read: at 64 rows the caches (~7 MB a layer) come from
-           DRAM. One burst of prefetches per block overflowed the miss queue (24.5 ms of attention
+           DRAM. One burst of prefetches per block (likely more than the miss queue holds) left 24.5 ms of attention
            per 30-layer step at B = 64, cold caches); spread this way it is 16.5 ms (bench/RESULTS.md, "decode-speed"). */
         const int64_t next = block + cap * hd, used = (s->past + t) * hd;
         const int64_t ahead = next + used <= s->rows * s->kv_heads * cap * hd ? used : 0;
