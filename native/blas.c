@@ -11,6 +11,7 @@
 #include <node_api.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels.h"
@@ -44,15 +45,29 @@ static void note_tried(char *tried, size_t size, const char *name, const char *w
   if (used < size) snprintf(tried + used, size - used, "%s (%s); ", name, why);
 }
 
-/* open(candidates: string[]): string — the library that provided cblas_sgemm. */
+/*
+ * open(candidates: string[], coreType?: string): string — the library that provided cblas_sgemm.
+ * A non-empty coreType becomes OPENBLAS_CORETYPE (unless the environment has one) before the first
+ * dlopen: OpenBLAS reads it once, when it loads (src/backend/openblas-core-type.ts says why).
+ */
 static napi_value open_blas(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
+  size_t argc = 2;
+  napi_value argv[2];
   CHECK(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   if (sgemm != NULL) {
     napi_value out;
     CHECK(env, napi_create_string_utf8(env, library, NAPI_AUTO_LENGTH, &out));
     return out;
+  }
+  if (argc >= 2) {
+    char core[64];
+    size_t core_len = 0;
+    napi_valuetype type;
+    CHECK(env, napi_typeof(env, argv[1], &type));
+    if (type != napi_undefined) {
+      if (type != napi_string || napi_get_value_string_utf8(env, argv[1], core, sizeof core, &core_len) != napi_ok) return throw_type(env, "open: coreType must be a string");
+      if (core_len > 0 && getenv("OPENBLAS_CORETYPE") == NULL) setenv("OPENBLAS_CORETYPE", core, 0);
+    }
   }
   uint32_t count = 0;
   if (argc < 1 || napi_get_array_length(env, argv[0], &count) != napi_ok) return throw_type(env, "open: expected an array of library names");
@@ -198,6 +213,7 @@ napi_value decode_attention_js(napi_env env, napi_callback_info info);
 napi_value decode_layer_js(napi_env env, napi_callback_info info);
 napi_value decode_head_js(napi_env env, napi_callback_info info);
 napi_value decode_scratch_js(napi_env env, napi_callback_info info);
+napi_value decode_profile_js(napi_env env, napi_callback_info info);
 /* native/fma_peak.c */
 napi_value fma_peak_js(napi_env env, napi_callback_info info);
 /* native/layers.c */
@@ -215,6 +231,7 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
       {"adamStepHost", NULL, adam_step_host_js, NULL, NULL, NULL, napi_default, NULL},
       {"decodeHead", NULL, decode_head_js, NULL, NULL, NULL, napi_default, NULL},
       {"decodeLayer", NULL, decode_layer_js, NULL, NULL, NULL, napi_default, NULL},
+      {"decodeProfile", NULL, decode_profile_js, NULL, NULL, NULL, napi_default, NULL},
       {"decodeScratchFloats", NULL, decode_scratch_js, NULL, NULL, NULL, napi_default, NULL},
       {"decodeAttention", NULL, decode_attention_js, NULL, NULL, NULL, napi_default, NULL},
       {"fmaPeak", NULL, fma_peak_js, NULL, NULL, NULL, napi_default, NULL},

@@ -21,6 +21,8 @@
 #include "napi_arrays.h"
 
 #define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+/* Into L2 (prefetcht2-class hint): the next block arrives while this one is computed. */
+#define PREFETCH(p) __builtin_prefetch((p), 0, 1)
 
 typedef struct {
   int64_t rows, heads, kv_heads, queries, head_dim, past, capacity;
@@ -32,9 +34,11 @@ typedef struct {
  * group share each key and value row while it is in registers (2.3x faster than head by head).
  */
 static inline __attribute__((always_inline)) void group_body(const float *restrict q, int64_t q_stride, const float *restrict keys, const float *restrict values, const int32_t *restrict visible,
-                                                             int64_t n, const int64_t hd, int64_t g, float scale, float *restrict scores, float *restrict out, int64_t out_stride) {
+                                                             int64_t n, const int64_t hd, int64_t g, float scale, float *restrict scores, float *restrict out, int64_t out_stride,
+                                                             const float *next_keys, const float *next_values, int64_t next_floats) {
   for (int64_t k = 0; k < n; k++) {
     const float *key = keys + (int64_t)visible[k] * hd;
+    for (int64_t off = k * hd; off < (k + 1) * hd && off < next_floats; off += 16) PREFETCH(next_keys + off);
     for (int64_t h = 0; h < g; h++) {
       const float *qh = q + h * q_stride;
       float dot = 0;
@@ -61,20 +65,25 @@ static inline __attribute__((always_inline)) void group_body(const float *restri
   }
   for (int64_t k = 0; k < n; k++) {
     const float *value = values + (int64_t)visible[k] * hd;
+    for (int64_t off = k * hd; off < (k + 1) * hd && off < next_floats; off += 16) PREFETCH(next_values + off);
     for (int64_t h = 0; h < g; h++) {
       float w = scores[h * n + k];
       float *o = out + h * out_stride;
       for (int64_t d = 0; d < hd; d++) o[d] += w * value[d];
     }
   }
+  for (int64_t off = n * hd; off < next_floats; off += 16) {
+    PREFETCH(next_keys + off);
+    PREFETCH(next_values + off);
+  }
 }
 
 /* Any head size, and head size 64 (SmolLM2, Llama 3.2, Qwen) with its loops fully unrolled. */
-CLONES static void group_any(const float *q, int64_t qs, const float *keys, const float *values, const int32_t *visible, int64_t n, int64_t hd, int64_t g, float scale, float *scores, float *out, int64_t os) {
-  group_body(q, qs, keys, values, visible, n, hd, g, scale, scores, out, os);
+CLONES static void group_any(const float *q, int64_t qs, const float *keys, const float *values, const int32_t *visible, int64_t n, int64_t hd, int64_t g, float scale, float *scores, float *out, int64_t os, const float *pk, const float *pv, int64_t pn) {
+  group_body(q, qs, keys, values, visible, n, hd, g, scale, scores, out, os, pk, pv, pn);
 }
-CLONES static void group_64(const float *q, int64_t qs, const float *keys, const float *values, const int32_t *visible, int64_t n, int64_t g, float scale, float *scores, float *out, int64_t os) {
-  group_body(q, qs, keys, values, visible, n, 64, g, scale, scores, out, os);
+CLONES static void group_64(const float *q, int64_t qs, const float *keys, const float *values, const int32_t *visible, int64_t n, int64_t g, float scale, float *scores, float *out, int64_t os, const float *pk, const float *pv, int64_t pn) {
+  group_body(q, qs, keys, values, visible, n, 64, g, scale, scores, out, os, pk, pv, pn);
 }
 
 static void attend_all(const float *q, const float *keys, const float *values, const uint8_t *past_mask, const uint8_t *new_mask, float *out, const Shape *s, int32_t *visible, float *scores) {
@@ -92,17 +101,14 @@ static void attend_all(const float *q, const float *keys, const float *values, c
           continue;
         }
         const int64_t block = (b * s->kv_heads + kh) * cap * hd;
-        /* The next block's used slots, prefetched while this one is computed: at 64 rows the caches
-           (~7 MB a layer) come from DRAM, and this took a 30-layer step's attention from 35 to 23 ms. */
+        /* The next block's used slots (`ahead` floats of keys and of values), prefetched a key row
+           at a time as this block's rows are read: at 64 rows the caches (~7 MB a layer) come from
+           DRAM. One burst of prefetches per block (likely more than the miss queue holds) left 24.5 ms of attention
+           per 30-layer step at B = 64, cold caches); spread this way it is 16.5 ms (bench/RESULTS.md, "decode-speed"). */
         const int64_t next = block + cap * hd, used = (s->past + t) * hd;
-        if (next + used <= s->rows * s->kv_heads * cap * hd) {
-          for (int64_t off = 0; off < used; off += 16) {
-            __builtin_prefetch(keys + next + off);
-            __builtin_prefetch(values + next + off);
-          }
-        }
-        if (hd == 64) group_64(q + q_off, t * hd, keys + block, values + block, visible, n, group, scale, scores, out + q_off, t * hd);
-        else group_any(q + q_off, t * hd, keys + block, values + block, visible, n, hd, group, scale, scores, out + q_off, t * hd);
+        const int64_t ahead = next + used <= s->rows * s->kv_heads * cap * hd ? used : 0;
+        if (hd == 64) group_64(q + q_off, t * hd, keys + block, values + block, visible, n, group, scale, scores, out + q_off, t * hd, keys + next, values + next, ahead);
+        else group_any(q + q_off, t * hd, keys + block, values + block, visible, n, hd, group, scale, scores, out + q_off, t * hd, keys + next, values + next, ahead);
       }
     }
   }

@@ -19,6 +19,7 @@
 #include <node_api.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "kernels.h"
 #include "napi_arrays.h"
@@ -26,6 +27,21 @@
 enum { IN_NORM, WQ, BQ, WK, BK, WV, BV, WO, BO, Q_NORM, K_NORM, POST_NORM, WG, BG, WU, BU, WD, BD, TENSORS };
 enum { PQ, PK, PV, PO, PG, PU, PD, PROJECTIONS };
 enum { ROWS, D, HEADS, KV_HEADS, HEAD_DIM, FFN, SLOT, CAPACITY, RANK, DIMS };
+
+/* Thread-CPU seconds per phase of the decode step (decodeProfile): where a step's time goes. */
+enum { T_NORM, T_QKV, T_QK_ROPE, T_CACHE, T_ATTENTION, T_O, T_ADDS, T_GATE_UP, T_SWIGLU, T_DOWN, T_HEAD, PHASES };
+static double phase_seconds[PHASES];
+static double thread_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+/* Charges the time since *mark to `phase` and moves the mark. */
+static void charge(int phase, double *mark) {
+  const double now = thread_now();
+  phase_seconds[phase] += now - *mark;
+  *mark = now;
+}
 
 typedef struct {
   const float *a, *b; /* LoRA A [in, r], B [r, out], or NULL */
@@ -127,9 +143,12 @@ napi_value decode_layer_js(napi_env env, napi_callback_info info) {
   float *y = ctx + rows * qw, *g = y + rows * (d > f ? d : f), *u = g + rows * f, *gated = u + rows * f, *t1 = gated + rows * f, *t2 = t1 + rows * rank;
 
   /* Attention half. */
+  double mark = thread_now();
   tw_rms_norm(x, t[IN_NORM], h, inv, rows, d, (float)eps);
+  charge(T_NORM, &mark);
   project(h, rows, d, qw, t[WQ], t[BQ], &lora[PQ], rank, q, t1, t2);
   project(h, rows, d, kw, t[WK], t[BK], &lora[PK], rank, k, t1, t2);
+  charge(T_QKV, &mark);
   const float *qin = q, *kin = k;
   if (t[Q_NORM] != NULL && t[K_NORM] != NULL) {
     tw_rms_norm(q, t[Q_NORM], qn, inv, rows * heads, hd, (float)eps);
@@ -137,9 +156,12 @@ napi_value decode_layer_js(napi_env env, napi_callback_info info) {
     qin = qn;
     kin = kn;
   }
+  charge(T_QK_ROPE, &mark);
   project(h, rows, d, kw, t[WV], t[BV], &lora[PV], rank, v, t1, t2);
+  charge(T_QKV, &mark);
   tw_rope(qin, cos, sin, qr, rows, heads, 1, hd);
   tw_rope(kin, cos, sin, kr, rows, kvh, 1, hd);
+  charge(T_QK_ROPE, &mark);
   for (int64_t r = 0; r < rows; r++) {
     for (int64_t kh = 0; kh < kvh; kh++) {
       const int64_t to = ((r * kvh + kh) * cap + slot) * hd, from = r * kw + kh * hd;
@@ -147,17 +169,26 @@ napi_value decode_layer_js(napi_env env, napi_callback_info info) {
       memcpy(values + to, v + from, (size_t)hd * sizeof(float));
     }
   }
+  charge(T_CACHE, &mark);
   if (!tw_decode_attention(qr, keys, values, past_mask, new_mask, ctx, rows, heads, kvh, 1, hd, slot, cap)) return throw_type(env, "decodeLayer: out of memory");
+  charge(T_ATTENTION, &mark);
   project(ctx, rows, qw, d, t[WO], t[BO], &lora[PO], rank, y, t1, t2);
+  charge(T_O, &mark);
   for (int64_t i = 0; i < rows * d; i++) x[i] = x[i] + y[i];
+  charge(T_ADDS, &mark);
 
   /* MLP half: attended + down(silu(gate(normed)) * up(normed)). */
   tw_rms_norm(x, t[POST_NORM], h, inv, rows, d, (float)eps);
+  charge(T_NORM, &mark);
   project(h, rows, d, f, t[WG], t[BG], &lora[PG], rank, g, t1, t2);
   project(h, rows, d, f, t[WU], t[BU], &lora[PU], rank, u, t1, t2);
+  charge(T_GATE_UP, &mark);
   tw_swiglu(g, u, gated, rows * f);
+  charge(T_SWIGLU, &mark);
   project(gated, rows, f, d, t[WD], t[BD], &lora[PD], rank, y, t1, t2);
+  charge(T_DOWN, &mark);
   for (int64_t i = 0; i < rows * d; i++) x[i] = x[i] + y[i];
+  charge(T_ADDS, &mark);
   return NULL;
 }
 
@@ -191,8 +222,22 @@ napi_value decode_head_js(napi_env env, napi_callback_info info) {
       !f32(env, a[8], &logits, &ll) || ll < (size_t)(rows * vocab) || !f32(env, a[9], &scratch, &ls) || ls < (size_t)(rows * d + rows))
     return throw_type(env, "decodeHead: x [rows, d], norm [d], head [vocab * d], logits [rows, vocab] and scratch [rows * (d + 1)] must be Float32Arrays");
   float *h = scratch, *inv = scratch + rows * d;
+  double mark = thread_now();
   tw_rms_norm(x, norm, h, inv, rows, d, (float)eps);
   /* Tied: the embedding [vocab, d], transposed; else lm_head stored [d, vocab]. */
   if (!tw_matmul(rows, vocab, d, h, head, tied ? 1 : 0, logits)) return throw_type(env, "decodeHead: no BLAS open");
+  charge(T_HEAD, &mark);
   return NULL;
+}
+
+/* decodeProfile(): thread-CPU seconds per phase since the last call (norm, qkv, qkNormRope, cache, attention, o, adds, gateUp, swiglu, down, head), then zeroed. */
+napi_value decode_profile_js(napi_env env, napi_callback_info info) {
+  (void)info;
+  napi_value out, item;
+  if (napi_create_array_with_length(env, PHASES, &out) != napi_ok) return NULL;
+  for (int i = 0; i < PHASES; i++) {
+    if (napi_create_double(env, phase_seconds[i], &item) != napi_ok || napi_set_element(env, out, (uint32_t)i, item) != napi_ok) return NULL;
+    phase_seconds[i] = 0;
+  }
+  return out;
 }

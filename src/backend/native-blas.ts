@@ -9,14 +9,16 @@
  * Loaded lazily and at most once; `nativeBlas()` says why not when it is not available, so the
  * backend line can tell the user (`matmul: wasm (native BLAS: addon not built)`).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { openblasCoreType } from './openblas-core-type.js';
 
 /** The addon's functions (see `native/blas.c`). */
 export interface NativeBlasAddon {
-  open(candidates: readonly string[]): string;
+  /** Opens the first CBLAS library that loads; `coreType` (when not '') is set as `OPENBLAS_CORETYPE` first unless the environment already has one. */
+  open(candidates: readonly string[], coreType?: string): string;
   sgemmBatch(a: Float32Array, b: Float32Array, c: Float32Array, batchA: number, batchB: number, batch: number, m: number, n: number, k: number, transA: boolean, transB: boolean): void;
   setThreads(n: number): void;
   threads(): number;
@@ -78,6 +80,15 @@ export const BLAS_CANDIDATES = ['libopenblas.so.0', 'libopenblas.so', 'libcblas.
 /** Where `npm run build` puts the addon, relative to the package root. */
 export const ADDON_PATH = 'native/build/turnwise_blas.node';
 
+/** /proc/cpuinfo, or '' where there is none (not Linux). */
+function cpuInfo(): string {
+  try {
+    return readFileSync('/proc/cpuinfo', 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 let loaded: { blas: NativeBlas | null; why: string } | null = null;
 
 function packageRoot(): string {
@@ -110,7 +121,7 @@ export function nativeBlas(): { readonly blas: NativeBlas | null; readonly why: 
   }
   try {
     const addon = createRequire(import.meta.url)(file) as NativeBlasAddon;
-    const library = addon.open(BLAS_CANDIDATES);
+    const library = addon.open(BLAS_CANDIDATES, openblasCoreType(cpuInfo(), process.env) ?? '');
     // The addon's functions are non-enumerable (napi_default), so a spread would copy none: inherit them.
     loaded = { blas: Object.create(addon, { library: { value: library, enumerable: true } }) as NativeBlas, why: '' };
   } catch (err) {

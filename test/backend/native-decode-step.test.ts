@@ -83,6 +83,21 @@ describe.runIf(blas !== null)('native decode step (wasm backend)', () => {
     });
   }
 
+  it('decodeProfile charges each phase of a step its thread-CPU time, then starts again from zero', () => {
+    const profile = (blas as unknown as { decodeProfile(): number[] }).decodeProfile.bind(blas);
+    const m = model(BASE, false);
+    const cache = m.createCache(2, 8);
+    tf.dispose(m.extend(cache, Int32Array.of(1, 2, 3, 4), new Uint8Array(4).fill(1), 2));
+    profile();
+    for (let step = 0; step < 3; step++) expect(m.decodeStep(cache, Int32Array.of(5 + step, 6))).not.toBeNull();
+    const seconds = profile();
+    expect(seconds).toHaveLength(11); // norm, qkv, qkNormRope, cache, attention, o, adds, gateUp, swiglu, down, head
+    for (const s of seconds) expect(s).toBeGreaterThanOrEqual(0);
+    expect(seconds.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+    expect(profile().every((s) => s === 0)).toBe(true);
+    m.dispose();
+  });
+
   it('declines what it does not run (an empty cache, a position past the context) and changes nothing', () => {
     const m = model(BASE, false);
     const cache = m.createCache(2, 4);

@@ -29,7 +29,7 @@ describe('GRPO on BabyAI GoToRedBall (fixed seed, small budget)', () => {
     expect(after?.step).toBe(10);
     // Untrained: about 0.4 (it picks uniformly among the listed actions); trained: about 0.65+.
     // Bound from the spread study (docs/testing.md): the gain over 14 runs — the fixed seed under OpenBLAS's
-    // Cooperlake (this machine's default), Haswell, SkylakeX, Zen and Sandybridge kernels and the wasm path
+    // Cooperlake (OpenBLAS's own pick on this machine; turnwise asks for Zen since issue 31), Haswell, SkylakeX, Zen and Sandybridge kernels and the wasm path
     // (all six alike), and seeds 101–108 on the default kernel — ranged 0.188–0.320; the bound sits at least
     // 0.05 (about one standard error of a held-out success rate near 0.5) below the lowest.
     // `node --import tsx scripts/learning-spread.ts --tests babyai-grpo --seeds fixed` (six kernels), then

@@ -38,7 +38,7 @@ describe('GRPO on deep search, one-hop "capital of <country>" questions (fixed s
     console.log(`deepsearch hops1/country_capital held-out success: ${before!.successRate.toFixed(3)} -> ${after!.successRate.toFixed(3)}`);
     // Untrained: about 0.3-0.5 (it often searches again on turn 2); trained: about 0.9.
     // Bound from the spread study (docs/testing.md): the gain over 10 runs — the fixed seed under OpenBLAS's
-    // Cooperlake (this machine's default), Haswell, SkylakeX, Zen and Sandybridge kernels and the wasm path
+    // Cooperlake (OpenBLAS's own pick on this machine; turnwise asks for Zen since issue 31), Haswell, SkylakeX, Zen and Sandybridge kernels and the wasm path
     // (all six alike), and seeds 101–104 on the default kernel — ranged 0.360–0.580; the bound sits at least
     // 0.05 (about one standard error of a held-out success rate near 0.5) below the lowest.
     // `node --import tsx scripts/learning-spread.ts --tests deepsearch-grpo --seeds fixed` (six kernels),

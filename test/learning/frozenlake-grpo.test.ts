@@ -31,7 +31,7 @@ describe('GRPO on FrozenLake 4x4, not slippery, generated maps (fixed seed, smal
     expect(after?.step).toBe(12);
     // Untrained: about 0 (it walks into holes or off the edge); trained: about 0.3 on held-out maps.
     // Bound from the spread study (docs/testing.md): the gain over 10 runs — the fixed seed under OpenBLAS's
-    // Cooperlake (this machine's default), Haswell, SkylakeX, Zen and Sandybridge kernels and the wasm path
+    // Cooperlake (OpenBLAS's own pick on this machine; turnwise asks for Zen since issue 31), Haswell, SkylakeX, Zen and Sandybridge kernels and the wasm path
     // (all six alike), and seeds 101–104 on the default kernel — ranged 0.250–0.328; the bound sits at least
     // 0.05 (about one standard error of a held-out success rate near 0.5) below the lowest.
     // `node --import tsx scripts/learning-spread.ts --tests frozenlake-grpo --seeds fixed` (six kernels),

@@ -31,7 +31,7 @@ describe('GRPO on tiny random mazes, start top-left and goal bottom-right (fixed
     expect(after?.step).toBe(10);
     // Untrained: about 0.1 (uniform over four moves, many into walls); trained: about 0.75 on held-out layouts.
     // Bound from the spread study (docs/testing.md): the gain over 10 runs — the fixed seed under OpenBLAS's
-    // Cooperlake (this machine's default), Haswell, SkylakeX, Zen and Sandybridge kernels and the wasm path
+    // Cooperlake (OpenBLAS's own pick on this machine; turnwise asks for Zen since issue 31), Haswell, SkylakeX, Zen and Sandybridge kernels and the wasm path
     // (all six alike), and seeds 101–104 on the default kernel — ranged 0.406–0.711; the bound sits at least
     // 0.05 (about one standard error of a held-out success rate near 0.5) below the lowest.
     // `node --import tsx scripts/learning-spread.ts --tests maze-grpo --seeds fixed` (six kernels), then

@@ -35,7 +35,7 @@ describe('GRPO on TextCraft depth-1 goals (fixed seed, small budget)', () => {
     console.log(`textcraft depth-1 held-out success: ${before!.successRate.toFixed(3)} -> ${after!.successRate.toFixed(3)}`);
     // Untrained: about 0.2 (a random listed action each turn, 4 turns); trained: well above.
     // Bound from the spread study (docs/testing.md): the gain over 14 runs — the fixed seed under OpenBLAS's
-    // Cooperlake (this machine's default), Haswell, SkylakeX, Zen and Sandybridge kernels and the wasm path
+    // Cooperlake (OpenBLAS's own pick on this machine; turnwise asks for Zen since issue 31), Haswell, SkylakeX, Zen and Sandybridge kernels and the wasm path
     // (all six alike), and seeds 101–108 on the default kernel — ranged 0.165–0.339; the bound sits at least
     // 0.05 (about one standard error of a held-out success rate near 0.5) below the lowest.
     // `node --import tsx scripts/learning-spread.ts --tests textcraft-grpo --seeds fixed` (six kernels), then

@@ -31,7 +31,7 @@ describe('GRPO on Wordle with a six-word answer pool and two guesses (fixed seed
     expect(after?.step).toBe(10);
     // Held-out answers are bound and sound (pool positions 0 and 4). Opening with shrub identifies every -ound word, so the best policy wins always; a uniform pick among the listed words wins about half the time (untrained: about 0.5; trained: about 0.9).
     // Bound from the spread study (docs/testing.md): the gain over 14 runs — the fixed seed under OpenBLAS's
-    // Cooperlake (this machine's default), Haswell, SkylakeX, Zen and Sandybridge kernels and the wasm path
+    // Cooperlake (OpenBLAS's own pick on this machine; turnwise asks for Zen since issue 31), Haswell, SkylakeX, Zen and Sandybridge kernels and the wasm path
     // (all six alike), and seeds 101–108 on the default kernel — ranged 0.191–0.515; the bound sits at least
     // 0.05 (about one standard error of a held-out success rate near 0.5) below the lowest.
     // `node --import tsx scripts/learning-spread.ts --tests wordle-grpo --seeds fixed` (six kernels), then
