@@ -69,7 +69,7 @@ export function createServeApp(model: ServedModel, options: ServeAppOptions): Ho
   let nextId = 0;
   const ctx: RouteContext = {
     model,
-    batcher: new GenerationBatcher(model.policy, options.rng, options.maxBatch ?? 32),
+    batcher: new GenerationBatcher(model.policy, options.rng, options.maxBatch ?? 32, model.maxContext),
     limits: {
       maxMessages: options.maxMessages ?? 1024,
       maxPrompts: options.maxPrompts ?? 64,

@@ -5,6 +5,12 @@
  * on the model (prompt scoring) queues in the same line, so the model is never entered twice at
  * once.
  *
+ * A batch also holds at most `maxBatchTokens` tokens (each request's prompt plus its token limit;
+ * the head of the queue always goes, alone if need be): the server's memory estimate counts one
+ * full-context request's prefill and KV caches in flight (`./serve-memory.ts`), and 32 long prompts
+ * in one call would prefill and cache up to 32 times that. Later requests wait for the next call,
+ * in arrival order.
+ *
  * Why not the sampler actor: it samples a whole batch with one fixed setting, and HTTP clients
  * choose temperature / top_p / max_tokens per request. With a per-request `seed` a request's
  * draws do not depend on its batch-mates (see `ActRequest.seed`).
@@ -24,7 +30,7 @@ type Job =
 
 /**
  * @example
- * const batcher = new GenerationBatcher(policy, rng, 32);
+ * const batcher = new GenerationBatcher(policy, rng, 32, 4096);
  * const result = await batcher.generate({ contextTokens, actionChoices: null, seed: 7, maxNewTokens: 24 }, { temperature: 1, topP: 1 });
  */
 export class GenerationBatcher {
@@ -32,12 +38,16 @@ export class GenerationBatcher {
   private running = false;
   /** Batches generated so far, with their sizes (for tests and logs). */
   readonly batchSizes: number[] = [];
+  /** Prompt + new tokens of each batch (for tests and logs). */
+  readonly batchTokens: number[] = [];
 
   constructor(
     private readonly policy: Policy,
     /** Stream for requests that carry no seed. */
     private readonly rng: Rng,
     private readonly maxBatch: number,
+    /** Most prompt + new tokens one batch may hold (the served context: what the memory estimate counts in flight). */
+    private readonly maxBatchTokens: number = Number.POSITIVE_INFINITY,
   ) {}
 
   /** Generates for one request (batched with others of the same settings). */
@@ -80,12 +90,21 @@ export class GenerationBatcher {
         continue;
       }
       const batch: Extract<Job, { kind: 'generate' }>[] = [];
+      let tokens = 0;
       for (let i = 0; i < this.queue.length && batch.length < this.maxBatch; ) {
         const job = this.queue[i] as Job;
-        if (job.kind === 'generate' && job.key === head.key) batch.push(...(this.queue.splice(i, 1) as Extract<Job, { kind: 'generate' }>[]));
-        else i++;
+        if (job.kind !== 'generate' || job.key !== head.key) {
+          i++;
+          continue;
+        }
+        const cost = job.request.contextTokens.length + job.request.maxNewTokens;
+        // Stop at the first request that does not fit, so requests of one setting keep their order.
+        if (batch.length > 0 && tokens + cost > this.maxBatchTokens) break;
+        tokens += cost;
+        batch.push(...(this.queue.splice(i, 1) as Extract<Job, { kind: 'generate' }>[]));
       }
       this.batchSizes.push(batch.length);
+      this.batchTokens.push(tokens);
       const { temperature, topP } = head.settings;
       const requests = batch.map((p) => p.request);
       const maxNewTokens = Math.max(...requests.map((r) => r.maxNewTokens));
