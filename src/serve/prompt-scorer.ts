@@ -8,13 +8,13 @@
  * never `[T, V]`. These are the model's own log-probs (temperature 1), exact rather than sampled.
  */
 import { tf } from '../backend/tf.js';
-import { headChunkRows } from '../models/transformer/chunked-head.js';
+import { scoringChunkRows } from './scoring-chunk-rows.js';
 import type { TransformerModel } from '../models/transformer/model.js';
 import type { PromptScorer, PromptScores } from './served-model.js';
 
 /** How {@link modelScorer} runs. */
 export interface ScorerOptions {
-  /** Prompt positions whose `[rows, vocab]` logits exist at once. Default `headChunkRows(vocab)` (the training loss head's chunk). */
+  /** Prompt positions whose `[rows, vocab]` logits exist at once. Default `scoringChunkRows(vocab)` (the chunk budget over this path's five maps). */
   readonly chunkRows?: number;
 }
 
@@ -33,7 +33,7 @@ export function modelScorer(model: TransformerModel, options: ScorerOptions = {}
       const v = model.config.vocabSize;
       const out = model.outputVocab;
       const k = Math.min(topK, out);
-      const chunks = model.forwardLogitChunks(ids.subarray(0, t), new Uint8Array(t).fill(1), 1, t, options.chunkRows ?? headChunkRows(v), (logits, start) => {
+      const chunks = model.forwardLogitChunks(ids.subarray(0, t), new Uint8Array(t).fill(1), 1, t, options.chunkRows ?? scoringChunkRows(v), (logits, start) => {
         const rows = logits.shape[0];
         const targets = new Int32Array(rows);
         for (let i = 0; i < rows; i++) targets[i] = i * v + (ids[start + i + 1] as number);

@@ -15,7 +15,7 @@
  * of that layer is alive at once — per token {@link scoringLayerFloats}, and two or three
  * `heads x T x T` attention maps (scores and probabilities; the tfjs form adds the masked sum) —
  * beside the layer's input, the `T x T` mask and the rotary factors. Then the head runs
- * `headChunkRows(vocab)` positions at a time: the residual stream `[T, d]` stays, and a chunk holds
+ * `scoringChunkRows(vocab)` positions at a time (the head chunk budget over these five maps): the residual stream `[T, d]` stays, and a chunk holds
  * its rows' final norm, their logits and the log-softmax's three maps (shifted, exp, result: tfjs's
  * `logSoftmax`), four `[rows, vocab]` maps, plus the top-k's slice of the tokenizer's ids where the
  * vocabulary is padded. What each chunk keeps (each position's log-prob, its top-k values and ids)
@@ -26,8 +26,8 @@ import type { LoraSpec, LoraTarget } from '../models/lora/lora.js';
 import { loraModules } from '../models/lora/lora.js';
 import { ALLOCATOR_SLACK } from '../models/memory-estimate.js';
 import { samplerMemory } from '../models/sampler-memory.js';
-import { headChunkRows } from '../models/transformer/chunked-head.js';
 import { headDim, kvHeads, queryWidth, type TransformerConfig } from '../models/transformer/config.js';
+import { scoringChunkRows } from './scoring-chunk-rows.js';
 import { MAX_TOP_LOGPROBS } from './sampling-params.js';
 
 const F32 = 4;
@@ -101,7 +101,7 @@ export function scoringBytes(config: TransformerConfig, lora: LoraSpec | null, t
   const v = config.vocabSize;
   const maps = (nativeKernels ? 2 : 3) * config.nHeads * t * t;
   const decoder = t * d + t + t * t + 2 * t * headDim(config) + t * scoringLayerFloats(config, lora, nativeKernels) + maps; // input, ids, mask, rotary factors, the layer, its maps
-  const rows = Math.min(t, headChunkRows(v));
+  const rows = Math.min(t, scoringChunkRows(v));
   const kept = t * (1 + 2 * topK); // each position's log-prob, its top-k values and ids
   // Inside the log-softmax: the rows' slice and norm, the logits, and four maps (shifted, its float32
   // copy, exp, the result) with the row max, sum and log, and the targets. Once it returns only the

@@ -11,7 +11,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../src/core/rng.js';
 import { nativeKernels, nativeUse, setNativeUse } from '../../src/backend/native.js';
 import { selectBackend } from '../../src/backend/select.js';
-import { HEAD_CHUNK_BYTES, headChunkRows, setHeadChunkBytes } from '../../src/models/transformer/chunked-head.js';
+import { HEAD_CHUNK_BYTES, setHeadChunkBytes } from '../../src/models/transformer/chunked-head.js';
+import { SCORING_HEAD_MAPS, scoringChunkRows } from '../../src/serve/scoring-chunk-rows.js';
 import { type TransformerConfig, TransformerModel } from '../../src/models/transformer/model.js';
 import { modelScorer } from '../../src/serve/prompt-scorer.js';
 import { scoringBytes } from '../../src/serve/serve-memory.js';
@@ -61,8 +62,8 @@ describe("serve's scoring estimate against a full-context scoring pass", () => {
     setNativeUse(use);
     expect(nativeKernels() !== null).toBe(use === 'all'); // CI has the addon: both paths run
     if (shape === WIDE) {
-      setHeadChunkBytes(3 * 4 * shape.vocabSize * WIDE_CHUNK_ROWS);
-      expect(headChunkRows(shape.vocabSize)).toBe(WIDE_CHUNK_ROWS);
+      setHeadChunkBytes(SCORING_HEAD_MAPS * 4 * shape.vocabSize * WIDE_CHUNK_ROWS);
+      expect(scoringChunkRows(shape.vocabSize)).toBe(WIDE_CHUNK_ROWS);
       expect(shape.maxContext % WIDE_CHUNK_ROWS).not.toBe(0);
     }
     const estimate = scoringBytes(shape, null, shape.maxContext, use === 'all');
@@ -76,11 +77,19 @@ describe("serve's scoring estimate against a full-context scoring pass", () => {
   it('takes the larger phase: the decoder grows with the square of the context, a head chunk with its rows', () => {
     const long = scoringBytes(LONG, null, 512, true);
     expect(scoringBytes(LONG, null, 1024, true)).toBeGreaterThan(3 * long); // attention maps: 4 x the floats at twice the context
-    setHeadChunkBytes(3 * 4 * WIDE.vocabSize * WIDE_CHUNK_ROWS);
+    setHeadChunkBytes(SCORING_HEAD_MAPS * 4 * WIDE.vocabSize * WIDE_CHUNK_ROWS);
     const wide = scoringBytes(WIDE, null, 64, true);
     // Five [24, vocab] maps (logits; the log-softmax's shifted, copy, exp, result) are most of it.
     expect(wide).toBeGreaterThan(4 * 5 * WIDE_CHUNK_ROWS * WIDE.vocabSize);
-    setHeadChunkBytes(3 * 4 * WIDE.vocabSize * 2 * WIDE_CHUNK_ROWS);
+    setHeadChunkBytes(SCORING_HEAD_MAPS * 4 * WIDE.vocabSize * 2 * WIDE_CHUNK_ROWS);
     expect(scoringBytes(WIDE, null, 64, true)).toBeGreaterThan(1.9 * wide); // twice the rows per chunk
+  });
+
+  it('sizes a scoring chunk for its five [rows, vocab] maps, so the chunk stays within the head budget', () => {
+    setHeadChunkBytes(HEAD_CHUNK_BYTES);
+    const vocab = 151936;
+    const rows = scoringChunkRows(vocab);
+    expect(SCORING_HEAD_MAPS * 4 * vocab * rows).toBeLessThanOrEqual(HEAD_CHUNK_BYTES);
+    expect(SCORING_HEAD_MAPS * 4 * vocab * (rows + 1)).toBeGreaterThan(HEAD_CHUNK_BYTES);
   });
 });

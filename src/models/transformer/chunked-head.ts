@@ -14,7 +14,7 @@ import { tf } from '../../backend/tf.js';
 import { nativeLossHeadGradient } from '../../backend/native-log-softmax.js';
 import { targetLogProbsAndEntropy } from './layers.js';
 
-/** Bytes of `[rows, vocab]` float32 maps one chunk may hold (three of them: logits, probabilities, gradient). */
+/** Bytes of `[rows, vocab]` float32 maps one chunk may hold (the training head's three: logits, probabilities, gradient; the serve scorer's five). */
 export const HEAD_CHUNK_BYTES = 192 * 2 ** 20;
 
 let budgetBytes = HEAD_CHUNK_BYTES;
@@ -29,11 +29,12 @@ export function setHeadChunkBytes(bytes: number): void {
 }
 
 /**
- * Rows per chunk for a vocabulary: the most whose three `[rows, vocab]` maps fit the budget ({@link HEAD_CHUNK_BYTES}).
+ * Rows per chunk for a vocabulary: the most whose `maps` `[rows, vocab]` maps (the path's own count;
+ * three for the training head) fit the budget ({@link HEAD_CHUNK_BYTES}).
  * @example headChunkRows(151936) // 110
  */
-export function headChunkRows(vocab: number, budget = budgetBytes): number {
-  return Math.max(1, Math.floor(budget / (3 * 4 * vocab)));
+export function headChunkRows(vocab: number, budget = budgetBytes, maps = 3): number {
+  return Math.max(1, Math.floor(budget / (maps * 4 * vocab)));
 }
 
 /** The LM head as the training forward applies it. */
