@@ -171,7 +171,8 @@ export function ownServedModel(parts: OwnModelParts): LoadedModel {
   const { config, tokenizer, model } = parts;
   const maxContext = model.config.maxContext;
   const text = turnwiseText(tokenizer, contextPolicyOf(config));
-  const policy = new TransformerPolicy(model, { endTokenId: text.endTokenId, stopTokenIds: text.stopTokenIds, version: parts.version ?? 0, cacheMaxBytes: parts.kvCacheBytes ?? 128 * 2 ** 20 });
+  // One prefill call feeds at most the served context: the one full-context prefill `./serve-memory.ts` counts.
+  const policy = new TransformerPolicy(model, { endTokenId: text.endTokenId, stopTokenIds: text.stopTokenIds, version: parts.version ?? 0, cacheMaxBytes: parts.kvCacheBytes ?? 128 * 2 ** 20, maxPrefillTokens: maxContext });
   const hf = HfTokenizer.fromJSON(tokenizer.toJSON());
   const files = text.files({ modelMaxLength: maxContext, maxNewTokens: config.sampling.maxActionTokens });
   const tokConfig = JSON.parse(files.find((f) => f.name === 'tokenizer_config.json')?.data ?? '{}') as Record<string, unknown>;
@@ -316,7 +317,8 @@ function servedHf(opened: { model: TransformerModel; notes: string[] }, contents
     const builder = files.template === undefined ? 'the model has no chat template' : choiceBuilder(files.template, tokenizer, files.stopTokenIds);
     const stopTokenIds = builder instanceof ChatContextBuilder ? builder.stopTokenIds : files.stopTokenIds;
     const endTokenId = builder instanceof ChatContextBuilder ? builder.endOfTurnId : (files.stopTokenIds[0] as number);
-    const policy = new TransformerPolicy(model, { endTokenId, stopTokenIds, version: spec.version, cacheMaxBytes: options.kvCacheBytes ?? 128 * 2 ** 20 });
+    // One prefill call feeds at most the served context: the one full-context prefill `./serve-memory.ts` counts.
+    const policy = new TransformerPolicy(model, { endTokenId, stopTokenIds, version: spec.version, cacheMaxBytes: options.kvCacheBytes ?? 128 * 2 ** 20, maxPrefillTokens: model.config.maxContext });
     const decoder = (contents.tokenizerJson as { decoder?: { type?: string; decoders?: { type?: string }[] } }).decoder;
     const byteLevel = decoder?.type === 'ByteLevel' || (decoder?.decoders ?? []).some((d) => d.type === 'ByteLevel');
     const tokens: TokenDecoder & { encode(text: string): Int32Array } = {
