@@ -1,32 +1,13 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import { Rng } from '../../src/core/rng.js';
-import '../../src/envs/index.js';
-import { getEnvironmentSpec } from '../../src/envs/registry.js';
-import { selectBackend } from '../../src/backend/select.js';
-import { TransformerModel } from '../../src/models/transformer/model.js';
-import { transformerConfigOf, trainRunTokenizer } from '../../src/runtime/policy-stack.js';
 import { createServeApp } from '../../src/serve/app.js';
 import { parseAvailableActions, toEpisodeView } from '../../src/serve/chat-request.js';
-import { ownServedModel } from '../../src/serve/load-model.js';
 import { textPieces } from '../../src/serve/token-text.js';
+import { tinyOwnServedModel } from './tiny-own-model.js';
 
 // An untrained model is enough to test the HTTP surface: what matters is validation and the shape
 // of the replies, not the quality of the actions.
-const config = resolveConfig(
-  parseConfig({
-    seed: 4,
-    env: { name: 'babyai', settings: { levels: ['GoToRedBall'] } },
-    tokenizer: { vocabSize: 300, corpusEpisodes: 20 },
-    model: { dModel: 16, nLayers: 1, nHeads: 2, ffnHidden: 32, maxContext: 128, backend: 'cpu' },
-    context: { history: 1, includeInstruction: true },
-  }),
-);
-await selectBackend('cpu');
-const spec = getEnvironmentSpec('babyai');
-const tokenizer = trainRunTokenizer(config, spec);
-const model = new TransformerModel(transformerConfigOf(config, tokenizer.vocabSize), Rng.fromSeed(4).fork('model'));
-const served = ownServedModel({ id: 'tiny', config, tokenizer, model, envInstruction: 'Reach the goal.' });
+const { served, tokenizer } = await tinyOwnServedModel();
 afterAll(() => served.dispose());
 const maxBodyBytes = 4096;
 const app = createServeApp(served, { rng: Rng.fromSeed(0), maxBodyBytes, maxMessages: 9, wallClockMs: () => 1_700_000_000_000 });

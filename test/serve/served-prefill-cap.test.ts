@@ -4,29 +4,11 @@
  * burst split that way generates what each prompt generates alone.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import { Rng } from '../../src/core/rng.js';
-import '../../src/envs/index.js';
-import { getEnvironmentSpec } from '../../src/envs/registry.js';
-import { selectBackend } from '../../src/backend/select.js';
-import { TransformerModel } from '../../src/models/transformer/model.js';
 import type { TransformerPolicy } from '../../src/models/transformer-policy.js';
-import { transformerConfigOf, trainRunTokenizer } from '../../src/runtime/policy-stack.js';
-import { ownServedModel } from '../../src/serve/load-model.js';
+import { tinyOwnServedModel } from './tiny-own-model.js';
 
-const config = resolveConfig(
-  parseConfig({
-    seed: 4,
-    env: { name: 'babyai', settings: { levels: ['GoToRedBall'] } },
-    tokenizer: { vocabSize: 300, corpusEpisodes: 20 },
-    model: { dModel: 16, nLayers: 1, nHeads: 2, ffnHidden: 32, maxContext: 128, backend: 'cpu' },
-    context: { history: 1, includeInstruction: true },
-  }),
-);
-await selectBackend('cpu');
-const tokenizer = trainRunTokenizer(config, getEnvironmentSpec('babyai'));
-const model = new TransformerModel(transformerConfigOf(config, tokenizer.vocabSize), Rng.fromSeed(4).fork('model'));
-const served = ownServedModel({ id: 'tiny', config, tokenizer, model, envInstruction: 'Reach the goal.' });
+const { served, model } = await tinyOwnServedModel();
 afterAll(() => served.dispose());
 
 const prompt = (seed: number, length: number): Int32Array => {
