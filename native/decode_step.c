@@ -28,16 +28,23 @@ enum { IN_NORM, WQ, BQ, WK, BK, WV, BV, WO, BO, Q_NORM, K_NORM, POST_NORM, WG, B
 enum { PQ, PK, PV, PO, PG, PU, PD, PROJECTIONS };
 enum { ROWS, D, HEADS, KV_HEADS, HEAD_DIM, FFN, SLOT, CAPACITY, RANK, DIMS };
 
-/* Thread-CPU seconds per phase of the decode step (decodeProfile): where a step's time goes. */
+/*
+ * Thread-CPU seconds per phase of the decode step (decodeProfile): where a step's time goes. Off
+ * until the first decodeProfile call, so that ordinary decoding makes no clock calls (about 13 a
+ * layer, each a system call for a thread's CPU clock).
+ */
 enum { T_NORM, T_QKV, T_QK_ROPE, T_CACHE, T_ATTENTION, T_O, T_ADDS, T_GATE_UP, T_SWIGLU, T_DOWN, T_HEAD, PHASES };
 static double phase_seconds[PHASES];
+static int profiling = 0;
 static double thread_now(void) {
+  if (!profiling) return 0;
   struct timespec t;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
-/* Charges the time since *mark to `phase` and moves the mark. */
+/* Charges the time since *mark to `phase` and moves the mark (nothing while profiling is off). */
 static void charge(int phase, double *mark) {
+  if (!profiling) return;
   const double now = thread_now();
   phase_seconds[phase] += now - *mark;
   *mark = now;
@@ -230,9 +237,14 @@ napi_value decode_head_js(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-/* decodeProfile(): thread-CPU seconds per phase since the last call (norm, qkv, qkNormRope, cache, attention, o, adds, gateUp, swiglu, down, head), then zeroed. */
+/*
+ * decodeProfile(): thread-CPU seconds per phase since the last call (norm, qkv, qkNormRope, cache,
+ * attention, o, adds, gateUp, swiglu, down, head), then zeroed; the first call turns profiling on
+ * (and returns zeros).
+ */
 napi_value decode_profile_js(napi_env env, napi_callback_info info) {
   (void)info;
+  profiling = 1;
   napi_value out, item;
   if (napi_create_array_with_length(env, PHASES, &out) != napi_ok) return NULL;
   for (int i = 0; i < PHASES; i++) {
