@@ -62,10 +62,11 @@ export const chatRequestSchema = z
     metadata: z.unknown().optional(),
     store: z.boolean().nullish(),
     service_tier: z.string().nullish(),
-    parallel_tool_calls: z.boolean().nullish(),
     // Function tools (chat-tools.ts): passed to the chat template; calls come back as tool_calls.
     tools: z.array(toolSchema).nullish(),
     tool_choice: toolChoiceSchema.nullish(),
+    // false: a forced call (`tool_choice` required or named) is one call, not several.
+    parallel_tool_calls: z.boolean().nullish(),
   })
   .strict();
 

@@ -15,6 +15,10 @@ import type { RouteContext, ServeEnv } from './route-context.js';
 import { type ChatRequest, parseChatRequest } from './chat-request.js';
 import { checkToolChoice, type RequestToolChoice, type ToolCallReader } from './chat-tools.js';
 import type { ToolReply } from '../models/chat/tool-formats.js';
+import type { GrammarState } from '../models/constrain/grammar-state.js';
+import { TokenGrammar } from '../models/constrain/token-grammar.js';
+import { servedGrammarVocab } from './served-grammar-vocab.js';
+import { toolCallGrammar } from './tool-call-grammar.js';
 import { choiceSeed, type GeneratedChoice, generateChoice } from './generation.js';
 import { chatLogprobEntries } from './logprobs-format.js';
 import { ApiError, chatContextError } from './openai-errors.js';
@@ -29,13 +33,25 @@ interface ChatOutcome {
 }
 
 /** The reader of this request's tool calls, the text its replies start with, or null when calls are not read. */
-function toolReading(ctx: RouteContext, req: ChatRequest, choice: RequestToolChoice): { reader: ToolCallReader; opener: string } | null {
+function toolReading(ctx: RouteContext, req: ChatRequest, choice: RequestToolChoice): { reader: ToolCallReader; opener: string; forced: GrammarState | null } | null {
   if (choice === 'none') return null;
   const reader = ctx.model.chat?.toolCalls();
   if (reader === undefined || typeof reader === 'string') throw ApiError.invalid('tools', `Invalid value for 'tools': this model cannot call tools: ${reader ?? 'it has no chat template'}.`, 'invalid_value');
   const opener = choice === 'auto' ? '' : choice === 'required' ? reader.opener() : reader.opener(choice.function.name);
   if (req.guided_choice) throw ApiError.invalid('guided_choice', "Invalid value for 'guided_choice': not with tools (a tool call is free text).", 'invalid_value');
-  return { reader, opener };
+  const forced =
+    choice === 'auto' ? null : toolCallGrammar(reader.shape, req.tools ?? [], choice === 'required' ? 'required' : { name: choice.function.name }, req.parallel_tool_calls !== false);
+  return { reader, opener, forced };
+}
+
+/** A fresh grammar for one choice of a forced call (its state advances as the choice generates). */
+function forcedCall(ctx: RouteContext, reading: { reader: ToolCallReader; forced: GrammarState | null } | null): (() => TokenGrammar) | null {
+  const start = reading?.forced ?? null;
+  if (reading === null || start === null) return null;
+  const { shape } = reading.reader;
+  const literals = [shape.before, shape.between, ...shape.tail, ...(shape.separator ?? [])].filter((t): t is string => typeof t === 'string');
+  const vocab = servedGrammarVocab(ctx.model.tokens, ctx.model.vocabSize, ctx.model.stopTokenIds, literals);
+  return () => new TokenGrammar(vocab, start, ctx.model.stopTokenIds);
 }
 
 async function complete(ctx: RouteContext, req: ChatRequest, id: string): Promise<ChatOutcome> {
@@ -70,12 +86,13 @@ async function complete(ctx: RouteContext, req: ChatRequest, id: string): Promis
   const topP = req.top_p ?? model.defaults.topP;
   const topLogprobs = req.logprobs === true ? (req.top_logprobs ?? 0) : 0;
   const stop = stopStrings(req);
+  const grammar = forcedCall(ctx, reading);
   const choices = await Promise.all(
     Array.from({ length: n }, (_, i) =>
       generateChoice(
         ctx.batcher,
         { temperature, topP },
-        { prompt: ids, actionChoices, maxTokens, seed: choiceSeed(req.seed, i), topLogprobs, stop, stopTokenIds: model.stopTokenIds, key: `${id}/${i}` },
+        { prompt: ids, actionChoices, grammar: grammar?.() ?? null, maxTokens, seed: choiceSeed(req.seed, i), topLogprobs, stop, stopTokenIds: model.stopTokenIds, key: `${id}/${i}` },
         model.tokens,
       ),
     ),

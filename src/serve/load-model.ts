@@ -182,7 +182,7 @@ export function ownServedModel(parts: OwnModelParts): LoadedModel {
     maxContext,
     vocabSize: text.vocabSize,
     stopTokenIds: text.stopTokenIds,
-    tokens: { decode: (ids, keep) => text.decode(ids, keep), encode: (t) => text.encode(t), tokenOf: (i) => hf.tokenOf(i), byteLevel: true, addedIds: new Set(hf.addedTokens.map((t) => t.id)) },
+    tokens: { decode: (ids, keep) => text.decode(ids, keep), encode: (t) => text.encode(t), tokenOf: (i) => hf.tokenOf(i), byteLevel: true, addedIds: new Set(hf.addedTokens.map((t) => t.id)), specialIds: new Set(hf.addedTokens.flatMap((t) => (t.special ? [t.id] : []))) },
     chat: episodePrompts(text, parts.envInstruction, config.sampling.constrained, maxContext),
     scorer: modelScorer(model),
     defaults: { temperature: config.sampling.temperature, topP: config.sampling.topP, chatMaxTokens: config.sampling.maxActionTokens },
@@ -327,6 +327,7 @@ function servedHf(opened: { model: TransformerModel; notes: string[] }, contents
       tokenOf: (id) => tokenizer.tokenOf(id),
       byteLevel,
       addedIds: new Set(tokenizer.addedTokens.map((t) => t.id)),
+      specialIds: new Set(tokenizer.addedTokens.flatMap((t) => (t.special ? [t.id] : []))),
     };
     const tokConfig = (typeof contents.tokenizerConfig === 'object' && contents.tokenizerConfig !== null ? contents.tokenizerConfig : {}) as Record<string, unknown>;
     return {
