@@ -45,21 +45,33 @@ class StringBody implements GrammarState {
     if (b < 0x20) return null;
     const after = this.more();
     if (after === null || b < 0x80) return b === BACKSLASH && after !== null ? new Escape(after) : after;
-    const continuations = b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2 : b >= 0xf0 && b <= 0xf4 ? 3 : 0;
-    return continuations === 0 ? null : new Continuation(after, continuations);
+    const lead = UTF8_LEADS.get(b);
+    return lead === undefined ? null : new Continuation(after, lead.count, lead.low, lead.high);
   }
 }
 
-/** The continuation bytes (10xxxxxx) a character's lead byte announced. */
+/**
+ * Well-formed UTF-8 (Unicode's table 3-7): each lead byte, how many continuation bytes follow it,
+ * and the range of the first (which rules out overlong forms, surrogates and code points past
+ * U+10FFFF); the others are 0x80–0xBF.
+ */
+const UTF8_LEADS = new Map<number, { count: number; low: number; high: number }>();
+for (let b = 0xc2; b <= 0xdf; b++) UTF8_LEADS.set(b, { count: 1, low: 0x80, high: 0xbf });
+for (let b = 0xe0; b <= 0xef; b++) UTF8_LEADS.set(b, { count: 2, low: b === 0xe0 ? 0xa0 : 0x80, high: b === 0xed ? 0x9f : 0xbf });
+for (let b = 0xf0; b <= 0xf4; b++) UTF8_LEADS.set(b, { count: 3, low: b === 0xf0 ? 0x90 : 0x80, high: b === 0xf4 ? 0x8f : 0xbf });
+
+/** The continuation bytes a character's lead byte announced. */
 class Continuation implements GrammarState {
   readonly complete = false;
   constructor(
     private readonly body: GrammarState,
     private readonly left: number,
+    private readonly low: number,
+    private readonly high: number,
   ) {}
   step(b: number): GrammarState | null {
-    if ((b & 0xc0) !== 0x80) return null;
-    return this.left === 1 ? this.body : new Continuation(this.body, this.left - 1);
+    if (b < this.low || b > this.high) return null;
+    return this.left === 1 ? this.body : new Continuation(this.body, this.left - 1, 0x80, 0xbf);
   }
 }
 

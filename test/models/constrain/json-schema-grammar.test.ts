@@ -3,7 +3,7 @@
  * stays alive; texts it does not admit die at the byte at fault (or never complete); random walks
  * through the grammar always end in JSON that an independent validator (Ajv) accepts.
  */
-import Ajv from 'ajv';
+import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../../../src/core/rng.js';
 import { END, feed, type GrammarState } from '../../../src/models/constrain/grammar-state.js';
@@ -142,5 +142,27 @@ describe('random walks through a schema grammar', () => {
       expect(validate(value), `${text}: ${JSON.stringify(validate.errors)}`).toBe(true);
     }
     expect(completed).toBeGreaterThan(20);
+  });
+});
+
+describe('UTF-8 inside strings', () => {
+  it('takes exactly the well-formed sequences (against TextDecoder with fatal errors)', () => {
+    const open = compileSchema({ type: 'string' }).start(END);
+    const rng = Rng.fromSeed(9);
+    const candidates = [0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf, 0xe0, 0xe1, 0xed, 0xee, 0xef, 0xf0, 0xf1, 0xf4, 0xf5, 0xff];
+    let valid = 0;
+    for (let k = 0; k < 4000; k++) {
+      const bytes = Array.from({ length: 1 + rng.int(4) }, () => candidates[rng.int(candidates.length)] as number);
+      let wellFormed = true;
+      try {
+        new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(bytes));
+      } catch {
+        wellFormed = false;
+      }
+      const closed = feed(open, Uint8Array.from([0x22, ...bytes, 0x22]));
+      expect(closed?.complete === true, bytes.map((b) => b.toString(16)).join(' ')).toBe(wellFormed);
+      if (wellFormed) valid++;
+    }
+    expect(valid).toBeGreaterThan(100);
   });
 });
