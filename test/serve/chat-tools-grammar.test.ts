@@ -2,6 +2,7 @@
  * `turnwise serve` keeps a forced tool call to its grammar, end to end: a tiny random model with
  * Qwen2.5's tokenizer and template (which takes tools) answers `tool_choice: "required"` or a named
  * function with calls whose arguments an independent validator (Ajv) accepts, sampled and greedy,
+ * streamed and generated in chunks (stop strings),
  * one call when `parallel_tool_calls` is false; the same model left to `auto` writes no call (its
  * weights are random), which is what the grammar changes. A tool whose parameters are not a schema
  * is refused naming the field.
@@ -82,6 +83,22 @@ describe('serve: forced tool calls kept to their grammar (tiny random model, Qwe
   it('parallel_tool_calls false: exactly one call a choice', async () => {
     const { body } = await chat({ tool_choice: 'required', parallel_tool_calls: false, n: 6, temperature: 1, seed: 8 });
     expect(callsOf(body).map((calls) => calls.length)).toEqual(Array(6).fill(1));
+  });
+
+  it('streamed, and with stop strings (generated in chunks): the calls come whole, with finish_reason tool_calls', async () => {
+    const res = await app.request('/v1/chat/completions', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'qwen-tiny', messages, tools: TOOLS, max_tokens: 160, tool_choice: 'required', stream: true, stop: ['never written'], temperature: 1, seed: 4 }),
+    });
+    const events = (await res.text())
+      .split('\n')
+      .filter((l) => l.startsWith('data: ') && l !== 'data: [DONE]')
+      .map((l) => JSON.parse(l.slice(6)));
+    const calls = events.flatMap((e: Json) => e.choices.flatMap((c: Json) => c.delta.tool_calls ?? []));
+    expect(calls.length).toBeGreaterThan(0);
+    for (const call of calls) expect(validate.get(call.function.name)?.(JSON.parse(call.function.arguments)), JSON.stringify(call)).toBe(true);
+    expect(events.at(-1).choices[0].finish_reason).toBe('tool_calls');
   });
 
   it('a tool whose parameters are not a schema is refused, naming the field', async () => {
