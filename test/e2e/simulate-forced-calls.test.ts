@@ -15,6 +15,7 @@ import { systemClock } from '../../src/core/clock.js';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import { checkToolCall, parseToolCallText } from '../../src/core/tools.js';
 import { simulate } from '../../src/runtime/simulate/simulate.js';
+import { watchProcess } from '../helpers/child-process.js';
 import { VAULT_TOOLS, vaultSpec } from '../helpers/vault-env.js';
 import { QWEN25_TOKENIZER, writeTinyChatModel } from '../serve/tiny-chat-model.js';
 
@@ -25,19 +26,11 @@ let baseURL: string;
 beforeAll(async () => {
   await selectBackend('wasm'); // the tiny model's weights are written here
   const folder = await writeTinyChatModel(join(dir, 'qwen-tiny'), 31, { maxContext: 4096 }, QWEN25_TOKENIZER);
-  child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', folder, '--port', '0', '--backend', 'wasm'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  baseURL = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    let err = '';
-    child.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /model 'qwen-tiny' at (http:\/\/\S+\/v1) /.exec(out);
-      if (match) resolve(match[1] as string);
-    });
-    void exit.then((code) => reject(new Error(`turnwise serve exited ${code}: ${out}${err}`)));
-  });
+  const served = watchProcess(spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', folder, '--port', '0', '--backend', 'wasm'], { stdio: ['ignore', 'pipe', 'pipe'] }), 'turnwise serve');
+  child = served.proc;
+  const ready = /model 'qwen-tiny' at (http:\/\/\S+\/v1) /;
+  await served.waitFor(ready);
+  baseURL = ready.exec(served.output())?.[1] as string;
 }, 120_000);
 
 afterAll(() => {
