@@ -17,6 +17,7 @@ import { checkToolChoice, type RequestToolChoice, type ToolCallReader } from './
 import type { ToolReply } from '../models/chat/tool-formats.js';
 import type { GrammarState } from '../models/constrain/grammar-state.js';
 import { TokenGrammar } from '../models/constrain/token-grammar.js';
+import { responseGrammar } from './response-format.js';
 import { servedGrammarVocab } from './served-grammar-vocab.js';
 import { toolCallGrammar } from './tool-call-grammar.js';
 import { choiceSeed, type GeneratedChoice, generateChoice } from './generation.js';
@@ -44,12 +45,20 @@ function toolReading(ctx: RouteContext, req: ChatRequest, choice: RequestToolCho
   return { reader, opener, forced };
 }
 
-/** A fresh grammar for one choice of a forced call (its state advances as the choice generates). */
-function forcedCall(ctx: RouteContext, reading: { reader: ToolCallReader; forced: GrammarState | null } | null): (() => TokenGrammar) | null {
-  const start = reading?.forced ?? null;
-  if (reading === null || start === null) return null;
-  const { shape } = reading.reader;
-  const literals = [shape.before, shape.between, ...shape.tail, ...(shape.separator ?? [])].filter((t): t is string => typeof t === 'string');
+/**
+ * The grammar each choice's reply is kept to, as a maker of fresh ones (a grammar's state advances
+ * as its choice generates): a forced tool call's, a JSON response format's, or none. Throws an
+ * `ApiError` when the request asks for both, or a JSON format beside `guided_choice`.
+ */
+function replyGrammar(ctx: RouteContext, req: ChatRequest, reading: { reader: ToolCallReader; forced: GrammarState | null } | null): (() => TokenGrammar) | null {
+  const json = responseGrammar(req.response_format, req.guided_json);
+  const param = req.guided_json != null ? 'guided_json' : 'response_format';
+  if (json !== null && reading !== null) throw ApiError.invalid(param, `Invalid value for '${param}': a JSON reply cannot call tools; send tool_choice 'none' or no tools.`, 'invalid_value');
+  if (json !== null && req.guided_choice) throw ApiError.invalid(param, `Invalid value for '${param}': not with guided_choice.`, 'invalid_value');
+  const start = json ?? reading?.forced ?? null;
+  if (start === null) return null;
+  const shape = reading?.reader.shape;
+  const literals = shape === undefined ? [] : [shape.before, shape.between, ...shape.tail, ...(shape.separator ?? [])].filter((t): t is string => typeof t === 'string');
   const vocab = servedGrammarVocab(ctx.model.tokens, ctx.model.vocabSize, ctx.model.stopTokenIds, literals);
   return () => new TokenGrammar(vocab, start, ctx.model.stopTokenIds);
 }
@@ -80,13 +89,14 @@ async function complete(ctx: RouteContext, req: ChatRequest, id: string): Promis
   if (asked != null && asked > room) throw chatContextError(model.maxContext, ids.length, asked);
   const fallback = model.defaults.chatMaxTokens;
   const maxTokens = asked ?? (fallback === 'context' ? room : Math.min(fallback, room));
-  const listed = req.guided_choice ?? actions;
+  const grammar = replyGrammar(ctx, req, reading);
+  // A JSON reply is not one of the actions an observation lists.
+  const listed = req.guided_choice ?? (grammar === null ? actions : null);
   const actionChoices = listed ? model.chat.actionChoices(listed) : null;
   const temperature = req.temperature ?? model.defaults.temperature;
   const topP = req.top_p ?? model.defaults.topP;
   const topLogprobs = req.logprobs === true ? (req.top_logprobs ?? 0) : 0;
   const stop = stopStrings(req);
-  const grammar = forcedCall(ctx, reading);
   const choices = await Promise.all(
     Array.from({ length: n }, (_, i) =>
       generateChoice(
