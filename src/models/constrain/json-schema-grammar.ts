@@ -11,7 +11,8 @@
  * those keys unless `additionalProperties` says otherwise (a model given free keys writes them).
  * What is not enforced, so the grammar admits a superset: `pattern`, `format`, numeric bounds,
  * `uniqueItems`, `prefixItems`, `not`, and `allOf` of several schemas. Anything else that is not a
- * schema is refused with a {@link SchemaGrammarError} naming where.
+ * schema is refused with a {@link SchemaGrammarError} naming where, and so is a schema past
+ * {@link SCHEMA_LIMITS} (a request's schema must not cost the server unbounded time per token).
  */
 import { type GrammarState, lazy, literal, space, union } from './grammar-state.js';
 import { jsonNumber, jsonString } from './json-values.js';
@@ -48,11 +49,30 @@ export function compileSchema(schema: unknown): SchemaNode {
   return new Compiler(schema).node(schema, '');
 }
 
+/**
+ * Bounds on a schema from a request: its nesting, its size and the alternatives a grammar state may
+ * hold at once (each alternative is stepped for every byte of every token the vocabulary walk tries).
+ */
+export const SCHEMA_LIMITS = { depth: 32, nodes: 4096, enumValues: 1024, alternatives: 64, properties: 256 } as const;
+
 class Compiler {
   private readonly refs = new Map<string, SchemaNode>();
+  private depth = 0;
+  private nodes = 0;
   constructor(private readonly root: unknown) {}
 
   node(schema: unknown, path: string): SchemaNode {
+    if (this.depth >= SCHEMA_LIMITS.depth) throw new SchemaGrammarError(path, `nested deeper than ${SCHEMA_LIMITS.depth} schemas`);
+    if (++this.nodes > SCHEMA_LIMITS.nodes) throw new SchemaGrammarError(path, `more than ${SCHEMA_LIMITS.nodes} schemas in all`);
+    this.depth++;
+    try {
+      return this.compile(schema, path);
+    } finally {
+      this.depth--;
+    }
+  }
+
+  private compile(schema: unknown, path: string): SchemaNode {
     if (schema === true) return this.any();
     if (schema === false) return NOTHING;
     if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) throw new SchemaGrammarError(path, 'expected a schema (an object or a boolean)');
@@ -61,12 +81,14 @@ class Compiler {
     if (s.const !== undefined) return literals([s.const as Json]);
     if (s.enum !== undefined) {
       if (!Array.isArray(s.enum) || s.enum.length === 0) throw new SchemaGrammarError(`${path}/enum`, 'expected a non-empty array');
+      if (s.enum.length > SCHEMA_LIMITS.enumValues) throw new SchemaGrammarError(`${path}/enum`, `more than ${SCHEMA_LIMITS.enumValues} values`);
       return literals(s.enum as Json[]);
     }
     const alternatives = s.anyOf ?? s.oneOf;
     if (alternatives !== undefined) {
       const key = s.anyOf !== undefined ? 'anyOf' : 'oneOf';
       if (!Array.isArray(alternatives) || alternatives.length === 0) throw new SchemaGrammarError(`${path}/${key}`, 'expected a non-empty array of schemas');
+      if (alternatives.length > SCHEMA_LIMITS.alternatives) throw new SchemaGrammarError(`${path}/${key}`, `more than ${SCHEMA_LIMITS.alternatives} alternatives`);
       return nullable(s, anyNode(alternatives.map((a, i) => this.node(a, `${path}/${key}/${i}`))));
     }
     if (s.allOf !== undefined) {
@@ -117,6 +139,7 @@ class Compiler {
   private object(s: SchemaObject, path: string): SchemaNode {
     const props = s.properties ?? {};
     if (typeof props !== 'object' || props === null || Array.isArray(props)) throw new SchemaGrammarError(`${path}/properties`, 'expected an object of schemas');
+    if (Object.keys(props).length > SCHEMA_LIMITS.properties) throw new SchemaGrammarError(`${path}/properties`, `more than ${SCHEMA_LIMITS.properties} properties`);
     const properties = new Map<string, SchemaNode>();
     for (const [key, value] of Object.entries(props)) properties.set(key, this.node(value, `${path}/properties/${escapePointer(key)}`));
     const required = s.required ?? [];
