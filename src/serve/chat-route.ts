@@ -13,7 +13,7 @@ import type { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { RouteContext, ServeEnv } from './route-context.js';
 import { type ChatRequest, parseChatRequest } from './chat-request.js';
-import { checkToolChoice, type RequestToolChoice, type ToolCallReader } from './chat-tools.js';
+import { checkToolChoice, openerAfter, type RequestToolChoice, type ToolCallReader } from './chat-tools.js';
 import type { ToolReply } from '../models/chat/tool-formats.js';
 import type { GrammarState } from '../models/constrain/grammar-state.js';
 import { TokenGrammar } from '../models/constrain/token-grammar.js';
@@ -80,7 +80,8 @@ async function complete(ctx: RouteContext, req: ChatRequest, id: string): Promis
   if (tools !== undefined && model.chat.kind !== 'template') throw ApiError.invalid('tools', `Invalid value for 'tools': this model cannot call tools: ${model.chat.toolCalls()}.`, 'invalid_value');
   const reading = toolReading(ctx, req, choice);
   const prompt = model.chat.prompt(req.messages, req.chat_template_kwargs ?? undefined, tools);
-  const opener = reading === null || reading.opener === '' ? new Int32Array(0) : model.tokens.encode(reading.opener);
+  const openerText = reading === null || reading.opener === '' ? '' : openerAfter(model.tokens.decode(prompt.ids, true), reading.opener);
+  const opener = openerText === '' ? new Int32Array(0) : model.tokens.encode(openerText);
   const ids = opener.length === 0 ? prompt.ids : Int32Array.from([...prompt.ids, ...opener]);
   const actions = reading === null ? prompt.actions : null;
   const room = model.maxContext - ids.length;
@@ -108,11 +109,14 @@ async function complete(ctx: RouteContext, req: ChatRequest, id: string): Promis
     ),
   );
   const stops = new Set(model.stopTokenIds);
+  // Text the opener itself puts before the call (Qwen3's empty think block) is ours, not the model's content.
+  const openerContent = reading === null || reading.opener === '' ? '' : reading.reader.read(reading.opener).content;
   const replies = choices.map((ch) => {
     if (reading === null) return null;
     let end = ch.tokens.length;
     while (end > 0 && stops.has(ch.tokens[end - 1] as number)) end--;
-    return reading.reader.read(reading.opener + model.tokens.decode(ch.tokens.subarray(0, end), true));
+    const reply = reading.reader.read(reading.opener + model.tokens.decode(ch.tokens.subarray(0, end), true));
+    return reply.kind === 'calls' && openerContent !== '' && reply.content === openerContent ? { ...reply, content: '' } : reply;
   });
   return { promptTokens: ids.length, choices, replies };
 }

@@ -130,3 +130,16 @@ export function toolCallReader(template: ChatTemplate, tokenizer: HfTokenizer, s
     opener: (name) => (name === undefined ? shape.before : `${shape.before}${name}${shape.between}`),
   };
 }
+
+/**
+ * What of `opener` still has to follow `prompt` (both as text): a template that already ends its
+ * generation prompt with the opener's start (Qwen3 with `enable_thinking: false` writes the empty
+ * `<think>\n\n</think>\n\n` a call opens with) must not get it twice.
+ * @example openerAfter('<|im_start|>assistant\n<think>\n\n</think>\n\n', '<think>\n\n</think>\n\n<tool_call>\n') // '<tool_call>\n'
+ */
+export function openerAfter(prompt: string, opener: string): string {
+  for (let k = Math.min(prompt.length, opener.length); k > 0; k--) {
+    if (prompt.endsWith(opener.slice(0, k))) return opener.slice(k);
+  }
+  return opener;
+}
