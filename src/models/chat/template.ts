@@ -10,11 +10,12 @@
  * injected clock). Blocks are trimmed as transformers' environment does (`trim_blocks`,
  * `lstrip_blocks`: @huggingface/jinja applies both).
  */
-import { Environment, Template } from '@huggingface/jinja';
+import { Environment } from '@huggingface/jinja';
 import type { ToolSpec } from '../../core/tools.js';
 import { BoundedInterpreter, boundedRange, DEFAULT_RENDER_BUDGET, type RenderBudget, RenderBudgetExceeded } from './bounded-render.js';
 import { ChatTemplateBudgetError, ChatTemplateError } from './errors.js';
 import { strftime } from './strftime.js';
+import { type Node, parseTemplate } from './template-source.js';
 
 /** One chat message; extra fields (`reasoning_content`, …) reach the template as they are. */
 export interface ChatMessage {
@@ -81,7 +82,7 @@ export class ChatTemplate {
   readonly origin: string;
   /** Special-token strings passed to every render. */
   readonly specialTokens: Readonly<Partial<Record<TemplateSpecialToken, string>>>;
-  private readonly parsed: Template['parsed'];
+  private readonly parsed: Node;
   private readonly now: () => Date;
   private readonly budget: RenderBudget;
 
@@ -97,7 +98,7 @@ export class ChatTemplate {
     }
     this.specialTokens = tokens;
     try {
-      this.parsed = new Template(source).parsed;
+      this.parsed = parseTemplate(source);
     } catch (cause) {
       throw new ChatTemplateError(this.origin, `cannot parse: ${(cause as Error).message}`, { cause });
     }
