@@ -77,14 +77,15 @@ function toFloat(v: JinjaValue): number | null {
   return /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/.test(s) ? Number(s) : null;
 }
 
-/** Python's `round(x, n)`: the float's exact value, exact halves to even. */
+/** Python's `round(x, n)`: the float's exact value decides, exact halves go to even. */
 function pyRound(x: number, digits: number): number {
-  const scaled = x * 10 ** digits;
-  if (Number.isFinite(scaled) && Math.abs(scaled - Math.trunc(scaled)) === 0.5) {
-    const floor = Math.floor(scaled);
-    return (floor % 2 === 0 ? floor : floor + 1) / 10 ** digits;
-  }
-  return Number(x.toFixed(Math.max(0, Math.min(100, digits))));
+  if (!Number.isFinite(x) || digits < 0 || digits > 60) return x;
+  const exact = Math.abs(x).toFixed(digits + 30); // enough digits to tell an exact half from a near one
+  const [whole = '', frac = ''] = exact.split('.');
+  if (!/^50*$/.test(frac.slice(digits))) return Number(x.toFixed(digits));
+  const kept = BigInt(whole + frac.slice(0, digits));
+  const even = kept % 2n === 0n ? kept : kept + 1n;
+  return (Math.sign(x) * Number(even)) / 10 ** digits;
 }
 
 const textFilter =
@@ -100,6 +101,18 @@ const select =
     const passes = (x: JinjaValue): boolean => (testName === undefined ? get(x).__bool__().value : pyTest(pyStr(testName), get(x), testArgs));
     return list(pyIterate(v).filter((x) => passes(x) === keep));
   };
+
+/** `min` / `max`: the first smallest or largest item (undefined for none), strings folded unless case_sensitive. */
+function extreme(sign: number): Filter {
+  return (v, args, kwargs, ctx) => {
+    const by = param(args, kwargs, 1, 'attribute');
+    const key = by === undefined || by.type === 'NullValue' ? (x: JinjaValue) => x : attribute(ctx, by);
+    const fold = (x: JinjaValue): JinjaValue => (!truthy(param(args, kwargs, 0, 'case_sensitive')) && isString(x) ? str(x.value.toLowerCase()) : x);
+    let best: JinjaValue | undefined;
+    for (const x of pyIterate(v)) if (best === undefined || sign * pyCompare(fold(key(x)), fold(key(best)), '<') > 0) best = x;
+    return best ?? undef();
+  };
+}
 
 const FILTERS: Record<string, Filter> = {
   tojson: (v, args, kwargs) => {
@@ -230,6 +243,27 @@ const FILTERS: Record<string, Filter> = {
     return list([...pyIterate(v)].sort((a, b) => sign * pyCompare(fold(key(a)), fold(key(b)), '<')));
   },
   pprint: (v) => str(pyRepr(v)),
+  sum: (v, args, kwargs, ctx) => {
+    const by = param(args, kwargs, 0, 'attribute');
+    const key = by === undefined || by.type === 'NullValue' ? (x: JinjaValue) => x : attribute(ctx, by);
+    let total: JinjaValue = param(args, kwargs, 1, 'start') ?? int(0);
+    for (const x of pyIterate(v).map(key)) {
+      if (!(isNumber(x) || isBoolean(x)) || !(isNumber(total) || isBoolean(total))) throw new TypeError(`unsupported operand type(s) for +: '${pyTypeName(total)}' and '${pyTypeName(x)}'`);
+      const n = Number(total.value) + Number(x.value);
+      total = total.type === 'FloatValue' || x.type === 'FloatValue' ? float(n) : int(n);
+    }
+    return total;
+  },
+  min: extreme(-1),
+  max: extreme(1),
+  dictsort: (v, args, kwargs) => {
+    if (!isDict(v)) throw new TypeError('You can only sort by either "key" or "value"');
+    const byValue = pyStr(param(args, kwargs, 1, 'by') ?? str('key')) === 'value';
+    const fold = (x: JinjaValue): JinjaValue => (!truthy(param(args, kwargs, 0, 'case_sensitive')) && isString(x) ? str(x.value.toLowerCase()) : x);
+    const sign = truthy(param(args, kwargs, 2, 'reverse')) ? -1 : 1;
+    const pairs = [...v.value].map(([k, x]) => tuple([str(k), x]));
+    return list(pairs.sort((a, b) => sign * pyCompare(fold(a.value[byValue ? 1 : 0] as JinjaValue), fold(b.value[byValue ? 1 : 0] as JinjaValue), '<')));
+  },
 };
 FILTERS.d = FILTERS.default as Filter;
 FILTERS.e = textFilter((s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&#34;').replace(/'/g, '&#39;'));

@@ -11,13 +11,14 @@
  * - filters as `python-filters.ts` has them, the package's otherwise.
  */
 import { Environment, Interpreter } from '@huggingface/jinja';
-import { bool, dict, float, fn, int, isArray, isBoolean, isNumber, isString, type JinjaValue, list, type StringValue, str, undef } from './jinja-values.js';
+import { bool, dict, float, fn, int, tuple, isArray, isBoolean, isNumber, isString, type JinjaValue, list, type StringValue, str, undef } from './jinja-values.js';
 import { pyFilter, pyIterate } from './python-filters.js';
 import { pyPercentOperator } from './python-format.js';
 import { pyGetattr, pyGetitem, UndefinedError } from './python-methods.js';
 import { pyContains, pyTest } from './python-tests.js';
 import { pyCompare, pyEquals, pyStr, pyTypeName } from './python-values.js';
 import type { Node, TestNode } from './template-source.js';
+import { TUPLE_CALLEE } from './template-tokens.js';
 
 /** The package interpreter's methods turnwise overrides or calls (its .d.ts does not resolve under NodeNext). */
 interface PackageInterpreter {
@@ -30,6 +31,7 @@ interface PackageInterpreter {
   evaluateTestExpression(node: Node, environment: unknown): JinjaValue;
   evaluateBinaryExpression(node: Node, environment: unknown): JinjaValue;
   evaluateArguments(args: unknown, environment: unknown): [JinjaValue[], Map<string, JinjaValue>];
+  evaluateCallExpression(expr: Node, environment: unknown): JinjaValue;
   applyFilter(operand: JinjaValue, filter: Node, environment: unknown): JinjaValue;
 }
 const PackageInterpreterClass = Interpreter as unknown as new (env: Environment) => PackageInterpreter;
@@ -153,6 +155,11 @@ export class PythonInterpreter extends PackageInterpreterClass {
   override evaluate(statement: unknown, environment: unknown): JinjaValue {
     if ((statement as Node | null)?.type === VALUE) return (statement as Node).value as JinjaValue;
     return super.evaluate(statement, environment);
+  }
+
+  override evaluateCallExpression(expr: Node, environment: unknown): JinjaValue {
+    if ((expr.callee as Node).value === TUPLE_CALLEE) return tuple(this.evaluateArguments(expr.args, environment)[0]);
+    return super.evaluateCallExpression(expr, environment);
   }
 
   override evaluateBlock(statements: Node[], environment: unknown): JinjaValue {

@@ -44,6 +44,13 @@ const STRING_METHODS: Record<string, Method> = {
   lstrip: (s, [chars]) => str(pyStrip(self(s), optionalText(chars), true, false)),
   rstrip: (s, [chars]) => str(pyStrip(self(s), optionalText(chars), false, true)),
   split: (s, [sep, max], kw) => list(pySplit(self(s), optionalText(sep ?? kw.get('sep')), integer(max ?? kw.get('maxsplit'), -1)).map(str)),
+  rsplit: (s, [sep, max], kw) => {
+    const separator = optionalText(sep ?? kw.get('sep'));
+    const n = integer(max ?? kw.get('maxsplit'), -1);
+    if (separator === null || n < 0) return list(pySplit(self(s), separator, n).map(str));
+    const parts = self(s).split(separator);
+    return list([parts.slice(0, Math.max(0, parts.length - n)).join(separator), ...parts.slice(Math.max(1, parts.length - n))].map(str));
+  },
   splitlines: (s) => list(pySplitLines(self(s)).map(str)),
   startswith: (s, [p]) => bool(prefixes(p).some((x) => self(s).startsWith(x))),
   endswith: (s, [p]) => bool(prefixes(p).some((x) => self(s).endsWith(x))),

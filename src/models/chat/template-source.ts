@@ -1,19 +1,17 @@
 /**
- * Template text to the syntax tree @huggingface/jinja interprets, read as Jinja2 reads it:
+ * Template text to the syntax tree @huggingface/jinja interprets, read as Jinja2 reads it: the text
+ * as Jinja2's lexer sees it (`template-text.ts`), tokens rewritten where the package's parser lacks
+ * Jinja2 syntax (`template-tokens.ts`), and:
  *
- * - newlines are `\n` first (Jinja2 normalizes `\r\n` and `\r`; the package's `trim_blocks` and
- *   trailing-newline handling look for `\n` only);
  * - a test takes an argument, in parentheses or not (`value is sameas true`,
  *   `n is divisibleby(3)`), which the package's parser does not accept. Such a test is renamed to a
  *   placeholder before parsing, and its argument tokens are parsed on their own and hung on the
  *   test node as `testArgs` (read by `python-interpreter.ts`).
  */
 import { parse, tokenize } from '@huggingface/jinja';
+import { jinjaText } from './template-text.js';
+import { rewriteTokens, type Token } from './template-tokens.js';
 
-interface Token {
-  value: string;
-  type: string;
-}
 /** A syntax node (the package's `Statement` classes: `type` names the kind). */
 export interface Node {
   readonly type: string;
@@ -100,7 +98,8 @@ function visit(node: unknown, f: (n: Node) => void): void {
  * @example parseTemplate("{{ 'yes' if x is sameas true }}")
  */
 export function parseTemplate(source: string): Node {
-  const tokens = tokenize(source.replace(/\r\n?/g, '\n'), { lstrip_blocks: true, trim_blocks: true }) as unknown as Token[];
+  const tokens = tokenize(jinjaText(source), {}) as unknown as Token[];
+  rewriteTokens(tokens);
   const calls = markTestArguments(tokens);
   const program = parse(tokens as unknown as Parameters<typeof parse>[0]) as unknown as Node;
   if (calls.size === 0) return program;
