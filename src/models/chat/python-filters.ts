@@ -9,7 +9,7 @@ import { dict, float, int, isArray, isBoolean, isDict, isNumber, isString, type 
 import { pyPercent } from './python-format.js';
 import { pyTitle } from './python-methods.js';
 import { pyTest } from './python-tests.js';
-import { type JsonOptions, pyCompare, pyEquals, pyJson, pyLen, pyRepr, pySplitLines, pyStr, pyStrip, pyTypeName } from './python-values.js';
+import { type JsonOptions, pyCompare, pyEquals, pyFixed, pyJson, pyLen, pyRepr, pySplitLines, pyStr, pyStrip, pyTypeName } from './python-values.js';
 
 /** What filters need of the interpreter. */
 export interface FilterContext {
@@ -77,16 +77,8 @@ function toFloat(v: JinjaValue): number | null {
   return /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/.test(s) ? Number(s) : null;
 }
 
-/** Python's `round(x, n)`: the float's exact value decides, exact halves go to even. */
-function pyRound(x: number, digits: number): number {
-  if (!Number.isFinite(x) || digits < 0 || digits > 60) return x;
-  const exact = Math.abs(x).toFixed(digits + 30); // enough digits to tell an exact half from a near one
-  const [whole = '', frac = ''] = exact.split('.');
-  if (!/^50*$/.test(frac.slice(digits))) return Number(x.toFixed(digits));
-  const kept = BigInt(whole + frac.slice(0, digits));
-  const even = kept % 2n === 0n ? kept : kept + 1n;
-  return (Math.sign(x) * Number(even)) / 10 ** digits;
-}
+/** Python's `round(x, n)` (exact halves to even). */
+const pyRound = (x: number, digits: number): number => (digits < 0 ? x : Number(pyFixed(x, digits)));
 
 const textFilter =
   (f: (s: string, args: JinjaValue[], kwargs: Map<string, JinjaValue>) => string): Filter =>

@@ -4,7 +4,7 @@
  * (`param=` + `"%s" | format(value)`), so a value must come out as Python's `str()` has it.
  */
 import { isBoolean, isDict, isNumber, isString, type JinjaValue, type MapValue } from './jinja-values.js';
-import { pyRepr, pyStr, pyTypeName } from './python-values.js';
+import { pyFixed, pyRepr, pyStr, pyTypeName } from './python-values.js';
 
 const DIRECTIVE = /%(?:\(([^)]*)\))?([-+ #0]*)(\*|\d+)?(?:\.(\*|\d+))?[hlL]?([diouxXeEfFgGcrsa%])/y;
 
@@ -24,7 +24,7 @@ function general(n: number, precision: number, alt: boolean, upper: boolean): st
   const p = precision === 0 ? 1 : precision;
   if (n === 0) return alt ? `0.${'0'.repeat(p - 1)}` : '0';
   const x = Math.floor(Math.log10(Math.abs(Number(n.toExponential(p - 1)))));
-  let out = x >= -4 && x < p ? n.toFixed(Math.max(0, p - 1 - x)) : exponential(n, p - 1, upper);
+  let out = x >= -4 && x < p ? pyFixed(n, Math.max(0, p - 1 - x)) : exponential(n, p - 1, upper);
   if (!alt) out = out.replace(/(\.\d*?)0+(?=$|e|E)/, '$1').replace(/\.(?=$|e|E)/, '');
   return out;
 }
@@ -67,7 +67,7 @@ function convert(v: JinjaValue, conversion: string, precision: number | null, al
       const special = finite(Math.abs(n), upper);
       const p = precision ?? 6;
       const kind = conversion.toLowerCase();
-      const body = special ?? (kind === 'f' ? Math.abs(n).toFixed(p) : kind === 'e' ? exponential(Math.abs(n), p, upper) : general(Math.abs(n), p, alt, upper));
+      const body = special ?? (kind === 'f' ? pyFixed(Math.abs(n), p) : kind === 'e' ? exponential(Math.abs(n), p, upper) : general(Math.abs(n), p, alt, upper));
       return { body, negative: n < 0 || Object.is(n, -0), numeric: special === null };
     }
   }

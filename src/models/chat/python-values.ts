@@ -253,3 +253,15 @@ export function pySplitLines(s: string): string[] {
   if (line !== '') out.push(line);
   return out;
 }
+
+/** Python's fixed-point digits of `x` (`'%.{digits}f' % x`): its exact value decides, an exact half goes to even (JavaScript's toFixed rounds it up). */
+export function pyFixed(x: number, digits: number): string {
+  if (!Number.isFinite(x) || digits > 60) return x.toFixed(Math.min(100, digits));
+  const exact = Math.abs(x).toFixed(digits + 30); // enough digits to tell an exact half from a near one
+  const [whole = '', frac = ''] = exact.split('.');
+  if (!/^50*$/.test(frac.slice(digits))) return x.toFixed(digits);
+  const kept = BigInt(whole + frac.slice(0, digits));
+  const even = (kept % 2n === 0n ? kept : kept + 1n).toString().padStart(digits + 1, '0');
+  const text = digits === 0 ? even : `${even.slice(0, -digits)}.${even.slice(-digits)}`;
+  return (x < 0 || Object.is(x, -0) ? '-' : '') + text;
+}
