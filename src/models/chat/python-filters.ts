@@ -5,9 +5,9 @@
  * formatting, `map`/`select`/`selectattr` take any filter or test, `length` of an undefined value
  * is 0. A filter not here falls through to the package's own.
  */
-import { dict, float, int, isArray, isBoolean, isDict, isNumber, isString, type JinjaValue, list, str, tuple, undef } from './jinja-values.js';
+import { dict, float, int, isArray, isBoolean, isDict, isNamespace, isNumber, isString, type JinjaValue, list, str, tuple, undef } from './jinja-values.js';
 import { pyPercent } from './python-format.js';
-import { pyTitle } from './python-methods.js';
+import { pyMethod, pyTitle } from './python-methods.js';
 import { pyTest } from './python-tests.js';
 import { type JsonOptions, pyCompare, pyEquals, pyFixed, pyJson, pyLen, pyRepr, pySplitLines, pyStr, pyStrip, pyTypeName } from './python-values.js';
 
@@ -235,6 +235,53 @@ const FILTERS: Record<string, Filter> = {
     return list([...pyIterate(v)].sort((a, b) => sign * pyCompare(fold(key(a)), fold(key(b)), '<')));
   },
   pprint: (v) => str(pyRepr(v)),
+  // A Python attribute only: a dict's keys are not attributes (its methods are).
+  attr: (v, args) => {
+    const name = pyStr(args[0] ?? str(''));
+    return pyMethod(v, name) ?? (isNamespace(v) ? (v.value.get(name) ?? undef()) : undef());
+  },
+  truncate: textFilter((s, args, kwargs) => {
+    const length = Number(param(args, kwargs, 0, 'length')?.value ?? 255);
+    const killwords = truthy(param(args, kwargs, 1, 'killwords'));
+    const end = pyStr(param(args, kwargs, 2, 'end') ?? str('...'));
+    const leeway = Number(param(args, kwargs, 3, 'leeway')?.value ?? 5);
+    const cps = [...s];
+    if (cps.length <= length + leeway) return s;
+    const head = cps.slice(0, Math.max(0, length - [...end].length)).join('');
+    if (killwords) return head + end;
+    const cut = head.lastIndexOf(' ');
+    return (cut < 0 ? head : head.slice(0, cut)) + end;
+  }),
+  batch: (v, args, kwargs) => {
+    const size = Number(param(args, kwargs, 0, 'linecount')?.value ?? 1);
+    const fill = param(args, kwargs, 1, 'fill_with');
+    const items = pyIterate(v);
+    const out: JinjaValue[] = [];
+    for (let i = 0; i < items.length; i += size) {
+      const row = items.slice(i, i + size);
+      while (fill !== undefined && fill.type !== 'NullValue' && row.length < size) row.push(fill);
+      out.push(list(row));
+    }
+    return list(out);
+  },
+  slice: (v, args, kwargs) => {
+    const slices = Number(param(args, kwargs, 0, 'slices')?.value ?? 1);
+    const fill = param(args, kwargs, 1, 'fill_with');
+    const items = pyIterate(v);
+    const per = Math.floor(items.length / slices);
+    const extra = items.length % slices;
+    const out: JinjaValue[] = [];
+    let at = 0;
+    for (let i = 0; i < slices; i++) {
+      const n = per + (i < extra ? 1 : 0);
+      const row = items.slice(at, at + n);
+      at += n;
+      if (fill !== undefined && fill.type !== 'NullValue' && i >= extra && extra > 0) row.push(fill);
+      out.push(list(row));
+    }
+    return list(out);
+  },
+  striptags: textFilter((s) => s.replace(/<!--[\s\S]*?-->|<[^>]*>/g, '').split(/\s+/).filter((w) => w !== '').join(' ')),
   sum: (v, args, kwargs, ctx) => {
     const by = param(args, kwargs, 0, 'attribute');
     const key = by === undefined || by.type === 'NullValue' ? (x: JinjaValue) => x : attribute(ctx, by);

@@ -66,7 +66,7 @@ export function pyStr(v: JinjaValue): string {
     case 'StringValue':
       return v.value as string;
     case 'IntegerValue':
-      return String(v.value);
+      return Object.is(v.value, -0) ? '-0.0' : String(v.value); // -0 came from a float
     case 'FloatValue':
       return pyFloat(v.value as number);
     case 'BooleanValue':
@@ -131,7 +131,7 @@ export function pyJson(v: JinjaValue, options: JsonOptions = {}, depth = 0): str
   if (isString(v)) return jsonString(v.value, ascii);
   if (isBoolean(v)) return v.value ? 'true' : 'false';
   if (v.type === 'NullValue') return 'null';
-  if (v.type === 'IntegerValue') return String(v.value);
+  if (v.type === 'IntegerValue') return Object.is(v.value, -0) ? '-0.0' : String(v.value);
   if (v.type === 'FloatValue') {
     const n = v.value as number;
     return Number.isNaN(n) ? 'NaN' : Number.isFinite(n) ? pyFloat(n) : n > 0 ? 'Infinity' : '-Infinity';

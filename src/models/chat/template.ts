@@ -14,6 +14,7 @@ import { Environment } from '@huggingface/jinja';
 import type { ToolSpec } from '../../core/tools.js';
 import { BoundedInterpreter, boundedRange, DEFAULT_RENDER_BUDGET, type RenderBudget, RenderBudgetExceeded } from './bounded-render.js';
 import { ChatTemplateBudgetError, ChatTemplateError } from './errors.js';
+import { PYTHON_GLOBALS } from './python-globals.js';
 import { strftime } from './strftime.js';
 import { type Node, parseTemplate } from './template-source.js';
 
@@ -115,6 +116,8 @@ export class ChatTemplate {
     // (Template.render does not let a caller replace them).
     for (const [name, value] of Object.entries({ false: false, true: true, none: null, False: false, True: true, None: null })) env.set(name, value);
     env.set('range', boundedRange(this.budget.maxItems));
+    const scope = env as unknown as { setVariable(name: string, value: unknown): void };
+    for (const [name, value] of Object.entries(PYTHON_GLOBALS)) scope.setVariable(name, value);
     env.set('raise_exception', (message: unknown) => {
       throw new ChatTemplateError(this.origin, `raised: ${String(message)}`);
     });

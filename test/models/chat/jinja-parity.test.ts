@@ -149,6 +149,22 @@ const RENDERS: (Case & { readonly expected: string })[] = [
     expected: "a\n  \n  b\nc",
   },
   {
+    name: "Jinja2 globals",
+    why: "dict(), joiner() and cycler() exist as in Jinja2",
+    template: "{{ dict(role='user', n=1) }}|{% set sep = joiner(' / ') %}{% for m in messages %}{{ sep() }}{{ m.role }}{% endfor %}|{% set c = cycler('odd', 'even') %}{% for m in messages %}{{ c.next() }};{% endfor %}",
+    messages: [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"}],
+    tools: false,
+    expected: "{'role': 'user', 'n': 1}|user / assistant / user|odd;even;odd;",
+  },
+  {
+    name: "more filters",
+    why: "truncate, batch, slice and attr as Jinja2 has them; a JSON -0.0 prints as Python's -0.0",
+    template: "{{ messages[0].content | truncate(12) }}|{{ messages | batch(2) | map('length') | list }}|{{ [1, 2, 3, 4, 5] | slice(2) | list }}|{{ messages[0] | attr('role') }}|{{ messages[0].score }}",
+    messages: [{"role": "user", "content": "a long message to cut", "score": -0.0}, {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"}],
+    tools: false,
+    expected: "a long...|[2, 1]|[[1, 2, 3], [4, 5]]||-0.0",
+  },
+  {
     name: "unknown string escapes",
     why: "an escape Python does not know keeps its backslash",
     template: "{{ '\\d+\\.' }}|{{ '\\x41\\101' }}",
