@@ -11,7 +11,7 @@
  * - filters as `python-filters.ts` has them, the package's otherwise.
  */
 import { Environment, Interpreter } from '@huggingface/jinja';
-import { bool, dict, float, fn, int, tuple, isArray, isBoolean, isNumber, isString, type JinjaValue, list, type StringValue, str, undef } from './jinja-values.js';
+import { bool, dict, float, fn, type FunctionValue, int, tuple, isArray, isBoolean, isNumber, isString, type JinjaValue, list, type StringValue, str, undef } from './jinja-values.js';
 import { pyFilter, pyIterate } from './python-filters.js';
 import { pyPercentOperator } from './python-format.js';
 import { pyGetattr, pyGetitem, UndefinedError } from './python-methods.js';
@@ -32,13 +32,16 @@ interface PackageInterpreter {
   evaluateBinaryExpression(node: Node, environment: unknown): JinjaValue;
   evaluateArguments(args: unknown, environment: unknown): [JinjaValue[], Map<string, JinjaValue>];
   evaluateCallExpression(expr: Node, environment: unknown): JinjaValue;
+  evaluateMacro(node: Node, environment: unknown): JinjaValue;
   applyFilter(operand: JinjaValue, filter: Node, environment: unknown): JinjaValue;
 }
 const PackageInterpreterClass = Interpreter as unknown as new (env: Environment) => PackageInterpreter;
 
 /** A scope: variables set in it shadow its parent's. */
 interface Scope {
+  readonly variables: Map<string, JinjaValue>;
   setVariable(name: string, value: JinjaValue): void;
+  lookupVariable(name: string): JinjaValue;
 }
 const EnvironmentClass = Environment as unknown as new (parent?: unknown) => Scope;
 
@@ -160,6 +163,24 @@ export class PythonInterpreter extends PackageInterpreterClass {
   override evaluateCallExpression(expr: Node, environment: unknown): JinjaValue {
     if ((expr.callee as Node).value === TUPLE_CALLEE) return tuple(this.evaluateArguments(expr.args, environment)[0]);
     return super.evaluateCallExpression(expr, environment);
+  }
+
+  /** A macro sees the scope it was defined in (Jinja2), not its caller's loop variables; a call block's `caller` still reaches it. */
+  override evaluateMacro(node: Node, environment: unknown): JinjaValue {
+    const result = super.evaluateMacro(node, environment);
+    const definedIn = environment as Scope;
+    const name = (node.name as Node).value as string;
+    const macro = definedIn.lookupVariable(name) as FunctionValue;
+    definedIn.setVariable(
+      name,
+      fn((args, callScope) => {
+        const scope = new EnvironmentClass(definedIn);
+        const caller = (callScope as Scope | undefined)?.variables?.get('caller');
+        if (caller !== undefined) scope.setVariable('caller', caller);
+        return macro.value(args, scope);
+      }),
+    );
+    return result;
   }
 
   override evaluateBlock(statements: Node[], environment: unknown): JinjaValue {

@@ -165,6 +165,14 @@ const RENDERS: (Case & { readonly expected: string })[] = [
     expected: "a long...|[2, 1]|[[1, 2, 3], [4, 5]]||-0.0",
   },
   {
+    name: "macro scope",
+    why: "a macro sees the variables where it is defined, not its caller's loop variable; a call block's caller() still works",
+    template: "{% macro show() %}[{{ m }}]{% endmacro %}{% macro wrap() %}<{{ caller() }}>{% endmacro %}{% for m in messages %}{{ show() }}{% call wrap() %}{{ m.role }}{% endcall %}{% endfor %}",
+    messages: [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}],
+    tools: false,
+    expected: "[]<user>[]<assistant>",
+  },
+  {
     name: "unknown string escapes",
     why: "an escape Python does not know keeps its backslash",
     template: "{{ '\\d+\\.' }}|{{ '\\x41\\101' }}",
