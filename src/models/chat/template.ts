@@ -1,6 +1,8 @@
 /**
  * `ChatTemplate`: a model's Jinja chat template rendered with `@huggingface/jinja` the way
- * transformers' `apply_chat_template` renders it.
+ * transformers' `apply_chat_template` renders it: parsed as Jinja2 lexes it (`template-source.ts`)
+ * and interpreted with Jinja2's Python semantics (`python-interpreter.ts`: `str()` output, Python
+ * filters, tests, methods, equality and scoping).
  *
  * Variables passed, as transformers does: `messages`, `add_generation_prompt`, `tools` (OpenAI's
  * `{type: 'function', function: {name, description, parameters}}` list, or none) and `documents` (none), the named special tokens as strings (`bos_token`, `eos_token`, `unk_token`,
