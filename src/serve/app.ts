@@ -80,10 +80,13 @@ export function createServeApp(model: ServedModel, options: ServeAppOptions): Ho
     nextId: () => nextId++,
     fingerprint: () => `turnwise-v${model.policy.version}`,
     async readJson(c) {
+      return (await this.readJsonWithText(c)).value;
+    },
+    async readJsonWithText(c) {
       const text = await c.req.text();
       c.set('bodyRead', true);
       try {
-        return JSON.parse(text);
+        return { value: JSON.parse(text), text };
       } catch {
         throw ApiError.invalid(null, 'We could not parse the JSON body of your request. Send a JSON object.');
       }

@@ -13,8 +13,9 @@ import type { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { RouteContext, ServeEnv } from './route-context.js';
 import { type ChatRequest, parseChatRequest } from './chat-request.js';
-import { checkToolChoice, openerAfter, type RequestToolChoice, type ToolCallReader } from './chat-tools.js';
+import { checkToolChoice, openerAfter, type RequestTool, type RequestToolChoice, type ToolCallReader } from './chat-tools.js';
 import type { ToolReply } from '../models/chat/tool-formats.js';
+import { parseJsonKeepingFloats } from '../models/chat/python-float.js';
 import type { GrammarState } from '../models/constrain/grammar-state.js';
 import { TokenGrammar } from '../models/constrain/token-grammar.js';
 import { responseGrammar } from './response-format.js';
@@ -63,7 +64,17 @@ function replyGrammar(ctx: RouteContext, req: ChatRequest, reading: { reader: To
   return () => new TokenGrammar(vocab, start, ctx.model.stopTokenIds);
 }
 
-async function complete(ctx: RouteContext, req: ChatRequest, id: string): Promise<ChatOutcome> {
+/**
+ * The request's tools as the template gets them: parsed again from the body's text so that floats
+ * such as `"default": 1.0` stay floats (Python's json.loads; `python-float.ts`). The validated
+ * tools when the text holds no such list.
+ */
+function templateTools(tools: readonly RequestTool[], bodyText: string): readonly RequestTool[] {
+  const again = (parseJsonKeepingFloats(bodyText) as { tools?: unknown }).tools;
+  return Array.isArray(again) && again.length === tools.length ? (again as RequestTool[]) : tools;
+}
+
+async function complete(ctx: RouteContext, req: ChatRequest, id: string, bodyText: string): Promise<ChatOutcome> {
   const { model, limits } = ctx;
   ctx.checkModel(req.model);
   if (req.messages.length > limits.maxMessages) {
@@ -79,7 +90,7 @@ async function complete(ctx: RouteContext, req: ChatRequest, id: string): Promis
   const tools = req.tools && req.tools.length > 0 ? req.tools : undefined;
   if (tools !== undefined && model.chat.kind !== 'template') throw ApiError.invalid('tools', `Invalid value for 'tools': this model cannot call tools: ${model.chat.toolCalls()}.`, 'invalid_value');
   const reading = toolReading(ctx, req, choice);
-  const prompt = model.chat.prompt(req.messages, req.chat_template_kwargs ?? undefined, tools);
+  const prompt = model.chat.prompt(req.messages, req.chat_template_kwargs ?? undefined, tools === undefined ? undefined : templateTools(tools, bodyText));
   const openerText = reading === null || reading.opener === '' ? '' : openerAfter(model.tokens.decode(prompt.ids, true), reading.opener);
   const opener = openerText === '' ? new Int32Array(0) : model.tokens.encode(openerText);
   const ids = opener.length === 0 ? prompt.ids : Int32Array.from([...prompt.ids, ...opener]);
@@ -144,9 +155,10 @@ export function registerChatRoute(app: Hono<ServeEnv>, ctx: RouteContext): void 
       : null;
 
   app.post('/v1/chat/completions', async (c) => {
-    const req = parseChatRequest(await ctx.readJson(c), ctx.limits.guided);
+    const body = await ctx.readJsonWithText(c);
+    const req = parseChatRequest(body.value, ctx.limits.guided);
     const id = `chatcmpl-turnwise-${ctx.nextId()}`;
-    const outcome = await complete(ctx, req, id);
+    const outcome = await complete(ctx, req, id, body.text);
     const created = ctx.created();
     const head = { id, created, model: model.id, system_fingerprint: ctx.fingerprint() };
     let calls = 0;

@@ -16,6 +16,7 @@
  */
 import { z } from 'zod';
 import type { ChatMessage, ChatTemplate, HfTokenizer } from '../models/chat/index.js';
+import { PyFloat, parseJsonKeepingFloats } from '../models/chat/python-float.js';
 import { type ToolCallShape, toolCallShape } from '../models/chat/tool-call-shape.js';
 import { parseToolReply, type ToolCallFormat, type ToolReply } from '../models/chat/tool-formats.js';
 import { ApiError } from './openai-errors.js';
@@ -90,11 +91,12 @@ export function templateToolFields(message: ToolAwareMessage, index: number): Pa
     out.tool_calls = message.tool_calls.map((call, j) => {
       let args: unknown;
       try {
-        args = JSON.parse(call.function.arguments);
+        // Floats such as 3.0 stay floats, as Python's json.loads reads them for the template.
+        args = parseJsonKeepingFloats(call.function.arguments);
       } catch {
         args = undefined;
       }
-      if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+      if (typeof args !== 'object' || args === null || Array.isArray(args) || args instanceof PyFloat) {
         throw ApiError.invalid(`messages[${index}].tool_calls[${j}].function.arguments`, `Invalid value for 'messages[${index}].tool_calls[${j}].function.arguments': expected a JSON object in a string.`, 'invalid_value');
       }
       return { id: call.id, type: 'function', function: { name: call.function.name, arguments: args } };

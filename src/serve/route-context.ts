@@ -25,6 +25,8 @@ export interface RouteContext {
   fingerprint(): string;
   /** The request's JSON body (read in full; a body that is not JSON is a 400). */
   readJson(c: { req: { text(): Promise<string> }; set(key: 'bodyRead', value: boolean): void }): Promise<unknown>;
+  /** {@link readJson}, with the body's text (to parse again where JSON's floats must stay floats). */
+  readJsonWithText(c: { req: { text(): Promise<string> }; set(key: 'bodyRead', value: boolean): void }): Promise<{ readonly value: unknown; readonly text: string }>;
   /** Refuses a `model` other than the served one (404 model_not_found); a missing one means it. */
   checkModel(requested: string | null | undefined): void;
 }

@@ -49,8 +49,9 @@ async function served(family: 'qwen2.5' | 'qwen3' | 'mistral', replies: string[]
   };
   const app = createServeApp(model, { rng: Rng.fromSeed(1), wallClockMs: () => 0 });
   // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field, as a client would
-  const chat = async (body: Record<string, unknown>): Promise<{ status: number; body: any; text: string }> => {
-    const res = await app.request('/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: family, ...body }) });
+  // `raw`: the body's exact text, where JSON.stringify could not write it (a float such as 1.0).
+  const chat = async (body: Record<string, unknown>, raw?: string): Promise<{ status: number; body: any; text: string }> => {
+    const res = await app.request('/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: raw ?? JSON.stringify({ model: family, ...body }) });
     const text = await res.text();
     return { status: res.status, body: res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : null, text };
   };
@@ -115,6 +116,19 @@ describe('chat completions with tools (Qwen2.5 template, hermes format)', () => 
       .map((l) => JSON.parse(l.slice(6)).choices[0]);
     expect(events.map((e) => e.finish_reason)).toEqual([null, null, 'tool_calls']);
     expect(events[1].delta.tool_calls).toEqual([{ index: 0, id: expect.stringMatching(/^[A-Za-z0-9]{9}$/), type: 'function', function: { name: 'guess', arguments: '{"word":"pious"}' } }]);
+  });
+
+  it('renders floats written as 3.0 as Python reads them (json.loads), in the tools and in past arguments', async () => {
+    const { chat, prompts, tokenizer } = await served('qwen2.5', ['I give up.']);
+    const tools = [{ type: 'function', function: { name: 'scale', description: 'Scale.', parameters: { type: 'object', properties: { factor: { type: 'number', default: 1.0 } } } } }];
+    const body = JSON.stringify({ model: 'qwen2.5', messages: [{ role: 'user', content: 'Scale it.' }, { role: 'assistant', content: null, tool_calls: [{ id: 'abc123XYZ', type: 'function', function: { name: 'scale', arguments: '{"factor": 3.0, "by": 2, "half": 0.5}' } }] }, { role: 'tool', tool_call_id: 'abc123XYZ', content: 'ok' }], tools });
+    // JSON.stringify writes 1.0 as 1: put the float back in the body as a client's JSON would carry it.
+    const res = await chat(JSON.parse(body.replace('"default":1', '"default":1.0')), body.replace('"default":1', '"default":1.0'));
+    expect(res.status).toBe(200);
+    const prompt = tokenizer.decode(prompts[0] ?? [], { skipSpecialTokens: false });
+    // What transformers 5.18 writes for this conversation with Qwen2.5's template.
+    expect(prompt).toContain('"default": 1.0');
+    expect(prompt).toContain('{"name": "scale", "arguments": {"factor": 3.0, "by": 2, "half": 0.5}}');
   });
 
   it("Qwen3 without thinking: the template's empty think block is not written twice, nor returned as content", async () => {

@@ -16,6 +16,7 @@ import { Environment } from '@huggingface/jinja';
 import type { ToolSpec } from '../../core/tools.js';
 import { BoundedInterpreter, boundedRange, DEFAULT_RENDER_BUDGET, type RenderBudget, RenderBudgetExceeded } from './bounded-render.js';
 import { ChatTemplateBudgetError, ChatTemplateError } from './errors.js';
+import { templateValue } from './python-float.js';
 import { PYTHON_GLOBALS } from './python-globals.js';
 import { strftime } from './strftime.js';
 import { type Node, parseTemplate } from './template-source.js';
@@ -132,8 +133,9 @@ export class ChatTemplate {
       ...this.specialTokens,
       ...options.kwargs,
     };
+    // Converted here rather than by env.set, so that floats parsed from JSON keep being floats (python-float.ts).
     for (const [name, value] of Object.entries(variables)) {
-      if (value !== undefined) env.set(name, value);
+      if (value !== undefined) scope.setVariable(name, templateValue(value));
     }
     try {
       return new BoundedInterpreter(env, this.budget).run(this.parsed).value as string;
