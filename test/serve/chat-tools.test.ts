@@ -48,8 +48,8 @@ async function served(family: 'qwen2.5' | 'qwen3' | 'mistral', replies: string[]
     tokenizerInfo: {},
   };
   const app = createServeApp(model, { rng: Rng.fromSeed(1), wallClockMs: () => 0 });
-  // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field, as a client would
   // `raw`: the body's exact text, where JSON.stringify could not write it (a float such as 1.0).
+  // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field, as a client would
   const chat = async (body: Record<string, unknown>, raw?: string): Promise<{ status: number; body: any; text: string }> => {
     const res = await app.request('/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: raw ?? JSON.stringify({ model: family, ...body }) });
     const text = await res.text();

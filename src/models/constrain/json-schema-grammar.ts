@@ -145,7 +145,7 @@ class Compiler {
     const required = s.required ?? [];
     if (!Array.isArray(required) || required.some((r) => typeof r !== 'string')) throw new SchemaGrammarError(`${path}/required`, 'expected an array of property names');
     // Declared properties close the object unless it says otherwise; an object that declares none is free.
-    const extraSchema = s.additionalProperties ?? (s.properties === undefined ? true : false);
+    const extraSchema = s.additionalProperties ?? s.properties === undefined;
     const extra = extraSchema === false ? null : this.node(extraSchema, `${path}/additionalProperties`);
     return objectNode(properties, new Set(required as string[]), extra);
   }
