@@ -19,6 +19,7 @@ import { attend, MASK_VALUE } from './layers.js';
 import { type PackedShape, packedAttention } from './packed-attention.js';
 import { readFloatsInto } from '../../backend/read-into.js';
 import { ScratchPool } from './scratch.js';
+import { stridedCopy } from './strided-copy.js';
 
 /** Rows that attend together, padded to the group's widest new chunk and longest cache. */
 export interface AttentionGroup {
@@ -166,12 +167,7 @@ function tfjsGroup(
     }
     const added = offsets[r + 1] - offsets[r];
     for (let head = 0; head < h; head++) {
-      // Element loops, not subarray + set: 16-float copies, thousands per call (allocation-free).
-      for (let i = offsets[r]; i < offsets[r + 1]; i++) {
-        const src = i * stride + head * hd;
-        const to = ((g * h + head) * t + i - offsets[r]) * hd;
-        for (let e = 0; e < hd; e++) q[to + e] = qkv[src + e];
-      }
+      stridedCopy(qkv, offsets[r] * stride + head * hd, stride, q, (g * h + head) * t * hd, hd, added, hd);
       q.fill(0, ((g * h + head) * t + added) * hd, ((g * h + head) * t + t) * hd);
     }
   });
@@ -186,12 +182,6 @@ function tfjsGroup(
     context = readFloatsInto(result, scratch.take('groupContext', b * h * t * hd)); // [b, h, t, hd]
   });
   rows.forEach((r, g) => {
-    for (let head = 0; head < h; head++) {
-      for (let i = offsets[r]; i < offsets[r + 1]; i++) {
-        const src = ((g * h + head) * t + i - offsets[r]) * hd;
-        const to = i * d + head * hd;
-        for (let e = 0; e < hd; e++) out[to + e] = context[src + e];
-      }
-    }
+    for (let head = 0; head < h; head++) stridedCopy(context, (g * h + head) * t * hd, hd, out, offsets[r] * d + head * hd, d, offsets[r + 1] - offsets[r], hd);
   });
 }
