@@ -3,7 +3,7 @@ import { Rng } from '../../src/core/rng.js';
 import { nativeBlas } from '../../src/backend/native-blas.js';
 import { ropeTable } from '../../src/models/transformer/layers.js';
 import { ropePackedReference } from '../../src/models/transformer/packed-attention.js';
-import { stridedCopyReference } from '../../src/models/transformer/strided-copy.js';
+import { stridedCopyReference } from '../../src/backend/strided-copy.js';
 
 // native/packed.c: the packed forward's RoPE and strided copies, natively. They must give the JS
 // forms' results to the bit (the packed forward's logits do not change with the addon).

@@ -19,7 +19,7 @@ import { attend, MASK_VALUE } from './layers.js';
 import { type PackedShape, packedAttention } from './packed-attention.js';
 import { readFloatsInto } from '../../backend/read-into.js';
 import { ScratchPool } from './scratch.js';
-import { stridedCopy } from './strided-copy.js';
+import { stridedCopy } from '../../backend/strided-copy.js';
 
 /** Rows that attend together, padded to the group's widest new chunk and longest cache. */
 export interface AttentionGroup {
