@@ -3,7 +3,7 @@
  *
  * Why: a prefill allocated each layer's fused q/k/v read-back, its attention staging and its
  * context afresh (~3 MB a layer for a 256-token SmolLM2-135M prompt). V8 counts typed arrays as
- * external memory, and that growth alone started ~7 major collections a call, run on the other
+ * external memory, and that growth alone started ~5 major collections a call, run on the other
  * core: PyTorch pays no such cost (bench/RESULTS.md, "prefill-gc"). A pool per model keeps one
  * buffer per role, grown on demand, so a repeated call allocates none.
  */
