@@ -13,7 +13,8 @@
  * (6), q/k/v as one matMul with a concatenated weight, o-projection + residual (2), RMSNorm (6),
  * SwiGLU (6, gate and up kept apart since wasm Slice copies its whole input), residual (1) —
  * plus 5 per attention group (none for groups attended in JS), and no transposes (the projection
- * output is already `[token, head, headDim]`; RoPE runs in JS on the values read back).
+ * output is already `[token, head, headDim]`; RoPE runs on the values read back, natively with the
+ * addon). Its work buffers are pooled per model (scratch.ts): a call allocates no arrays a layer.
  */
 import { InvalidArgumentError } from '../../core/errors.js';
 import { readFloatsInto } from '../../backend/read-into.js';
