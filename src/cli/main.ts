@@ -39,7 +39,7 @@ program
   .description('evaluate checkpoints and OpenAI-compatible models on an environment split (one comparison table)')
   .argument('[runOrCheckpoint...]', 'run folders (their latest checkpoint) or checkpoint folders; one alone with no comparison flag prints its per-category table (overall and per level category, the same evaluation as during training); several, or any of --policy/--remote/--policies/--env/-n/--horizon/--seed/--out, print one comparison table')
   .option('--policy <runOrCheckpoint>', 'a turnwise checkpoint to compare (repeatable)', collect, [])
-  .option('--remote <spec>', 'a remote model: <name>=<baseURL>,model=<m>[,key-env=VAR][,temperature=t][,top-p=p][,max-tokens=n][,concurrency=n][,max-retries=n] (repeatable)', collect, [])
+  .option('--remote <spec>', 'a remote model: <name>=<baseURL>,model=<m>[,key-env=VAR][,temperature=t][,top-p=p][,max-tokens=n][,tool-choice=auto|required][,concurrency=n][,max-retries=n] (repeatable)', collect, [])
   .option('--policies <file>', 'YAML file: policies: [{ name, checkpoint } | { name, baseURL, model, keyEnv, ... }]')
   .option('--env <name>', "environment (default: the first checkpoint's; required with remote policies only)")
   .option('--split <split>', 'train or test', 'test')

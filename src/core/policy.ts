@@ -6,6 +6,18 @@
 import type { Rng } from './rng.js';
 import type { DecodeConstraint } from './types.js';
 
+/**
+ * A grammar free generation is kept to (serve's tool calls): asked for the ids allowed next before
+ * each token, told the id chosen after. Stateful and in-process: a policy that cannot consult it
+ * while decoding (a worker, a remote engine) refuses a request that carries one.
+ */
+export interface GrammarConstraint {
+  /** The ids allowed next, ascending, never empty. */
+  allowed(): Int32Array;
+  /** Records the id chosen. */
+  accept(id: number): void;
+}
+
 /** One generation request: a context and, for constrained decoding, the allowed actions. */
 export interface ActRequest {
   /** [contextLen] token ids the policy conditions on (ends with the `<|act|>` token). */
@@ -34,6 +46,12 @@ export interface ActRequest {
    * own. Constrained choices always end with the policy's end id.
    */
   readonly stopTokenIds?: readonly number[];
+  /**
+   * Keeps free generation to a grammar (not with `actionChoices`). Log-probs are then under the
+   * distribution masked to its allowed ids, and `ActResult.constraint` stays null: the allowed sets
+   * are not recorded, so such results are for serving, not for training.
+   */
+  readonly grammar?: GrammarConstraint;
   /** Most tokens this request may generate (e.g. what is left of an episode's token budget); at most the call's `maxNewTokens`. */
   readonly maxNewTokens?: number;
   /**

@@ -107,6 +107,9 @@ export class EnginePolicy implements ServingPolicy {
       if (request.actionChoices !== null) {
         throw InvalidArgumentError.format(`requests[${i}].actionChoices`, 'constrained decoding over listed actions is not possible on a model engine; sample free text (sampling.constrained: false)');
       }
+      if (request.grammar !== undefined) {
+        throw InvalidArgumentError.format(`requests[${i}].grammar`, 'grammar-constrained decoding is not possible on a model engine (it samples whole sequences remotely)');
+      }
       const maxTokens = Math.min(maxNewTokens, request.maxNewTokens ?? maxNewTokens);
       return {
         promptTokens: request.contextTokens,

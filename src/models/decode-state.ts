@@ -8,7 +8,7 @@ import { InvalidArgumentError } from '../core/errors.js';
 import type { DecodeConstraint } from '../core/types.js';
 import { ActionTrie, type TrieNode } from './action-trie.js';
 import type { CacheHit } from './episode-caches.js';
-import type { ActRequest, ActResult } from '../core/policy.js';
+import type { ActRequest, ActResult, GrammarConstraint } from '../core/policy.js';
 import type { TopCandidates } from './transformer/sampling.js';
 
 /** What a request is checked against and when its decoding stops. */
@@ -29,6 +29,8 @@ export interface DecodeLimits {
 export interface RequestState {
   readonly trie: ActionTrie | null;
   node: TrieNode;
+  /** The grammar free generation is kept to, or null. */
+  readonly grammar: GrammarConstraint | null;
   readonly tokens: number[];
   readonly logprobs: number[];
   readonly lossMask: number[];
@@ -67,6 +69,8 @@ export function initRequestState(request: ActRequest, index: number, limits: Dec
   const field = `requests[${index}].contextTokens`;
   if (context.length === 0) throw InvalidArgumentError.format(field, 'expected at least one token');
   for (const id of context) if (id < 0 || id >= v) throw InvalidArgumentError.format(field, `id ${id} outside [0, ${v})`);
+  const grammar = request.grammar ?? null;
+  if (grammar !== null && request.actionChoices !== null) throw InvalidArgumentError.format(`requests[${index}].grammar`, 'not with actionChoices (a grammar keeps free generation)');
   const trie = request.actionChoices === null ? null : ActionTrie.fromChoices(request.actionChoices);
   if (request.actionChoices !== null) {
     request.actionChoices.forEach((choice, j) => {
@@ -88,7 +92,7 @@ export function initRequestState(request: ActRequest, index: number, limits: Dec
   if (context.length + longest - 1 > maxContext) {
     throw InvalidArgumentError.format(field, `${context.length} tokens + ${longest} new exceed maxContext ${maxContext}`);
   }
-  return { trie, node: 0, tokens: [], logprobs: [], lossMask: [], entropies: [], allowedOffsets: [0], allowedIds: [], pending: [...context], done: false, hit: null, stop: new Set(stopIds), maxNew, finish: null, topK, topIds: [], topLogprobs: [] };
+  return { trie, node: 0, grammar, tokens: [], logprobs: [], lossMask: [], entropies: [], allowedOffsets: [0], allowedIds: [], pending: [...context], done: false, hit: null, stop: new Set(stopIds), maxNew, finish: null, topK, topIds: [], topLogprobs: [] };
 }
 
 /**
@@ -127,6 +131,7 @@ export function appendToken(
     s.node = s.trie.advance(s.node, tokenId);
     s.done = s.trie.isLeaf(s.node);
   } else {
+    s.grammar?.accept(tokenId);
     s.done = s.stop.has(tokenId);
   }
   if (s.done) s.finish = 'stop';

@@ -220,7 +220,7 @@ export class TransformerPolicy implements Policy {
       const v = this.model.config.vocabSize;
       rowOwner.forEach((i, row) => {
         const s = states[i];
-        const candidates = s.trie === null ? this.vocab : s.trie.allowed(s.node);
+        const candidates = s.trie !== null ? s.trie.allowed(s.node) : s.grammar !== null ? this.emittable(s.grammar.allowed()) : this.vocab;
         const choice = pick(logits.subarray(row * v, (row + 1) * v), candidates, i);
         appendToken(s, choice.tokenId, choice.logprob, 1, candidates, choice.entropy, choice.top);
         stats.sampledTokens++;
@@ -230,6 +230,15 @@ export class TransformerPolicy implements Policy {
     this.caches.release(requests.flatMap((r) => (r.lastTurn === true && r.episodeId !== undefined ? [r.episodeId] : [])));
     this.stats = stats;
     return states.map((s) => toResult(s, version));
+  }
+
+  /** A grammar's allowed ids the model can emit (a model whose outputs are restricted emits fewer than its vocabulary). */
+  private emittable(ids: Int32Array): Int32Array {
+    const n = this.vocab.length;
+    if (ids.length === 0 || (ids[ids.length - 1] as number) < n) return ids;
+    const kept = ids.filter((id) => id < n);
+    if (kept.length === 0) throw InvalidArgumentError.format('grammar', `allows only ids at or above the model's ${n} output ids`);
+    return kept;
   }
 
   /** Stores `row` of `cache` as the episode's prefix: its context plus the action tokens fed back. */

@@ -1,7 +1,8 @@
 /**
  * An LLM-as-judge reward: each agent turn is shown, with the episode so far, to a model behind any
  * OpenAI-compatible chat endpoint (`turnwise serve`, vLLM, a hosted API) with a rubric; the model
- * answers with a score, which is parsed, range-checked and scaled to [0, weight]. Identical
+ * answers with a score ("Score: N", or `{"reason", "score"}` JSON under `structured`, asked for with
+ * `response_format`), which is parsed, range-checked and scaled to [0, weight]. Identical
  * prompts are asked once (an in-process cache), failed requests are retried with back-off (429,
  * 5xx, connection errors; `retry.ts`) and at most `concurrency` requests are in flight
  * (`semaphore.ts`). Used as the reward shaper `llm-judge` (`src/runtime/reward-shaping.ts`), so
@@ -37,6 +38,12 @@ export const llmJudgeSettingsSchema = z
     retries: z.number().int().min(0).max(10).default(3).describe('Retries of a failed request (429, 5xx, connection errors).'),
     timeoutMs: z.number().int().positive().default(60_000).describe('Per-request time limit.'),
     maxTokens: z.number().int().positive().default(256).describe('Most tokens of the judge’s reply.'),
+    structured: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Ask for {"reason": …, "score": N} as JSON (response_format json_schema) instead of a "Score: N" line: a server that keeps replies to a schema (turnwise serve, vLLM, OpenAI) then always answers a score that parses, and one in range when min and max are integers at most 100 apart (they are listed as an enum).',
+      ),
   })
   .strict()
   .refine((s) => s.max > s.min, { message: 'max must be above min', path: ['max'] });
@@ -61,6 +68,30 @@ export function parseJudgeScore(reply: string): number | null {
   const marked = [...reply.matchAll(/score\s*[:=]\s*(-?\d+(?:\.\d+)?)/gi)];
   const pick = marked.at(-1)?.[1] ?? [...reply.matchAll(/-?\d+(?:\.\d+)?/g)].at(-1)?.[0];
   return pick === undefined ? null : Number(pick);
+}
+
+/** What a structured judge is told to answer (the schema below keeps a constraining server to it). */
+const STRUCTURED_ANSWER = 'Answer as JSON: {"reason": "<one short sentence>", "score": <your score>}.';
+
+/**
+ * The JSON schema of a structured judge's reply: a short reason and the score, listed as an enum
+ * when the range is of at most 101 integers (so a grammar-constrained server cannot leave it).
+ * @example judgeReplySchema(0, 10).properties.score // { type: 'integer', enum: [0, 1, …, 10] }
+ */
+export function judgeReplySchema(min: number, max: number) {
+  const listed = Number.isInteger(min) && Number.isInteger(max) && max - min <= 100;
+  const score = listed ? { type: 'integer', enum: Array.from({ length: max - min + 1 }, (_, i) => min + i) } : { type: 'number' };
+  return { type: 'object', properties: { reason: { type: 'string', maxLength: 300 }, score }, required: ['reason', 'score'], additionalProperties: false };
+}
+
+/** The score of a structured reply, or null when it is not `{"score": <number>, …}`. */
+function structuredScore(reply: string): number | null {
+  try {
+    const value = JSON.parse(reply) as { score?: unknown };
+    return typeof value.score === 'number' ? value.score : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The user message for one turn. */
@@ -101,12 +132,14 @@ export class LlmJudge {
   }
 
   private async ask(prompt: string): Promise<number> {
-    const { model, rubric, maxTokens, min, max, weight, retries, endpoint } = this.settings;
+    const { model, rubric, maxTokens, min, max, weight, retries, endpoint, structured } = this.settings;
+    const system = structured ? `${rubric}\n${STRUCTURED_ANSWER}` : rubric;
+    const format = structured ? { response_format: { type: 'json_schema' as const, json_schema: { name: 'judge_score', schema: judgeReplySchema(min, max), strict: true } } } : {};
     const reply = await this.gate.run(() =>
       withRetries(
         () => {
           this.requests++;
-          return this.client.chat.completions.create({ model, temperature: 0, max_tokens: maxTokens, messages: [{ role: 'system', content: rubric }, { role: 'user', content: prompt }] });
+          return this.client.chat.completions.create({ model, temperature: 0, max_tokens: maxTokens, messages: [{ role: 'system', content: system }, { role: 'user', content: prompt }], ...format });
         },
         (error) => classifyOpenAIError(error, Date.now()),
         { maxRetries: retries, initialDelayMs: 200, maxDelayMs: 5_000 },
@@ -114,9 +147,10 @@ export class LlmJudge {
       ),
     );
     const text = reply.choices[0]?.message?.content ?? '';
-    const score = parseJudgeScore(text);
+    const score = structured ? structuredScore(text) : parseJudgeScore(text);
     if (score === null || score < min || score > max) {
-      throw new TurnwiseError(`llm-judge at ${endpoint}: expected a score in [${min}, ${max}] ("Score: N"), got ${JSON.stringify(text.slice(0, 200))}`);
+      const expected = structured ? '{"reason": …, "score": N}' : '"Score: N"';
+      throw new TurnwiseError(`llm-judge at ${endpoint}: expected a score in [${min}, ${max}] (${expected}), got ${JSON.stringify(text.slice(0, 200))}`);
     }
     return ((score - min) / (max - min)) * weight;
   }

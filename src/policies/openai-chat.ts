@@ -173,7 +173,8 @@ export class OpenAIChatPolicy implements TextPolicy {
       ...(config.topP !== undefined ? { top_p: config.topP } : {}),
       ...(config.maxTokens !== undefined ? { max_tokens: config.maxTokens } : {}),
       ...(config.sendSeed !== false ? { seed: request.seed } : {}),
-      ...(request.tools !== undefined && request.tools.length > 0 ? { tools: openAITools(request.tools), tool_choice: config.toolChoice ?? 'auto' } : {}),
+      // One call a turn is what an episode takes (`toolActionOf`): ask for no more.
+      ...(request.tools !== undefined && request.tools.length > 0 ? { tools: openAITools(request.tools), tool_choice: config.toolChoice ?? 'auto', parallel_tool_calls: false } : {}),
     };
     const now = this.deps.nowMs ?? Date.now;
     const completion = await this.gate

@@ -36,6 +36,7 @@ export const remotePolicySchema = z
     temperature: z.number().min(0).max(2).optional().describe('Sampling temperature (server default when absent).'),
     topP: z.number().gt(0).max(1).optional().describe('Nucleus mass (server default when absent).'),
     maxTokens: z.number().int().positive().optional().describe('max_tokens per reply.'),
+    toolChoice: z.enum(['auto', 'required']).optional().describe("tool_choice sent with the environment's tools: auto (the model decides) or required (it must call one; turnwise serve keeps such a reply to the call's grammar). Default auto."),
     concurrency: z.number().int().positive().default(4).describe('Requests in flight at once.'),
     maxRetries: z.number().int().min(0).default(5).describe('Retries on 408/409/429/5xx and connection errors (exponential back-off).'),
     sendSeed: z.boolean().default(true).describe('Send the per-turn sampling seed (OpenAI `seed`).'),
@@ -75,6 +76,7 @@ const REMOTE_KEYS: Record<string, string> = {
   temperature: 'temperature',
   'top-p': 'topP',
   'max-tokens': 'maxTokens',
+  'tool-choice': 'toolChoice',
   concurrency: 'concurrency',
   'max-retries': 'maxRetries',
   seed: 'sendSeed',
@@ -83,7 +85,7 @@ const REMOTE_KEYS: Record<string, string> = {
 const NUMERIC = new Set(['temperature', 'topP', 'maxTokens', 'concurrency', 'maxRetries', 'timeoutMs']);
 
 /**
- * Parses `--remote <name>=<baseURL>,model=<m>[,key-env=VAR][,temperature=t][,top-p=p][,max-tokens=n][,concurrency=n][,max-retries=n][,seed=false]`.
+ * Parses `--remote <name>=<baseURL>,model=<m>[,key-env=VAR][,temperature=t][,top-p=p][,max-tokens=n][,tool-choice=auto|required][,concurrency=n][,max-retries=n][,seed=false]`.
  * @example parseRemoteFlag('qwen=http://localhost:8000/v1,model=Qwen2.5-7B-Instruct,key-env=VLLM_KEY')
  */
 export function parseRemoteFlag(text: string): PolicySpec {

@@ -21,6 +21,7 @@
 import { z } from 'zod';
 import { toolCallSchema, toolChoiceSchema, toolSchema } from './chat-tools.js';
 import { ApiError } from './openai-errors.js';
+import { guidedJsonSchema, responseFormatSchema } from './response-format.js';
 import { MAX_TOP_LOGPROBS, samplingFields } from './sampling-params.js';
 import { integer, parseBody } from './validation.js';
 
@@ -57,15 +58,19 @@ export const chatRequestSchema = z
     top_logprobs: integer().min(0).max(MAX_TOP_LOGPROBS).nullish(),
     // vLLM's extensions: constrained decoding over listed strings; extra chat-template variables.
     guided_choice: z.array(z.string().min(1)).min(1).nullish(),
+    guided_json: guidedJsonSchema.nullish(),
+    // Structured outputs (response-format.ts): a JSON reply kept to the grammar of its schema.
+    response_format: responseFormatSchema.nullish(),
     chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
     // No effect on what is generated.
     metadata: z.unknown().optional(),
     store: z.boolean().nullish(),
     service_tier: z.string().nullish(),
-    parallel_tool_calls: z.boolean().nullish(),
     // Function tools (chat-tools.ts): passed to the chat template; calls come back as tool_calls.
     tools: z.array(toolSchema).nullish(),
     tool_choice: toolChoiceSchema.nullish(),
+    // false: a forced call (`tool_choice` required or named) is one call, not several.
+    parallel_tool_calls: z.boolean().nullish(),
   })
   .strict();
 

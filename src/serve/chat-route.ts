@@ -13,8 +13,13 @@ import type { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { RouteContext, ServeEnv } from './route-context.js';
 import { type ChatRequest, parseChatRequest } from './chat-request.js';
-import { checkToolChoice, type RequestToolChoice, type ToolCallReader } from './chat-tools.js';
+import { checkToolChoice, openerAfter, type RequestToolChoice, type ToolCallReader } from './chat-tools.js';
 import type { ToolReply } from '../models/chat/tool-formats.js';
+import type { GrammarState } from '../models/constrain/grammar-state.js';
+import { TokenGrammar } from '../models/constrain/token-grammar.js';
+import { responseGrammar } from './response-format.js';
+import { servedGrammarVocab } from './served-grammar-vocab.js';
+import { toolCallGrammar } from './tool-call-grammar.js';
 import { choiceSeed, type GeneratedChoice, generateChoice } from './generation.js';
 import { chatLogprobEntries } from './logprobs-format.js';
 import { ApiError, chatContextError } from './openai-errors.js';
@@ -29,13 +34,33 @@ interface ChatOutcome {
 }
 
 /** The reader of this request's tool calls, the text its replies start with, or null when calls are not read. */
-function toolReading(ctx: RouteContext, req: ChatRequest, choice: RequestToolChoice): { reader: ToolCallReader; opener: string } | null {
+function toolReading(ctx: RouteContext, req: ChatRequest, choice: RequestToolChoice): { reader: ToolCallReader; opener: string; forced: GrammarState | null } | null {
   if (choice === 'none') return null;
   const reader = ctx.model.chat?.toolCalls();
   if (reader === undefined || typeof reader === 'string') throw ApiError.invalid('tools', `Invalid value for 'tools': this model cannot call tools: ${reader ?? 'it has no chat template'}.`, 'invalid_value');
   const opener = choice === 'auto' ? '' : choice === 'required' ? reader.opener() : reader.opener(choice.function.name);
   if (req.guided_choice) throw ApiError.invalid('guided_choice', "Invalid value for 'guided_choice': not with tools (a tool call is free text).", 'invalid_value');
-  return { reader, opener };
+  const forced =
+    choice === 'auto' ? null : toolCallGrammar(reader.shape, req.tools ?? [], choice === 'required' ? 'required' : { name: choice.function.name }, req.parallel_tool_calls !== false);
+  return { reader, opener, forced };
+}
+
+/**
+ * The grammar each choice's reply is kept to, as a maker of fresh ones (a grammar's state advances
+ * as its choice generates): a forced tool call's, a JSON response format's, or none. Throws an
+ * `ApiError` when the request asks for both, or a JSON format beside `guided_choice`.
+ */
+function replyGrammar(ctx: RouteContext, req: ChatRequest, reading: { reader: ToolCallReader; forced: GrammarState | null } | null): (() => TokenGrammar) | null {
+  const json = responseGrammar(req.response_format, req.guided_json);
+  const param = req.guided_json != null ? 'guided_json' : 'response_format';
+  if (json !== null && reading !== null) throw ApiError.invalid(param, `Invalid value for '${param}': a JSON reply cannot call tools; send tool_choice 'none' or no tools.`, 'invalid_value');
+  if (json !== null && req.guided_choice) throw ApiError.invalid(param, `Invalid value for '${param}': not with guided_choice.`, 'invalid_value');
+  const start = json ?? reading?.forced ?? null;
+  if (start === null) return null;
+  const shape = reading?.reader.shape;
+  const literals = shape === undefined ? [] : [shape.before, shape.between, ...shape.tail, ...(shape.separator ?? [])].filter((t): t is string => typeof t === 'string');
+  const vocab = servedGrammarVocab(ctx.model.tokens, ctx.model.vocabSize, ctx.model.stopTokenIds, literals);
+  return () => new TokenGrammar(vocab, start, ctx.model.stopTokenIds);
 }
 
 async function complete(ctx: RouteContext, req: ChatRequest, id: string): Promise<ChatOutcome> {
@@ -55,7 +80,8 @@ async function complete(ctx: RouteContext, req: ChatRequest, id: string): Promis
   if (tools !== undefined && model.chat.kind !== 'template') throw ApiError.invalid('tools', `Invalid value for 'tools': this model cannot call tools: ${model.chat.toolCalls()}.`, 'invalid_value');
   const reading = toolReading(ctx, req, choice);
   const prompt = model.chat.prompt(req.messages, req.chat_template_kwargs ?? undefined, tools);
-  const opener = reading === null || reading.opener === '' ? new Int32Array(0) : model.tokens.encode(reading.opener);
+  const openerText = reading === null || reading.opener === '' ? '' : openerAfter(model.tokens.decode(prompt.ids, true), reading.opener);
+  const opener = openerText === '' ? new Int32Array(0) : model.tokens.encode(openerText);
   const ids = opener.length === 0 ? prompt.ids : Int32Array.from([...prompt.ids, ...opener]);
   const actions = reading === null ? prompt.actions : null;
   const room = model.maxContext - ids.length;
@@ -64,7 +90,9 @@ async function complete(ctx: RouteContext, req: ChatRequest, id: string): Promis
   if (asked != null && asked > room) throw chatContextError(model.maxContext, ids.length, asked);
   const fallback = model.defaults.chatMaxTokens;
   const maxTokens = asked ?? (fallback === 'context' ? room : Math.min(fallback, room));
-  const listed = req.guided_choice ?? actions;
+  const grammar = replyGrammar(ctx, req, reading);
+  // A JSON reply is not one of the actions an observation lists.
+  const listed = req.guided_choice ?? (grammar === null ? actions : null);
   const actionChoices = listed ? model.chat.actionChoices(listed) : null;
   const temperature = req.temperature ?? model.defaults.temperature;
   const topP = req.top_p ?? model.defaults.topP;
@@ -75,17 +103,20 @@ async function complete(ctx: RouteContext, req: ChatRequest, id: string): Promis
       generateChoice(
         ctx.batcher,
         { temperature, topP },
-        { prompt: ids, actionChoices, maxTokens, seed: choiceSeed(req.seed, i), topLogprobs, stop, stopTokenIds: model.stopTokenIds, key: `${id}/${i}` },
+        { prompt: ids, actionChoices, grammar: grammar?.() ?? null, maxTokens, seed: choiceSeed(req.seed, i), topLogprobs, stop, stopTokenIds: model.stopTokenIds, key: `${id}/${i}` },
         model.tokens,
       ),
     ),
   );
   const stops = new Set(model.stopTokenIds);
+  // Text the opener itself puts before the call (Qwen3's empty think block) is ours, not the model's content.
+  const openerContent = reading === null || reading.opener === '' ? '' : reading.reader.read(reading.opener).content;
   const replies = choices.map((ch) => {
     if (reading === null) return null;
     let end = ch.tokens.length;
     while (end > 0 && stops.has(ch.tokens[end - 1] as number)) end--;
-    return reading.reader.read(reading.opener + model.tokens.decode(ch.tokens.subarray(0, end), true));
+    const reply = reading.reader.read(reading.opener + model.tokens.decode(ch.tokens.subarray(0, end), true));
+    return reply.kind === 'calls' && openerContent !== '' && reply.content === openerContent ? { ...reply, content: '' } : reply;
   });
   return { promptTokens: ids.length, choices, replies };
 }

@@ -8,13 +8,15 @@
  *
  * `tool_choice`: `auto` (the default with tools) reads calls; `none` renders the tools but reads
  * none; `required` and a named function start the reply with the format's call opening (the text
- * the template writes before a call's name, or before its arguments for a named one), so the model
- * completes a call — best effort, not grammar-constrained: a reply that still holds no call comes
- * back as text.
+ * the template writes before a call's name, or before its arguments for a named one) and keep the
+ * rest of the reply to the grammar of a call (`tool-call-grammar.ts`): a tool's name, arguments its
+ * `parameters` schema admits, the template's closing text; several calls where the template
+ * writes them and `parallel_tool_calls` is not false. Such a reply is a call unless it ran out of
+ * `max_tokens` first.
  */
 import { z } from 'zod';
-import { type ChatMessage, type ChatTemplate, ChatTemplateBudgetError, ChatTemplateError, type HfTokenizer } from '../models/chat/index.js';
-import { ToolChatBuilder } from '../models/chat/tool-chat.js';
+import type { ChatMessage, ChatTemplate, HfTokenizer } from '../models/chat/index.js';
+import { type ToolCallShape, toolCallShape } from '../models/chat/tool-call-shape.js';
 import { parseToolReply, type ToolCallFormat, type ToolReply } from '../models/chat/tool-formats.js';
 import { ApiError } from './openai-errors.js';
 
@@ -105,13 +107,13 @@ export function templateToolFields(message: ToolAwareMessage, index: number): Pa
 /** Reads a model's tool calls, and the text that starts a call. */
 export interface ToolCallReader {
   readonly format: ToolCallFormat;
+  /** How the template writes a call (for the grammar of forced calls). */
+  readonly shape: ToolCallShape;
   /** What a reply's text (special tokens kept) holds. */
   read(text: string): ToolReply;
   /** The text a reply starts with to call some tool (`name` absent) or `name` (up to its arguments). */
   opener(name?: string): string;
 }
-
-const PROBE = { name: 'probe_function', argument: 'probe_argument' } as const;
 
 /**
  * The tool-call reader of a template, or why there is none (a template that ignores tools, or
@@ -119,28 +121,25 @@ const PROBE = { name: 'probe_function', argument: 'probe_argument' } as const;
  * @example const reader = toolCallReader(files.template, files.tokenizer, files.stopTokenIds);
  */
 export function toolCallReader(template: ChatTemplate, tokenizer: HfTokenizer, stopTokenIds: readonly number[]): ToolCallReader | string {
-  let builder: ToolChatBuilder;
-  try {
-    builder = ToolChatBuilder.create(template, tokenizer, {
-      stopTokenIds,
-      tools: [{ name: PROBE.name, description: 'probe', parameters: { type: 'object', properties: { [PROBE.argument]: { type: 'integer' } } } }],
-    });
-  } catch (error) {
-    if (error instanceof ChatTemplateError && !(error instanceof ChatTemplateBudgetError)) return error.message;
-    throw error;
-  }
-  // A probe call as the template writes it: what comes before the name opens any call; what comes
-  // between the name and the arguments follows a named one.
-  const ids = builder.encodeToolReply([{ name: PROBE.name, arguments: { [PROBE.argument]: 1 }, id: 'probe0000' }]);
-  const text = tokenizer.decode(ids.subarray(0, ids.length - 1), { skipSpecialTokens: false });
-  const at = text.indexOf(PROBE.name);
-  const args = text.indexOf(`{"${PROBE.argument}"`, at);
-  const format = builder.format;
-  const before = at < 0 ? '' : text.slice(0, at);
-  const between = at < 0 || args < 0 ? '' : text.slice(at + PROBE.name.length, args);
+  const shape = toolCallShape(template, tokenizer, stopTokenIds);
+  if (typeof shape === 'string') return shape;
   return {
-    format,
-    read: (reply) => parseToolReply(format, reply),
-    opener: (name) => (name === undefined ? before : `${before}${name}${between}`),
+    format: shape.format,
+    shape,
+    read: (reply) => parseToolReply(shape.format, reply),
+    opener: (name) => (name === undefined ? shape.before : `${shape.before}${name}${shape.between}`),
   };
+}
+
+/**
+ * What of `opener` still has to follow `prompt` (both as text): a template that already ends its
+ * generation prompt with the opener's start (Qwen3 with `enable_thinking: false` writes the empty
+ * `<think>\n\n</think>\n\n` a call opens with) must not get it twice.
+ * @example openerAfter('<|im_start|>assistant\n<think>\n\n</think>\n\n', '<think>\n\n</think>\n\n<tool_call>\n') // '<tool_call>\n'
+ */
+export function openerAfter(prompt: string, opener: string): string {
+  for (let k = Math.min(prompt.length, opener.length); k > 0; k--) {
+    if (prompt.endsWith(opener.slice(0, k))) return opener.slice(k);
+  }
+  return opener;
 }

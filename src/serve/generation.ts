@@ -9,7 +9,7 @@
  * only the new tokens. A seeded choice draws chunk j from a seed derived from (seed, j), so it is
  * reproducible.
  */
-import type { ActResult, TopLogprobs } from '../core/policy.js';
+import type { ActResult, GrammarConstraint, TopLogprobs } from '../core/policy.js';
 import { Rng } from '../core/rng.js';
 import type { GenerationBatcher, GenerationSettings } from './batcher.js';
 import { cutAtStop } from './stop-strings.js';
@@ -20,6 +20,8 @@ export interface ChoiceSpec {
   readonly prompt: Int32Array;
   /** Constrained decoding over these token sequences, or null for free generation. */
   readonly actionChoices: readonly Int32Array[] | null;
+  /** The grammar this choice's free generation is kept to (its own: it holds the choice's progress), or null. */
+  readonly grammar?: GrammarConstraint | null;
   readonly maxTokens: number;
   /** This choice's seed (see {@link choiceSeed}), or undefined to draw from the server's stream. */
   readonly seed: number | undefined;
@@ -63,7 +65,12 @@ export function choiceSeed(seed: number | null | undefined, index: number): numb
  * @example const choice = await generateChoice(batcher, { temperature: 1, topP: 1 }, spec, model.tokens);
  */
 export async function generateChoice(batcher: GenerationBatcher, settings: GenerationSettings, spec: ChoiceSpec, decoder: Pick<TokenDecoder, 'decode'>): Promise<GeneratedChoice> {
-  const base = { actionChoices: spec.actionChoices, stopTokenIds: spec.stopTokenIds, ...(spec.topLogprobs > 0 ? { topLogprobs: spec.topLogprobs } : {}) };
+  const base = {
+    actionChoices: spec.actionChoices,
+    stopTokenIds: spec.stopTokenIds,
+    ...(spec.topLogprobs > 0 ? { topLogprobs: spec.topLogprobs } : {}),
+    ...(spec.grammar ? { grammar: spec.grammar } : {}),
+  };
   const parts: ActResult[] = [];
   let count = 0;
   let finish: 'stop' | 'length' = 'length';

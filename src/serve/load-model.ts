@@ -182,7 +182,7 @@ export function ownServedModel(parts: OwnModelParts): LoadedModel {
     maxContext,
     vocabSize: text.vocabSize,
     stopTokenIds: text.stopTokenIds,
-    tokens: { decode: (ids, keep) => text.decode(ids, keep), encode: (t) => text.encode(t), tokenOf: (i) => hf.tokenOf(i), byteLevel: true, addedIds: new Set(hf.addedTokens.map((t) => t.id)) },
+    tokens: { decode: (ids, keep) => text.decode(ids, keep), encode: (t) => text.encode(t), tokenOf: (i) => hf.tokenOf(i), byteLevel: true, addedIds: new Set(hf.addedTokens.map((t) => t.id)), specialIds: new Set(hf.addedTokens.flatMap((t) => (t.special ? [t.id] : []))) },
     chat: episodePrompts(text, parts.envInstruction, config.sampling.constrained, maxContext),
     scorer: modelScorer(model),
     defaults: { temperature: config.sampling.temperature, topP: config.sampling.topP, chatMaxTokens: config.sampling.maxActionTokens },
@@ -303,6 +303,23 @@ interface HfServeSpec {
   readonly version: number;
 }
 
+/**
+ * A Hugging Face tokenizer as the server reads text from it (`tokenizerJson`: its tokenizer.json,
+ * whose decoder says whether tokens are byte-level).
+ * @example const tokens = hfTokenDecoder(files.tokenizer, contents.tokenizerJson);
+ */
+export function hfTokenDecoder(tokenizer: HfTokenizer, tokenizerJson: unknown): TokenDecoder & { encode(text: string): Int32Array } {
+  const decoder = (tokenizerJson as { decoder?: { type?: string; decoders?: { type?: string }[] } }).decoder;
+  return {
+    decode: (ids, keep) => tokenizer.decode(ids, { skipSpecialTokens: !keep }),
+    encode: (text) => tokenizer.encode(text),
+    tokenOf: (id) => tokenizer.tokenOf(id),
+    byteLevel: decoder?.type === 'ByteLevel' || (decoder?.decoders ?? []).some((d) => d.type === 'ByteLevel'),
+    addedIds: new Set(tokenizer.addedTokens.map((t) => t.id)),
+    specialIds: new Set(tokenizer.addedTokens.flatMap((t) => (t.special ? [t.id] : []))),
+  };
+}
+
 /** A Hugging Face model with its tokenizer side. */
 function servedHf(opened: { model: TransformerModel; notes: string[] }, contents: ChatModelFileContents, folder: string, options: LoadServedOptions, spec: HfServeSpec): LoadedModel {
   const { model, notes } = opened;
@@ -319,15 +336,7 @@ function servedHf(opened: { model: TransformerModel; notes: string[] }, contents
     const endTokenId = builder instanceof ChatContextBuilder ? builder.endOfTurnId : (files.stopTokenIds[0] as number);
     // One prefill call feeds at most the served context: the one full-context prefill `./serve-memory.ts` counts.
     const policy = new TransformerPolicy(model, { endTokenId, stopTokenIds, version: spec.version, cacheMaxBytes: options.kvCacheBytes ?? 128 * 2 ** 20, maxPrefillTokens: model.config.maxContext });
-    const decoder = (contents.tokenizerJson as { decoder?: { type?: string; decoders?: { type?: string }[] } }).decoder;
-    const byteLevel = decoder?.type === 'ByteLevel' || (decoder?.decoders ?? []).some((d) => d.type === 'ByteLevel');
-    const tokens: TokenDecoder & { encode(text: string): Int32Array } = {
-      decode: (ids, keep) => tokenizer.decode(ids, { skipSpecialTokens: !keep }),
-      encode: (text) => tokenizer.encode(text),
-      tokenOf: (id) => tokenizer.tokenOf(id),
-      byteLevel,
-      addedIds: new Set(tokenizer.addedTokens.map((t) => t.id)),
-    };
+    const tokens = hfTokenDecoder(tokenizer, contents.tokenizerJson);
     const tokConfig = (typeof contents.tokenizerConfig === 'object' && contents.tokenizerConfig !== null ? contents.tokenizerConfig : {}) as Record<string, unknown>;
     return {
       id: spec.id,

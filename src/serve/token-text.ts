@@ -22,6 +22,8 @@ export interface TokenDecoder {
   readonly byteLevel?: boolean;
   /** Ids of added tokens (their strings are text, not byte-level). */
   readonly addedIds?: ReadonlySet<number>;
+  /** The added tokens marked special (control tokens: never part of a grammar's text). */
+  readonly specialIds?: ReadonlySet<number>;
 }
 
 /**

@@ -208,3 +208,40 @@ describe('TransformerPolicy.greedyActions', () => {
     expect(a[0].tokens[0]).toBe(last.indexOf(Math.max(...last)));
   });
 });
+
+describe('TransformerPolicy with a grammar (ActRequest.grammar)', () => {
+  /** A grammar that allows only ids 7 and 9 for `length` tokens, then only END; it records what it was told. */
+  function twoIdGrammar(length: number) {
+    const chosen: number[] = [];
+    return {
+      chosen,
+      allowed: () => (chosen.length < length ? Int32Array.of(7, 9) : Int32Array.of(END)),
+      accept: (id: number) => {
+        chosen.push(id);
+      },
+    };
+  }
+
+  it('draws each token among the ids the grammar allows, tells it each id, and stops where it allows only the end', async () => {
+    const policy = new TransformerPolicy(model, { endTokenId: END, minBucketRows: 1 });
+    const grammars = [twoIdGrammar(3), twoIdGrammar(5)];
+    const requests = grammars.map((grammar, i) => ({ contextTokens: seq(1, 2, 3 + i), actionChoices: null, grammar, seed: 40 + i }));
+    const [sampled] = await policy.sampleActions(requests.slice(0, 1), { temperature: 1, topP: 1, maxNewTokens: 12 }, Rng.fromSeed(1));
+    const [greedy] = await policy.greedyActions(requests.slice(1), 12);
+    for (const [i, result] of [sampled, greedy].entries()) {
+      const grammar = grammars[i] as ReturnType<typeof twoIdGrammar>;
+      const length = i === 0 ? 3 : 5;
+      expect(Array.from(result?.tokens ?? [])).toEqual(grammar.chosen);
+      expect(grammar.chosen).toHaveLength(length + 1);
+      expect(grammar.chosen.slice(0, length).every((id) => id === 7 || id === 9)).toBe(true);
+      expect(grammar.chosen.at(-1)).toBe(END);
+      expect(result?.finishReason).toBe('stop');
+    }
+  });
+
+  it('refuses a grammar beside action choices, naming the request', async () => {
+    const policy = new TransformerPolicy(model, { endTokenId: END });
+    const request = { contextTokens: seq(1, 2), actionChoices: [seq(3, END)], grammar: twoIdGrammar(1) };
+    await expect(policy.greedyActions([request], 4)).rejects.toThrow(/requests\[0\]\.grammar/);
+  });
+});

@@ -20,7 +20,7 @@ const TOOLS = [
   { type: 'function', function: { name: 'hint', description: 'Get a hint.', parameters: { type: 'object', properties: {} } } },
 ];
 
-async function served(family: 'qwen2.5' | 'mistral', replies: string[]) {
+async function served(family: 'qwen2.5' | 'qwen3' | 'mistral', replies: string[]) {
   const files = await loadChatModelFiles(fixtureDir(family));
   const template = files.template;
   if (template === undefined) throw new Error('no template');
@@ -115,6 +115,15 @@ describe('chat completions with tools (Qwen2.5 template, hermes format)', () => 
       .map((l) => JSON.parse(l.slice(6)).choices[0]);
     expect(events.map((e) => e.finish_reason)).toEqual([null, null, 'tool_calls']);
     expect(events[1].delta.tool_calls).toEqual([{ index: 0, id: expect.stringMatching(/^[A-Za-z0-9]{9}$/), type: 'function', function: { name: 'guess', arguments: '{"word":"pious"}' } }]);
+  });
+
+  it("Qwen3 without thinking: the template's empty think block is not written twice, nor returned as content", async () => {
+    const { chat, prompts, tokenizer } = await served('qwen3', ['guess", "arguments": {"word": "pious"}}\n</tool_call>']);
+    const res = await chat({ messages: conversation, tools: TOOLS, tool_choice: 'required', chat_template_kwargs: { enable_thinking: false } });
+    expect(res.status).toBe(200);
+    const prompt = tokenizer.decode(prompts[0] ?? [], { skipSpecialTokens: false });
+    expect(prompt.endsWith('<|im_start|>assistant\n<think>\n\n</think>\n\n<tool_call>\n{"name": "')).toBe(true);
+    expect(res.body.choices[0]).toMatchObject({ finish_reason: 'tool_calls', message: { content: null, tool_calls: [{ function: { name: 'guess', arguments: '{"word":"pious"}' } }] } });
   });
 
   it('names the parameter at fault', async () => {

@@ -16,7 +16,9 @@
  * (`indent` with a huge width, `replace` of a long string): V8 caps a single string at about
  * 512 MiB, and the budget refuses the result right after.
  */
-import { type Environment, Interpreter } from '@huggingface/jinja';
+import type { Environment } from '@huggingface/jinja';
+import type { JinjaValue } from './jinja-values.js';
+import { PythonInterpreter } from './python-interpreter.js';
 
 /** Limits of one render. */
 export interface RenderBudget {
@@ -49,22 +51,11 @@ export class RenderBudgetExceeded extends Error {
 
 const CHECK_EVERY = 64;
 
-/** What the interpreter is at run time (its published .d.ts does not resolve under NodeNext). */
-interface JinjaValue {
-  readonly type: string;
-  readonly value: unknown;
-}
-interface JinjaInterpreter {
-  run(program: unknown): JinjaValue;
-  evaluate(statement: unknown, environment: unknown): JinjaValue;
-}
-const InterpreterBase = Interpreter as unknown as new (env: Environment) => JinjaInterpreter;
-
 /**
- * @huggingface/jinja's interpreter with the budget checked at every node.
+ * turnwise's interpreter (Python semantics, `python-interpreter.ts`) with the budget checked at every node.
  * @example new BoundedInterpreter(env, DEFAULT_RENDER_BUDGET).run(parsed).value
  */
-export class BoundedInterpreter extends InterpreterBase {
+export class BoundedInterpreter extends PythonInterpreter {
   private steps = 0;
   private produced = 0;
   private readonly deadline: number;

@@ -1,6 +1,8 @@
 /**
  * `ChatTemplate`: a model's Jinja chat template rendered with `@huggingface/jinja` the way
- * transformers' `apply_chat_template` renders it.
+ * transformers' `apply_chat_template` renders it: parsed as Jinja2 lexes it (`template-source.ts`)
+ * and interpreted with Jinja2's Python semantics (`python-interpreter.ts`: `str()` output, Python
+ * filters, tests, methods, equality and scoping).
  *
  * Variables passed, as transformers does: `messages`, `add_generation_prompt`, `tools` (OpenAI's
  * `{type: 'function', function: {name, description, parameters}}` list, or none) and `documents` (none), the named special tokens as strings (`bos_token`, `eos_token`, `unk_token`,
@@ -10,11 +12,13 @@
  * injected clock). Blocks are trimmed as transformers' environment does (`trim_blocks`,
  * `lstrip_blocks`: @huggingface/jinja applies both).
  */
-import { Environment, Template } from '@huggingface/jinja';
+import { Environment } from '@huggingface/jinja';
 import type { ToolSpec } from '../../core/tools.js';
 import { BoundedInterpreter, boundedRange, DEFAULT_RENDER_BUDGET, type RenderBudget, RenderBudgetExceeded } from './bounded-render.js';
 import { ChatTemplateBudgetError, ChatTemplateError } from './errors.js';
+import { PYTHON_GLOBALS } from './python-globals.js';
 import { strftime } from './strftime.js';
+import { type Node, parseTemplate } from './template-source.js';
 
 /** One chat message; extra fields (`reasoning_content`, …) reach the template as they are. */
 export interface ChatMessage {
@@ -81,7 +85,7 @@ export class ChatTemplate {
   readonly origin: string;
   /** Special-token strings passed to every render. */
   readonly specialTokens: Readonly<Partial<Record<TemplateSpecialToken, string>>>;
-  private readonly parsed: Template['parsed'];
+  private readonly parsed: Node;
   private readonly now: () => Date;
   private readonly budget: RenderBudget;
 
@@ -97,7 +101,7 @@ export class ChatTemplate {
     }
     this.specialTokens = tokens;
     try {
-      this.parsed = new Template(source).parsed;
+      this.parsed = parseTemplate(source);
     } catch (cause) {
       throw new ChatTemplateError(this.origin, `cannot parse: ${(cause as Error).message}`, { cause });
     }
@@ -114,6 +118,8 @@ export class ChatTemplate {
     // (Template.render does not let a caller replace them).
     for (const [name, value] of Object.entries({ false: false, true: true, none: null, False: false, True: true, None: null })) env.set(name, value);
     env.set('range', boundedRange(this.budget.maxItems));
+    const scope = env as unknown as { setVariable(name: string, value: unknown): void };
+    for (const [name, value] of Object.entries(PYTHON_GLOBALS)) scope.setVariable(name, value);
     env.set('raise_exception', (message: unknown) => {
       throw new ChatTemplateError(this.origin, `raised: ${String(message)}`);
     });

@@ -191,6 +191,8 @@ export class InferencePool implements ServingPolicy {
   }
 
   private async act(requests: readonly ActRequest[], options: SamplingOptions, greedy: boolean): Promise<ActResult[]> {
+    const grammared = requests.findIndex((r) => r.grammar !== undefined);
+    if (grammared >= 0) throw InvalidArgumentError.format(`requests[${grammared}].grammar`, 'a grammar is consulted while decoding and cannot reach an inference worker; decode on the main thread');
     await this.usable();
     if (requests.length === 0) return [];
     const parts = this.route(requests);

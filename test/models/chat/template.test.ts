@@ -66,7 +66,8 @@ describe('ChatTemplate globals and kwargs', () => {
 
   it('passes only the special tokens that are set, and lets kwargs override them', () => {
     const template = new ChatTemplate('{{ bos_token is defined }}|{{ eos_token }}', { specialTokens: { bos_token: null, eos_token: '</s>' } });
-    expect(template.render([])).toBe('false|</s>');
-    expect(template.render([], { kwargs: { eos_token: '<e>' } })).toBe('false|<e>');
+    // transformers 5.18 writes Python's False.
+    expect(template.render([])).toBe('False|</s>');
+    expect(template.render([], { kwargs: { eos_token: '<e>' } })).toBe('False|<e>');
   });
 });
