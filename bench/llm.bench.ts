@@ -16,6 +16,7 @@
  *   to the estimate; `--no-qwen` skips it, `--qwen-only` runs it alone, followed by one sampling
  *   call of 16 episodes of 647-token prompts and 64 new tokens, an inference worker's load
  *   (bench/llm-qwen-sampler.ts); `--no-qwen-train` leaves the training out);
+ * - `--prefill-only`: the prefill figure alone, both sides (no training, decode or Qwen part);
  * - resident memory (RSS).
  */
 import { loadavg } from 'node:os';
@@ -61,9 +62,11 @@ function parseArgs(args: string[]): { quick: boolean; rounds: number } {
 
 export async function main(args: string[]): Promise<void> {
   const { quick, rounds } = parseArgs(args);
+  const prefillOnly = args.includes('--prefill-only');
+  const decodeRows = prefillOnly ? [] : [1, 16, 64];
   const plan: Plan = quick
-    ? { prefillTokens: 128, decodeRows: [1, 16, 64], decodeContext: 32, decodeSteps: 4, trainBatch: [1, 64], loraRank: 16, repeat: 1, trainRepeat: 1 }
-    : { prefillTokens: 256, decodeRows: [1, 16, 64], decodeContext: 64, decodeSteps: 16, trainBatch: [2, 128], loraRank: 16, repeat: 2, trainRepeat: 2 };
+    ? { prefillTokens: 128, decodeRows, decodeContext: 32, decodeSteps: 4, trainBatch: [1, 64], loraRank: 16, repeat: 1, trainRepeat: 1 }
+    : { prefillTokens: 256, decodeRows, decodeContext: 64, decodeSteps: 16, trainBatch: [2, 128], loraRank: 16, repeat: 2, trainRepeat: 2 };
   const info = await selectBackend('auto');
   nativeBlas().blas?.setThreads(1);
   const torch = torchPython();
@@ -86,7 +89,7 @@ export async function main(args: string[]): Promise<void> {
   const lora = figure(`training, LoRA r=${plan.loraRank} on all projections`, trainStepFlops(shape, rows, seq, { ...LORA, targets: [...LORA.targets] }) / tokens);
   const prefill = figure(`prefill (${plan.prefillTokens} tokens, packed)`, prefillFlops(shape, plan.prefillTokens) / plan.prefillTokens);
   const decode = plan.decodeRows.map((b) => figure(`decode B=${b} (${plan.decodeContext}-token contexts, ${plan.decodeSteps} steps, KV cache)`, decodeStepFlops(shape, b, plan.decodeContext + plan.decodeSteps / 2) / b));
-  const figures = [full, lora, prefill, ...decode];
+  const figures = prefillOnly ? [prefill] : [full, lora, prefill, ...decode];
 
   const rng = Rng.fromSeed(11);
   const started = performance.now();
@@ -102,11 +105,11 @@ export async function main(args: string[]): Promise<void> {
   try {
     for (let round = 0; round < rounds; round++) {
       // Training first: its activations are the largest allocations, before the decode caches fragment the heap.
-      if (fullFits) full.ours.add(tokens, await trainTiming(model, fullOptimizer, plan, rng));
-      lora.ours.add(tokens, await loraTiming(model, plan, rng));
+      if (fullFits && !prefillOnly) full.ours.add(tokens, await trainTiming(model, fullOptimizer, plan, rng));
+      if (!prefillOnly) lora.ours.add(tokens, await loraTiming(model, plan, rng));
       prefill.ours.add(plan.prefillTokens, await prefillTiming(model, plan.prefillTokens, plan.repeat, rng));
       for (const [i, b] of plan.decodeRows.entries()) decode[i]?.ours.add(b * plan.decodeSteps, await decodeTiming(model, b, plan, rng));
-      const t = torchRound(plan, shape);
+      const t = torchRound({ ...plan, skipTraining: prefillOnly }, shape);
       if (typeof t === 'string') console.log(`round ${round + 1}: ${t}`);
       else {
         lastTorch = t;
@@ -125,13 +128,15 @@ export async function main(args: string[]): Promise<void> {
   // and must not take them with it.
   const torchVersion = lastTorch?.torch ?? torch.version ?? 'n/a';
   printTable(figures, torchVersion);
-  const top = plan.decodeRows[plan.decodeRows.length - 1] as number;
-  const d1 = decode[0] as Figure;
-  const dTop = decode[decode.length - 1] as Figure;
-  console.log(`\ndecode B=${top} / B=1: turnwise ${ratio(dTop.ours.best, d1.ours.best)}, PyTorch ${ratio(dTop.theirs.best, d1.theirs.best)}`);
+  const top = plan.decodeRows[plan.decodeRows.length - 1];
+  const d1 = decode[0];
+  const dTop = decode[decode.length - 1];
+  if (top !== undefined && d1 !== undefined && dTop !== undefined) {
+    console.log(`\ndecode B=${top} / B=1: turnwise ${ratio(dTop.ours.best, d1.ours.best)}, PyTorch ${ratio(dTop.theirs.best, d1.theirs.best)}`);
+  }
   console.log(`resident memory: max RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB (PyTorch ${lastTorch ? lastTorch.maxRssMiB.toFixed(0) : 'n/a'} MiB)`);
   console.log(`${rounds} round(s) in ${((performance.now() - started) / 1000).toFixed(0)} s; load average: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-  if (!args.includes('--no-qwen')) {
+  if (!args.includes('--no-qwen') && !prefillOnly) {
     printTable([await qwenLora(plan, quick ? 1 : 2, rng, info.name === 'wasm')], torchVersion);
     console.log(`all done in ${((performance.now() - started) / 1000).toFixed(0)} s; load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   }

@@ -207,6 +207,11 @@ napi_value adam_step_js(napi_env env, napi_callback_info info);
 napi_value adam_step_host_js(napi_env env, napi_callback_info info);
 /* native/greedy.c */
 napi_value greedy_rows_js(napi_env env, napi_callback_info info);
+/* native/packed.c */
+napi_value strided_copy_js(napi_env env, napi_callback_info info);
+napi_value rope_packed_js(napi_env env, napi_callback_info info);
+/* native/sum_squares.c */
+napi_value sum_squares_js(napi_env env, napi_callback_info info);
 /* native/decode_attention.c */
 napi_value decode_attention_js(napi_env env, napi_callback_info info);
 /* native/decode_step.c */
@@ -244,9 +249,12 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
       {"rmsNormBackward", NULL, rms_norm_backward_js, NULL, NULL, NULL, napi_default, NULL},
       {"rmsNormForward", NULL, rms_norm_forward_js, NULL, NULL, NULL, napi_default, NULL},
       {"rope", NULL, rope_js, NULL, NULL, NULL, napi_default, NULL},
+      {"ropePacked", NULL, rope_packed_js, NULL, NULL, NULL, napi_default, NULL},
       {"sgemmBatch", NULL, sgemm_batch, NULL, NULL, NULL, napi_default, NULL},
       {"setThreads", NULL, set_threads_js, NULL, NULL, NULL, napi_default, NULL},
       {"softmaxBackward", NULL, softmax_backward_js, NULL, NULL, NULL, napi_default, NULL},
+      {"stridedCopy", NULL, strided_copy_js, NULL, NULL, NULL, napi_default, NULL},
+      {"sumSquares", NULL, sum_squares_js, NULL, NULL, NULL, napi_default, NULL},
       {"swiGluBackward", NULL, swiglu_backward_js, NULL, NULL, NULL, napi_default, NULL},
       {"swiGluForward", NULL, swiglu_forward_js, NULL, NULL, NULL, napi_default, NULL},
       {"threads", NULL, threads_js, NULL, NULL, NULL, napi_default, NULL},

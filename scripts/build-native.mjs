@@ -27,6 +27,8 @@ const units = [
   ['decode_attention.c', 'fast'],
   ['fma_peak.c', 'fast'],
   ['decode_step.c', 'exact'],
+  ['packed.c', 'exact'],
+  ['sum_squares.c', 'fast'],
 ];
 const sources = units.map(([f]) => join(root, 'native', f));
 const out = join(root, 'native', 'build', 'turnwise_blas.node');

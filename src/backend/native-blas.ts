@@ -64,6 +64,12 @@ export interface NativeBlasAddon {
   ): void;
   /** This core's measured float32 FMA peak: GFLOP/s per CPU-second of the calling thread at the widest vector width (`lanes` floats; 0 when the CPU has no FMA) (`native/fma_peak.c`). */
   fmaPeak(seconds: number): { gflops: number; lanes: number; cpuSeconds: number };
+  /** `count` blocks of `width` floats, `src[srcOffset + i * srcStride ...]` to `dst[dstOffset + i * dstStride ...]` (`native/packed.c`). */
+  stridedCopy(src: Float32Array, srcOffset: number, srcStride: number, dst: Float32Array, dstOffset: number, dstStride: number, count: number, width: number): void;
+  /** RoPE in place on the q and k heads of fused rows qkv [positions.length, (heads + 2 kvHeads) hd], in double as the JS form (`native/packed.c`). */
+  ropePacked(qkv: Float32Array, positions: Int32Array, cos: Float32Array, sin: Float32Array, heads: number, kvHeads: number, hd: number): void;
+  /** The sum of the squares of every value of every array, accumulated in double (`native/sum_squares.c`). */
+  sumSquares(arrays: readonly Float32Array[]): number;
   /** The gradient of {@link NativeBlasAddon.logSoftmaxStats} with respect to z, given dy [2, n]. */
   logSoftmaxStatsGrad(dy: Float32Array, z: Float32Array, targets: Int32Array, stats: Float32Array, lse: Float32Array, probs: Float32Array, dz: Float32Array, n: number, v: number): void;
 }

@@ -12,6 +12,7 @@
  * `cumsum(mask) - 1`); padding keys stay in place, masked through `keyMask`.
  */
 import { InvalidArgumentError } from '../core/errors.js';
+import { stridedCopy } from '../backend/strided-copy.js';
 
 /** Sizes the cache needs from the model config. */
 export interface KvCacheShape {
@@ -122,14 +123,9 @@ export class KvCache {
     const kBuf = this.keys[layer];
     const vBuf = this.values[layer];
     for (let head = 0; head < h; head++) {
-      let to = (head * this.cap + this.timeLength) * hd;
-      for (let j = 0; j < added; j++, to += hd) {
-        const from = offset + j * stride + head * hd;
-        for (let e = 0; e < hd; e++) {
-          kBuf[to + e] = src[from + keyAt + e];
-          vBuf[to + e] = src[from + valueAt + e];
-        }
-      }
+      const to = (head * this.cap + this.timeLength) * hd;
+      stridedCopy(src, offset + keyAt + head * hd, stride, kBuf, to, hd, added, hd);
+      stridedCopy(src, offset + valueAt + head * hd, stride, vBuf, to, hd, added, hd);
     }
   }
 

@@ -35,6 +35,16 @@ describe('wasm UnsortedSegmentSum shim', () => {
     expect(maxRelDiff(got.data, want.data)).toBeLessThan(1e-6);
   });
 
+  it('zeroes its output in the heap: segments no id reaches are 0 even where freed tensors left values', () => {
+    const got = tf.tidy(() => {
+      // A freed tensor of the output's size: the allocator hands its bytes to the next allocation.
+      tf.fill([64, 32], 7).dataSync();
+      return Array.from(tf.unsortedSegmentSum(tf.ones([2, 32]), tf.tensor1d([5, 5], 'int32'), 64).dataSync());
+    });
+    expect(got.filter((v) => v !== 0).length).toBe(32); // segment 5 only
+    expect(got.slice(5 * 32, 6 * 32)).toEqual(new Array(32).fill(2));
+  });
+
   it('has a plain-array reference that matches a hand-computed case', () => {
     expect(Array.from(segmentSumRows(new Float32Array([1, 2, 3, 4, 5, 6]), new Int32Array([1, 1, 0]), 2, 2))).toEqual([5, 6, 4, 6]);
   });

@@ -17,6 +17,7 @@ import { headDim, kvHeads } from './config.js';
 import { cpuAttention, useCpuAttention } from './cpu-attention.js';
 import { type InferenceWeights, type PackedOptions, packedExtend } from './inference.js';
 import { type AttentionFn, attend, attentionMask, type FusedProjection, type Projection, positionsFromMask } from './layers.js';
+import { ScratchPool } from './scratch.js';
 
 /** What the sampling path reads from a model (its weights stay private to it). */
 export interface DecoderView extends Omit<InferenceWeights, 'fusedQkv'> {
@@ -36,6 +37,8 @@ export class CachedForward {
   /** Per layer: the fused `[d, 3d]` q/k/v weight of the packed path and the dataIds it was built from. */
   private qkvCache: Array<{ ids: readonly object[]; fused: FusedProjection } | undefined> = [];
   private readonly packedWeights: InferenceWeights;
+  /** The packed path's work buffers, kept between calls (transformer/scratch.ts). */
+  private readonly scratch = new ScratchPool();
 
   constructor(private readonly view: DecoderView) {
     this.packedWeights = {
@@ -45,6 +48,7 @@ export class CachedForward {
       block: (layer) => view.block(layer),
       fusedQkv: (layer) => this.fusedQkv(layer),
       head: (hidden) => view.head(hidden),
+      scratch: this.scratch,
     };
   }
 
@@ -119,10 +123,11 @@ export class CachedForward {
     return packedExtend(this.packedWeights, caches, tokens, options);
   }
 
-  /** Frees the fused weights; the next packed call would rebuild them. */
+  /** Frees the fused weights and the work buffers; the next packed call would rebuild them. */
   dispose(): void {
     for (const entry of this.qkvCache) disposeFused(entry?.fused);
     this.qkvCache = [];
+    this.scratch.clear();
   }
 
   /**

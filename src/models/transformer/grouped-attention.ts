@@ -17,6 +17,9 @@ import type { KvCache } from '../kv-cache.js';
 import { cpuAttentionMaxQueries } from './cpu-attention.js';
 import { attend, MASK_VALUE } from './layers.js';
 import { type PackedShape, packedAttention } from './packed-attention.js';
+import { readFloatsInto } from '../../backend/read-into.js';
+import { ScratchPool } from './scratch.js';
+import { stridedCopy } from '../../backend/strided-copy.js';
 
 /** Rows that attend together, padded to the group's widest new chunk and longest cache. */
 export interface AttentionGroup {
@@ -64,7 +67,8 @@ export function attentionGroups(pastLength: Int32Array, offsets: Int32Array, rat
  * Attention of every group, written into the packed context `out` `[sumNew, d]`. `qkv` is the
  * roped fused projection `[sumNew, 3d]`; each row's cache already holds this layer's new keys and
  * values at slots `[pastLength[r], pastLength[r] + new)` (written, not yet advanced). `masks`
- * keeps each group's additive mask across the layers of one call (pass the same array).
+ * keeps each group's additive mask across the layers of one call (pass the same array); `scratch`
+ * holds the staging buffers of the groups attended through tfjs.
  * @example attendGroups(qkv, caches, pastLength, layer, shape, groups, masks, ctx);
  */
 export function attendGroups(
@@ -76,6 +80,7 @@ export function attendGroups(
   groups: readonly AttentionGroup[],
   masks: Array<Float32Array | undefined>,
   out: Float32Array,
+  scratch: ScratchPool = new ScratchPool(),
 ): void {
   groups.forEach((group, i) => {
     if (group.width <= cpuAttentionMaxQueries()) {
@@ -83,7 +88,7 @@ export function attendGroups(
       return;
     }
     masks[i] ??= groupMask(caches, pastLength, shape.offsets, group);
-    tfjsGroup(qkv, caches, pastLength, layer, shape, group, masks[i], out);
+    tfjsGroup(qkv, caches, pastLength, layer, shape, group, masks[i], out, scratch);
   });
 }
 
@@ -135,6 +140,7 @@ function tfjsGroup(
   group: AttentionGroup,
   mask: Float32Array,
   out: Float32Array,
+  scratch: ScratchPool,
 ): void {
   const { heads: h, kvHeads: hkv, headDim: hd, offsets } = shape;
   const d = h * hd; // context width
@@ -142,9 +148,11 @@ function tfjsGroup(
   const { rows, width: t } = group;
   const b = rows.length;
   const slots = groupSlots(pastLength, offsets, group);
-  const q = new Float32Array(b * h * t * hd); // [b, h, t, hd]
-  const k = new Float32Array(b * hkv * slots * hd); // [b, hkv, slots, hd]
-  const v = new Float32Array(b * hkv * slots * hd);
+  // Pooled, so stale: the padding (keys past a row's span, queries past its new tokens) is zeroed
+  // below, as fresh arrays had it, so that the products see the same values.
+  const q = scratch.take('groupQ', b * h * t * hd); // [b, h, t, hd]
+  const k = scratch.take('groupK', b * hkv * slots * hd); // [b, hkv, slots, hd]
+  const v = scratch.take('groupV', b * hkv * slots * hd);
   rows.forEach((r, g) => {
     const cache = caches[r];
     const span = pastLength[r] + offsets[r + 1] - offsets[r];
@@ -154,14 +162,13 @@ function tfjsGroup(
       const block = (g * hkv + head) * slots * hd;
       k.set(kc.subarray(head * cap * hd, (head * cap + span) * hd), block);
       v.set(vc.subarray(head * cap * hd, (head * cap + span) * hd), block);
+      k.fill(0, block + span * hd, block + slots * hd);
+      v.fill(0, block + span * hd, block + slots * hd);
     }
+    const added = offsets[r + 1] - offsets[r];
     for (let head = 0; head < h; head++) {
-      // Element loops, not subarray + set: 16-float copies, thousands per call (allocation-free).
-      for (let i = offsets[r]; i < offsets[r + 1]; i++) {
-        const src = i * stride + head * hd;
-        const to = ((g * h + head) * t + i - offsets[r]) * hd;
-        for (let e = 0; e < hd; e++) q[to + e] = qkv[src + e];
-      }
+      stridedCopy(qkv, offsets[r] * stride + head * hd, stride, q, (g * h + head) * t * hd, hd, added, hd);
+      q.fill(0, ((g * h + head) * t + added) * hd, ((g * h + head) * t + t) * hd);
     }
   });
   let context: Float32Array = new Float32Array(0);
@@ -172,15 +179,9 @@ function tfjsGroup(
       tf.tensor4d(v, [b, hkv, slots, hd]),
       tf.tensor4d(mask, [b, 1, t, slots]),
     );
-    context = result.dataSync() as Float32Array; // [b, h, t, hd]
+    context = readFloatsInto(result, scratch.take('groupContext', b * h * t * hd)); // [b, h, t, hd]
   });
   rows.forEach((r, g) => {
-    for (let head = 0; head < h; head++) {
-      for (let i = offsets[r]; i < offsets[r + 1]; i++) {
-        const src = ((g * h + head) * t + i - offsets[r]) * hd;
-        const to = i * d + head * hd;
-        for (let e = 0; e < hd; e++) out[to + e] = context[src + e];
-      }
-    }
+    for (let head = 0; head < h; head++) stridedCopy(context, (g * h + head) * t * hd, hd, out, offsets[r] * d + head * hd, d, offsets[r + 1] - offsets[r], hd);
   });
 }

@@ -13,9 +13,11 @@
  * (6), q/k/v as one matMul with a concatenated weight, o-projection + residual (2), RMSNorm (6),
  * SwiGLU (6, gate and up kept apart since wasm Slice copies its whole input), residual (1) —
  * plus 5 per attention group (none for groups attended in JS), and no transposes (the projection
- * output is already `[token, head, headDim]`; RoPE runs in JS on the values read back).
+ * output is already `[token, head, headDim]`; RoPE runs on the values read back, natively with the
+ * addon). Its work buffers are pooled per model (scratch.ts): a call allocates no arrays a layer.
  */
 import { InvalidArgumentError } from '../../core/errors.js';
+import { readFloatsInto } from '../../backend/read-into.js';
 import { tf } from '../../backend/tf.js';
 import type { KvCache } from '../kv-cache.js';
 import { headDim, kvHeads, queryWidth, type TransformerConfig } from './config.js';
@@ -23,6 +25,7 @@ import { type BlockWeights, type FusedProjection, mlpResidual, rmsNorm } from '.
 import type { RopeTable } from './rope.js';
 import { attendGroups, attentionGroups } from './grouped-attention.js';
 import { ropePackedInPlace, writePackedKv } from './packed-attention.js';
+import { ScratchPool } from './scratch.js';
 
 /** Attention groups split when a row's span falls below this fraction of its group's (grouped-attention.ts). */
 export const DEFAULT_GROUP_RATIO = 0.9;
@@ -51,6 +54,8 @@ export interface InferenceWeights {
   fusedQkv(layer: number): FusedProjection;
   /** Final norm + LM head: `[n, d] -> [n, vocab]`. */
   head(hidden: tf.Tensor2D): tf.Tensor2D;
+  /** Work buffers kept between calls (the model's); without one, a call's own pool is shared by its layers only. */
+  readonly scratch?: ScratchPool;
 }
 
 /**
@@ -98,20 +103,23 @@ export function packedExtend(weights: InferenceWeights, caches: readonly KvCache
   weights.rope.ensure(highest + 1);
   const masks: Array<Float32Array | undefined> = []; // per group, shared by the layers
   const groups = attentionGroups(pastLength, offsets, options.groupRatio ?? DEFAULT_GROUP_RATIO, nHeads, options.maxScores ?? DEFAULT_MAX_SCORES);
+  const scratch = weights.scratch ?? new ScratchPool();
+  const width = qWidth + 2 * nKv * hd;
   const packedLayer = (layer: number, x: tf.Tensor2D): tf.Tensor2D => {
     const block = weights.block(layer);
     const h = rmsNorm(x, block.inputNorm, eps);
     const fused = weights.fusedQkv(layer);
     const projected = fused.bias === undefined ? tf.matMul(h, fused.weight) : tf.add(tf.matMul(h, fused.weight), fused.bias);
-    // A copy (wasm readSync copies; on cpu the array backs a tensor nothing else reads).
-    const qkv = projected.dataSync() as Float32Array; // [n, q + 2 * kv]
+    // Modified in place below: on wasm a pooled copy; on cpu the array backs a tensor nothing else reads.
+    const qkv = readFloatsInto(projected, scratch.take('qkv', n * width)); // [n, q + 2 * kv]
     if (block.qNorm !== undefined && block.kNorm !== undefined) {
       headNormsInPlace(qkv, n, nHeads, nKv, hd, normWeights(block.qNorm), normWeights(block.kNorm), eps);
     }
     ropePackedInPlace(qkv, positions, weights.rope, nHeads, hd, nKv);
     writePackedKv(caches, layer, qkv, shape); // first: grouped attention reads new keys from the caches
-    const context = new Float32Array(n * qWidth); // [n, heads * hd]
-    attendGroups(qkv, caches, pastLength, layer, shape, groups, masks, context);
+    // Every element is written by attendGroups (each row is in one group), so stale contents never leak.
+    const context = scratch.take('context', n * qWidth); // [n, heads * hd]
+    attendGroups(qkv, caches, pastLength, layer, shape, groups, masks, context, scratch);
     return mlpResidual(x, tf.tensor2d(context, [n, qWidth]), block, eps);
   };
   const logits = tf.tidy(() => {
