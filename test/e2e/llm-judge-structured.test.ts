@@ -4,14 +4,14 @@
  * schema, so even a model with random weights (Qwen2.5's tokenizer and template) answers every
  * turn with a score in range; the same judge unstructured (a "Score: N" line) gets none it can read.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { selectBackend } from '../../src/backend/select.js';
 import { judgeReplySchema, LlmJudge, llmJudgeSettingsSchema } from '../../src/policies/llm-judge.js';
-import { type WatchedProcess, watchProcess } from '../helpers/child-process.js';
+import type { WatchedProcess } from '../helpers/child-process.js';
+import { startServe } from '../helpers/serve-process.js';
 import { QWEN25_TOKENIZER, writeTinyChatModel } from '../serve/tiny-chat-model.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'turnwise-judge-json-'));
@@ -21,10 +21,7 @@ let endpoint: string;
 beforeAll(async () => {
   await selectBackend('wasm'); // the tiny model's weights are written here
   const folder = await writeTinyChatModel(join(dir, 'qwen-tiny'), 41, { maxContext: 2048 }, QWEN25_TOKENIZER);
-  served = watchProcess(spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', folder, '--port', '0', '--backend', 'wasm'], { stdio: ['ignore', 'pipe', 'pipe'] }), 'turnwise serve');
-  const ready = /model 'qwen-tiny' at (http:\/\/\S+\/v1) /;
-  await served.waitFor(ready);
-  endpoint = ready.exec(served.output())?.[1] as string;
+  ({ served, baseURL: endpoint } = await startServe(folder, 'qwen-tiny'));
 }, 120_000);
 
 afterAll(() => {

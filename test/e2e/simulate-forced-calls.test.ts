@@ -4,7 +4,7 @@
  * weights (Qwen2.5's tokenizer and tool template) calls the environment's tools validly at every
  * turn; the same model left to `tool-choice=auto` writes text the environment refuses.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +15,7 @@ import { systemClock } from '../../src/core/clock.js';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
 import { checkToolCall, parseToolCallText } from '../../src/core/tools.js';
 import { simulate } from '../../src/runtime/simulate/simulate.js';
-import { watchProcess } from '../helpers/child-process.js';
+import { startServe } from '../helpers/serve-process.js';
 import { VAULT_TOOLS, vaultSpec } from '../helpers/vault-env.js';
 import { QWEN25_TOKENIZER, writeTinyChatModel } from '../serve/tiny-chat-model.js';
 
@@ -26,11 +26,9 @@ let baseURL: string;
 beforeAll(async () => {
   await selectBackend('wasm'); // the tiny model's weights are written here
   const folder = await writeTinyChatModel(join(dir, 'qwen-tiny'), 31, { maxContext: 4096 }, QWEN25_TOKENIZER);
-  const served = watchProcess(spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', folder, '--port', '0', '--backend', 'wasm'], { stdio: ['ignore', 'pipe', 'pipe'] }), 'turnwise serve');
-  child = served.proc;
-  const ready = /model 'qwen-tiny' at (http:\/\/\S+\/v1) /;
-  await served.waitFor(ready);
-  baseURL = ready.exec(served.output())?.[1] as string;
+  const started = await startServe(folder, 'qwen-tiny');
+  child = started.served.proc;
+  baseURL = started.baseURL;
 }, 120_000);
 
 afterAll(() => {

@@ -7,31 +7,11 @@
  * weights are random), which is what the grammar changes. A tool whose parameters are not a schema
  * is refused naming the field.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Ajv } from 'ajv';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { selectBackend } from '../../src/backend/select.js';
-import { Rng } from '../../src/core/rng.js';
-import { createServeApp } from '../../src/serve/app.js';
-import { type LoadedModel, loadServedModel } from '../../src/serve/load-model.js';
-import { QWEN25_TOKENIZER, writeTinyChatModel } from './tiny-chat-model.js';
+import { describe, expect, it } from 'vitest';
+import { tinyQwenApp } from './tiny-qwen-app.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'turnwise-serve-grammar-'));
-let served: LoadedModel;
-let app: ReturnType<typeof createServeApp>;
-
-beforeAll(async () => {
-  await selectBackend('wasm');
-  const folder = await writeTinyChatModel(join(dir, 'qwen-tiny'), 21, { maxContext: 1024 }, QWEN25_TOKENIZER);
-  served = await loadServedModel(folder, { backend: 'wasm' });
-  app = createServeApp(served, { rng: Rng.fromSeed(1), wallClockMs: () => 1_700_000_000_000 });
-}, 60_000);
-afterAll(() => {
-  served?.dispose();
-  rmSync(dir, { recursive: true, force: true });
-});
+const app = tinyQwenApp(21);
 
 const TOOLS = [
   { type: 'function', function: { name: 'guess', description: 'Guess the word.', parameters: { type: 'object', properties: { word: { type: 'string', minLength: 1, maxLength: 4 }, row: { type: 'integer' } }, required: ['word'] } } },
@@ -44,7 +24,7 @@ const messages = [{ role: 'user', content: 'Guess my four-letter word.' }];
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field, as a client would
 type Json = any;
 const chat = async (body: Record<string, unknown>): Promise<{ status: number; body: Json }> => {
-  const res = await app.request('/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'qwen-tiny', messages, tools: TOOLS, max_tokens: 160, ...body }) });
+  const res = await app().request('/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'qwen-tiny', messages, tools: TOOLS, max_tokens: 160, ...body }) });
   return { status: res.status, body: await res.json() };
 };
 
@@ -86,7 +66,7 @@ describe('serve: forced tool calls kept to their grammar (tiny random model, Qwe
   });
 
   it('streamed, and with stop strings (generated in chunks): the calls come whole, with finish_reason tool_calls', async () => {
-    const res = await app.request('/v1/chat/completions', {
+    const res = await app().request('/v1/chat/completions', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'qwen-tiny', messages, tools: TOOLS, max_tokens: 160, tool_choice: 'required', stream: true, stop: ['never written'], temperature: 1, seed: 4 }),

@@ -5,37 +5,17 @@
  * a format the same model writes no JSON. Schemas that are not schemas, and formats that cannot go
  * with a request's other parameters, are refused naming the parameter.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Ajv } from 'ajv';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { selectBackend } from '../../src/backend/select.js';
-import { Rng } from '../../src/core/rng.js';
-import { createServeApp } from '../../src/serve/app.js';
-import { type LoadedModel, loadServedModel } from '../../src/serve/load-model.js';
-import { QWEN25_TOKENIZER, writeTinyChatModel } from './tiny-chat-model.js';
+import { describe, expect, it } from 'vitest';
+import { tinyQwenApp } from './tiny-qwen-app.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'turnwise-serve-json-'));
-let served: LoadedModel;
-let app: ReturnType<typeof createServeApp>;
-
-beforeAll(async () => {
-  await selectBackend('wasm');
-  const folder = await writeTinyChatModel(join(dir, 'qwen-tiny'), 22, { maxContext: 1024 }, QWEN25_TOKENIZER);
-  served = await loadServedModel(folder, { backend: 'wasm' });
-  app = createServeApp(served, { rng: Rng.fromSeed(1), wallClockMs: () => 1_700_000_000_000 });
-}, 60_000);
-afterAll(() => {
-  served?.dispose();
-  rmSync(dir, { recursive: true, force: true });
-});
+const app = tinyQwenApp(22);
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field, as a client would
 type Json = any;
 const messages = [{ role: 'user', content: 'Rate the answer from 1 to 5.' }];
 const chat = async (body: Record<string, unknown>): Promise<{ status: number; body: Json }> => {
-  const res = await app.request('/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'qwen-tiny', messages, max_tokens: 120, temperature: 1, ...body }) });
+  const res = await app().request('/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'qwen-tiny', messages, max_tokens: 120, temperature: 1, ...body }) });
   return { status: res.status, body: await res.json() };
 };
 
