@@ -97,6 +97,8 @@ describe('GRPO with LoRA on a pretrained stand-in, free-text replies (BabyAI GoT
     //   seed 7, OPENBLAS_CORETYPE=Haswell: 0.438 → 0.750 (0.057 → 0.065);
     //   TURNWISE_LEARNING_SEED=101: 0.555 → 0.734 (0.073 → 0.138); 102: 0.469 → 0.773 (0.047 → 0.027);
     //   103: 0.492 → 0.742 (0.055 → 0.056).
+    //   Since then (Zen kernels by default, the clipping norm summed in double), seed 7 in the
+    //   clean-clone CI of d8d07bf: 0.398 → 0.703 (0.055 → 0.111), inside both bounds.
     // Gain 0.180–0.313, so at least 0.1; invalid after at most 0.138, so below 0.2 (each at least 0.05,
     // about one standard error of a success rate over 128 episodes, from the worst run). The wasm path
     // (TURNWISE_NATIVE_BLAS=off) was not measured: there the stand-in's pretraining alone outran the 300 s
