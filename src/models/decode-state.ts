@@ -73,12 +73,13 @@ export function initRequestState(request: ActRequest, index: number, limits: Dec
   if (grammar !== null && request.actionChoices !== null) throw InvalidArgumentError.format(`requests[${index}].grammar`, 'not with actionChoices (a grammar keeps free generation)');
   const trie = request.actionChoices === null ? null : ActionTrie.fromChoices(request.actionChoices);
   if (request.actionChoices !== null) {
-    request.actionChoices.forEach((choice, j) => {
+    for (let j = 0; j < request.actionChoices.length; j++) {
+      const choice = request.actionChoices[j];
       if (choice[choice.length - 1] !== endTokenId) {
         throw InvalidArgumentError.format(`requests[${index}].actionChoices[${j}]`, `must end with the <|end|> id ${endTokenId}`);
       }
       for (const id of choice) if (id < 0 || id >= v) throw InvalidArgumentError.format(`requests[${index}].actionChoices[${j}]`, `id ${id} outside [0, ${v})`);
-    });
+    }
   }
   const own = request.maxNewTokens;
   if (own !== undefined && !(Number.isInteger(own) && own >= 1)) throw InvalidArgumentError.format(`requests[${index}].maxNewTokens`, `expected an integer >= 1, got ${own}`);

@@ -278,6 +278,8 @@ export class KvCache {
 
   private allocate(rows: number, capacity: number): Float32Array[] {
     const { nLayers, nHeads, headDim } = this.shape;
-    return Array.from({ length: nLayers }, () => new Float32Array(rows * nHeads * capacity * headDim));
+    const buffers: Float32Array[] = [];
+    for (let layer = 0; layer < nLayers; layer++) buffers.push(new Float32Array(rows * nHeads * capacity * headDim));
+    return buffers;
   }
 }

@@ -98,7 +98,40 @@ interface CachePart {
 }
 
 /** Chooses a token for request `requestIndex` from its logits row and allowed candidates. */
-type Picker = (logits: Float32Array, candidates: Int32Array, requestIndex: number) => TokenChoice;
+/**
+ * Picks a request's next token. An object with a method, not a closure made per call: V8 compiled
+ * such a closure (called per row and token) afresh on nearly every decode call.
+ */
+interface Picker {
+  pick(logits: Float32Array, candidates: Int32Array, requestIndex: number): TokenChoice;
+}
+
+/** Temperature / top-p sampling, each request from its own stream. */
+class SamplingPicker implements Picker {
+  constructor(
+    private readonly requests: readonly ActRequest[],
+    private readonly streams: readonly Rng[],
+    private readonly temperature: number,
+    private readonly topP: number,
+  ) {}
+
+  pick(logits: Float32Array, candidates: Int32Array, i: number): TokenChoice {
+    return sampleToken(logits, candidates, this.temperature, this.topP, (this.streams[i] as Rng).next(), this.requests[i]?.topLogprobs ?? 0);
+  }
+}
+
+/** The most likely token (free generation over the whole output vocabulary in one pass: greedy-prefix.ts). */
+class GreedyPicker implements Picker {
+  constructor(
+    private readonly requests: readonly ActRequest[],
+    private readonly vocab: Int32Array,
+  ) {}
+
+  pick(logits: Float32Array, candidates: Int32Array, i: number): TokenChoice {
+    const topK = this.requests[i]?.topLogprobs ?? 0;
+    return candidates === this.vocab && topK === 0 ? greedyPrefix(logits, candidates.length) : greedyToken(logits, candidates, topK);
+  }
+}
 
 /**
  * A {@link Policy} backed by a local transformer.
@@ -164,20 +197,14 @@ export class TransformerPolicy implements Policy {
     // A request with its own seed draws from its own stream, so its samples do not depend on
     // which other requests shared the batch (dynamic batching stays deterministic).
     const streams = requests.map((r) => (r.seed === undefined ? rng : Rng.fromSeed(r.seed)));
-    return this.decode(requests, maxNewTokens, (logits, candidates, i) =>
-      sampleToken(logits, candidates, temperature, topP, (streams[i] as Rng).next(), requests[i]?.topLogprobs ?? 0),
-    );
+    return this.decode(requests, maxNewTokens, new SamplingPicker(requests, streams, temperature, topP));
   }
 
   async greedyActions(requests: readonly ActRequest[], maxNewTokens: number): Promise<ActResult[]> {
-    return this.decode(requests, maxNewTokens, (logits, candidates, i) => {
-      const topK = requests[i]?.topLogprobs ?? 0;
-      // Free generation over the whole output vocabulary: one pass, no candidate list (greedy-prefix.ts).
-      return candidates === this.vocab && topK === 0 ? greedyPrefix(logits, candidates.length) : greedyToken(logits, candidates, topK);
-    });
+    return this.decode(requests, maxNewTokens, new GreedyPicker(requests, this.vocab));
   }
 
-  private async decode(requests: readonly ActRequest[], maxNewTokens: number, pick: Picker): Promise<ActResult[]> {
+  private async decode(requests: readonly ActRequest[], maxNewTokens: number, picker: Picker): Promise<ActResult[]> {
     if (!Number.isInteger(maxNewTokens) || maxNewTokens < 1) throw InvalidArgumentError.format('maxNewTokens', `expected an integer >= 1, got ${maxNewTokens}`);
     const version = this.currentVersion;
     const stamp = this.caches.stampFor(this.model.trainableVariables().map((v) => v.dataId)); // new weights drop every cache
@@ -191,12 +218,14 @@ export class TransformerPolicy implements Policy {
     let rowOwner: number[] = []; // request index of each row, parts in order
     for (;;) {
       for (const s of states) if (!s.done) stats.forcedTokens += absorbForced(s);
-      const active = states.flatMap((s, i) => (s.done ? [] : [i]));
+      const active: number[] = [];
+      for (let i = 0; i < states.length; i++) if (!states[i].done) active.push(i);
       // Rows about to be dropped: keep each episode's row for its next turn.
       for (const part of parts ?? []) {
-        part.owners.forEach((owner, row) => {
+        for (let row = 0; row < part.owners.length; row++) {
+          const owner = part.owners[row];
           if (states[owner].done) this.keepRow(part.cache, row, requests[owner], states[owner], stamp);
-        });
+        }
       }
       if (active.length === 0) break;
       let logits: Float32Array;
@@ -218,13 +247,14 @@ export class TransformerPolicy implements Policy {
       rowOwner = parts.flatMap((p) => p.owners);
       for (const s of rowOwner.map((i) => states[i])) s.pending = [];
       const v = this.model.config.vocabSize;
-      rowOwner.forEach((i, row) => {
+      for (let row = 0; row < rowOwner.length; row++) {
+        const i = rowOwner[row];
         const s = states[i];
         const candidates = s.trie !== null ? s.trie.allowed(s.node) : s.grammar !== null ? this.emittable(s.grammar.allowed()) : this.vocab;
-        const choice = pick(logits.subarray(row * v, (row + 1) * v), candidates, i);
+        const choice = picker.pick(logits.subarray(row * v, (row + 1) * v), candidates, i);
         appendToken(s, choice.tokenId, choice.logprob, 1, candidates, choice.entropy, choice.top);
         stats.sampledTokens++;
-      });
+      }
     }
     // Last turns keep nothing (a request decided without the model may still hold an older entry).
     this.caches.release(requests.flatMap((r) => (r.lastTurn === true && r.episodeId !== undefined ? [r.episodeId] : [])));

@@ -74,7 +74,9 @@ export function packedExtend(weights: InferenceWeights, caches: readonly KvCache
   if (caches.length !== tokens.length) throw InvalidArgumentError.format('tokens', `expected ${caches.length} rows (one per cache), got ${tokens.length}`);
   if (caches.length === 0) throw InvalidArgumentError.format('caches', 'expected at least one row');
   const offsets = new Int32Array(caches.length + 1);
-  caches.forEach((cache, r) => {
+  // Plain loops: a closure made per call was recompiled by V8 on nearly every call (see grouped-attention.ts).
+  for (let r = 0; r < caches.length; r++) {
+    const cache = caches[r];
     const { shape } = cache;
     if (cache.rows !== 1) throw InvalidArgumentError.format(`caches[${r}]`, `expected a one-row cache, got ${cache.rows} rows`);
     if (shape.nLayers !== nLayers || shape.nHeads !== nKv || shape.headDim !== hd) {
@@ -86,17 +88,18 @@ export function packedExtend(weights: InferenceWeights, caches: readonly KvCache
     const last = cache.nextPositions[0] + ids.length - 1;
     if (last >= maxContext) throw InvalidArgumentError.format(`tokens[${r}]`, `position ${last} exceeds maxContext ${maxContext}`);
     offsets[r + 1] = offsets[r] + ids.length;
-  });
+  }
   const n = offsets[caches.length];
   const ids = new Int32Array(n); // [n] packed
   const positions = new Int32Array(n);
   const pastLength = new Int32Array(caches.length);
-  caches.forEach((cache, r) => {
+  for (let r = 0; r < caches.length; r++) {
+    const cache = caches[r];
     ids.set(tokens[r], offsets[r]);
     for (let j = 0; j < tokens[r].length; j++) positions[offsets[r] + j] = cache.nextPositions[0] + j;
     pastLength[r] = cache.length;
     cache.reserve(tokens[r].length);
-  });
+  }
   const shape = { heads: nHeads, kvHeads: nKv, headDim: hd, offsets };
   let highest = 0;
   for (const p of positions) if (p > highest) highest = p;

@@ -288,14 +288,23 @@ export function attentionMask(
 export function embedRows(table: tf.Tensor2D, ids: Int32Array, tableData: Float32Array): tf.Tensor2D {
   const [vocab, d] = table.shape;
   const lookup = tf.customGrad(() => {
-    const rows = new Float32Array(ids.length * d); // [n, d]
-    for (let i = 0; i < ids.length; i++) rows.set(tableData.subarray(ids[i] * d, (ids[i] + 1) * d), i * d);
     return {
-      value: tf.tensor2d(rows, [ids.length, d]),
+      value: tf.tensor2d(gatherRows(tableData, ids, d), [ids.length, d]),
       gradFunc: (dy: tf.Tensor) => [tf.unsortedSegmentSum(dy, tf.tensor1d(ids, 'int32'), vocab)],
     };
   });
   return lookup(table) as tf.Tensor2D;
+}
+
+/**
+ * Rows `ids` of a `[vocab, d]` table, as `[ids.length, d]`. A module-level function, not a loop in
+ * the caller's closure: V8 keeps optimised code for a function that lives on, while a closure made
+ * per call that runs its long loop once per call was recompiled (on-stack) over and over.
+ */
+function gatherRows(table: Float32Array, ids: Int32Array, d: number): Float32Array {
+  const rows = new Float32Array(ids.length * d);
+  for (let i = 0; i < ids.length; i++) rows.set(table.subarray(ids[i] * d, (ids[i] + 1) * d), i * d);
+  return rows;
 }
 
 /**

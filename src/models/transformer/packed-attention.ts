@@ -89,9 +89,9 @@ export function ropePackedReference(
 export function writePackedKv(caches: readonly KvCache[], layer: number, qkv: Float32Array, shape: PackedShape): void {
   const { heads: h, kvHeads: hkv, headDim: hd, offsets } = shape;
   const stride = (h + 2 * hkv) * hd;
-  caches.forEach((cache, r) => {
-    cache.writeTokenMajor(layer, qkv, offsets[r] * stride, stride, h * hd, (h + hkv) * hd, offsets[r + 1] - offsets[r]);
-  });
+  for (let r = 0; r < caches.length; r++) {
+    caches[r].writeTokenMajor(layer, qkv, offsets[r] * stride, stride, h * hd, (h + hkv) * hd, offsets[r + 1] - offsets[r]);
+  }
 }
 
 /**
