@@ -7,9 +7,10 @@
  * request is answered by exactly one emitted event, so an adapter (see `src/runtime/wiring/message-flow.ts`)
  * can turn the actor into a request/reply service.
  */
-import { assign, emit, fromPromise, setup } from 'xstate';
+import { assign, emit, setup } from 'xstate';
 import { EnvironmentError, TurnwiseError } from '../core/errors.js';
 import type { Observation, StepResult } from '../core/types.js';
+import { abandonEffect, type EffectTarget, startEffect } from './effect-call.js';
 
 /** Events the env session accepts. */
 export type EnvSessionAccepts =
@@ -66,6 +67,38 @@ function envErrorMessage(envName: string, what: string, error: unknown): string 
 }
 
 /**
+ * The outcomes of the session's own environment calls, sent to it by `effect-call.ts` (an invoke
+ * without a child actor); nothing else sends them.
+ */
+export type EnvCallEvents =
+  | { readonly type: 'ENV_RESET'; readonly observation: Observation }
+  | { readonly type: 'ENV_STEPPED'; readonly result: StepResult }
+  | { readonly type: 'ENV_CLOSED' }
+  | { readonly type: 'ENV_FAILED'; readonly error: unknown };
+
+type EnvSessionEvent = EnvSessionAccepts | EnvCallEvents;
+
+/** What an environment-call action reads: the context, and the actor its outcome goes back to. */
+interface CallArgs {
+  readonly context: EnvSessionContext;
+  readonly self: EffectTarget<EnvSessionEvent>;
+}
+
+const envFailed = (error: unknown): EnvSessionEvent => ({ type: 'ENV_FAILED', error });
+
+/** The entry actions that call the environment through `effects` (and the exit that abandons a call). */
+function callActions(effectsOf: () => EnvSessionEffects) {
+  return {
+    callReset: ({ context, self }: CallArgs) =>
+      startEffect(self, (signal) => effectsOf().resetEnv(context.pendingTaskIndex, signal), (observation): EnvSessionEvent => ({ type: 'ENV_RESET', observation }), envFailed),
+    callStep: ({ context, self }: CallArgs) =>
+      startEffect(self, (signal) => effectsOf().stepEnv(context.pendingAction, signal), (result): EnvSessionEvent => ({ type: 'ENV_STEPPED', result }), envFailed),
+    callClose: ({ self }: CallArgs) => startEffect(self, (signal) => effectsOf().closeEnv(signal), (): EnvSessionEvent => ({ type: 'ENV_CLOSED' }), envFailed),
+    abandonCall: ({ self }: CallArgs) => abandonEffect(self),
+  };
+}
+
+/**
  * The env-session machine with placeholder effects; see {@link withEnvSessionEffects}.
  * @example
  * const logic = withEnvSessionEffects({ resetEnv: (i) => env.reset(i), stepEnv: (a) => env.step(a), closeEnv: () => env.close() });
@@ -75,22 +108,18 @@ function envErrorMessage(envName: string, what: string, error: unknown): string 
 export const envSessionMachine = setup({
   types: {
     context: {} as EnvSessionContext,
-    events: {} as EnvSessionAccepts,
+    events: {} as EnvSessionEvent,
     emitted: {} as EnvSessionEmits,
     input: {} as EnvSessionInput,
-  },
-  actors: {
-    resetEnv: fromPromise<Observation, { taskIndex: number }>(async () => notProvided('resetEnv')),
-    stepEnv: fromPromise<StepResult, { actionText: string }>(async () => notProvided('stepEnv')),
-    closeEnv: fromPromise<void, Record<string, never>>(async () => notProvided('closeEnv')),
   },
   delays: {
     envTimeout: ({ context }) => context.envTimeoutMs,
   },
   actions: {
+    ...callActions(() => ({ resetEnv: () => notProvided('resetEnv'), stepEnv: () => notProvided('stepEnv'), closeEnv: () => notProvided('closeEnv') })),
     reject: emit(({ event }, params: { reason: string } | undefined) => ({
       type: 'REJECTED' as const,
-      request: event.type,
+      request: event.type as EnvSessionAccepts['type'],
       reason: params?.reason ?? `'${event.type}' is not accepted in this state`,
     })),
     answerFailed: emit(({ context }) => ({ type: 'SESSION_FAILED' as const, error: context.error ?? 'failed' })),
@@ -116,18 +145,14 @@ export const envSessionMachine = setup({
       on: { RESET: { target: 'resetting', actions: assign({ pendingTaskIndex: ({ event }) => event.taskIndex }) } },
     },
     resetting: {
-      invoke: {
-        id: 'resetEnv',
-        src: 'resetEnv',
-        input: ({ context }) => ({ taskIndex: context.pendingTaskIndex }),
-        onDone: {
+      entry: 'callReset',
+      exit: 'abandonCall',
+      on: {
+        ENV_RESET: {
           target: 'ready',
-          actions: [
-            assign({ episodes: ({ context }) => context.episodes + 1 }),
-            emit(({ event }) => ({ type: 'RESET_DONE' as const, observation: event.output })),
-          ],
+          actions: [assign({ episodes: ({ context }) => context.episodes + 1 }), emit(({ event }) => ({ type: 'RESET_DONE' as const, observation: event.observation }))],
         },
-        onError: {
+        ENV_FAILED: {
           target: 'failed',
           actions: assign({ error: ({ context, event }) => envErrorMessage(context.envName, `reset(${context.pendingTaskIndex})`, event.error) }),
         },
@@ -148,12 +173,11 @@ export const envSessionMachine = setup({
       },
     },
     stepping: {
-      invoke: {
-        id: 'stepEnv',
-        src: 'stepEnv',
-        input: ({ context }) => ({ actionText: context.pendingAction }),
-        onDone: { target: 'ready', actions: emit(({ event }) => ({ type: 'STEP_DONE' as const, result: event.output })) },
-        onError: {
+      entry: 'callStep',
+      exit: 'abandonCall',
+      on: {
+        ENV_STEPPED: { target: 'ready', actions: emit(({ event }) => ({ type: 'STEP_DONE' as const, result: event.result })) },
+        ENV_FAILED: {
           target: 'failed',
           actions: assign({ error: ({ context, event }) => envErrorMessage(context.envName, 'step', event.error) }),
         },
@@ -171,16 +195,15 @@ export const envSessionMachine = setup({
       on: { RESET: { actions: 'answerFailed' }, STEP: { actions: 'answerFailed' } },
     },
     closing: {
-      invoke: {
-        id: 'closeEnv',
-        src: 'closeEnv',
-        input: () => ({}),
-        onDone: 'closed',
+      entry: 'callClose',
+      exit: 'abandonCall',
+      on: {
+        ENV_CLOSED: 'closed',
         // A failing close still leaves nothing to use: report it as closed with the error kept.
-        onError: { target: 'closed', actions: assign({ error: ({ context, event }) => envErrorMessage(context.envName, 'close', event.error) }) },
+        ENV_FAILED: { target: 'closed', actions: assign({ error: ({ context, event }) => envErrorMessage(context.envName, 'close', event.error) }) },
+        CLOSE: {},
       },
       after: { envTimeout: 'closed' },
-      on: { CLOSE: {} },
     },
     closed: {
       entry: emit({ type: 'CLOSED' as const }),
@@ -199,11 +222,5 @@ export const envSessionMachine = setup({
  * const logic = withEnvSessionEffects({ resetEnv: async (i) => env.reset(i), stepEnv: async (a) => env.step(a), closeEnv: async () => env.close() });
  */
 export function withEnvSessionEffects(effects: EnvSessionEffects) {
-  return envSessionMachine.provide({
-    actors: {
-      resetEnv: fromPromise<Observation, { taskIndex: number }>(({ input, signal }) => effects.resetEnv(input.taskIndex, signal)),
-      stepEnv: fromPromise<StepResult, { actionText: string }>(({ input, signal }) => effects.stepEnv(input.actionText, signal)),
-      closeEnv: fromPromise<void, Record<string, never>>(({ signal }) => effects.closeEnv(signal)),
-    },
-  });
+  return envSessionMachine.provide({ actions: callActions(() => effects) });
 }

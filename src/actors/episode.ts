@@ -9,10 +9,11 @@
  * truncated; else act again. Any failing or late effect ends in `error` with its message kept,
  * so the run goes on.
  */
-import { assign, emit, fromPromise, setup } from 'xstate';
+import { assign, emit, setup } from 'xstate';
 import { TurnwiseError } from '../core/errors.js';
 import type { Observation, Outcome, StepResult, Trajectory, Turn } from '../core/types.js';
 import type { ActResult } from '../core/policy.js';
+import { abandonEffect, type EffectTarget, startEffect } from './effect-call.js';
 import { envNameOf, episodeErrors, outcomeAfter } from './episode-rules.js';
 
 /** Events the episode accepts. */
@@ -140,8 +141,57 @@ export function toTrajectory(context: EpisodeContext): Trajectory {
   return context.error === null ? trajectory : { ...trajectory, error: context.error };
 }
 
-/** What each effect actor receives: its arguments and the effects given as input (or null). */
-type EffectInput<T> = T & { readonly effects: EpisodeEffects | null };
+/**
+ * The outcomes of the episode's own effect calls, sent to it by `effect-call.ts` (an invoke without
+ * a child actor); nothing else sends them.
+ */
+export type EpisodeEffectEvents =
+  | { readonly type: 'RESET_DONE'; readonly output: Observation }
+  | { readonly type: 'ACT_DONE'; readonly output: EpisodeActResult }
+  | { readonly type: 'STEP_DONE'; readonly output: StepResult }
+  | { readonly type: 'EFFECT_FAILED'; readonly error: unknown };
+
+type EpisodeEvent = EpisodeAccepts | EpisodeEffectEvents;
+
+/** What an effect-starting action reads: the context, and the actor its outcome goes back to. */
+interface EffectArgs {
+  readonly context: EpisodeContext;
+  readonly self: EffectTarget<EpisodeEvent>;
+}
+
+const effectFailed = (error: unknown): EpisodeEffectEvents => ({ type: 'EFFECT_FAILED', error });
+
+function actRequestOf(context: EpisodeContext): EpisodeActRequest {
+  return {
+    taskId: context.input.taskId,
+    step: context.input.step,
+    instruction: context.input.instruction,
+    turns: context.turns,
+    observation: context.observation as Observation,
+  };
+}
+
+/**
+ * The three entry actions that start the episode's I/O, reading the effects with `effectsOf`
+ * (the context's own, or those bound by {@link withEpisodeEffects}).
+ */
+function effectActions(effectsOf: (context: EpisodeContext, name: string) => EpisodeEffects) {
+  return {
+    callReset: ({ context, self }: EffectArgs) =>
+      startEffect(self, (signal) => effectsOf(context, 'reset').reset(context.input.taskIndex, signal), (output): EpisodeEvent => ({ type: 'RESET_DONE', output }), effectFailed),
+    callAct: ({ context, self }: EffectArgs) =>
+      startEffect(self, (signal) => effectsOf(context, 'act').act(actRequestOf(context), signal), (output): EpisodeEvent => ({ type: 'ACT_DONE', output }), effectFailed),
+    callStep: ({ context, self }: EffectArgs) =>
+      startEffect(
+        self,
+        (signal) => effectsOf(context, 'step').step((context.pendingAct as EpisodeActResult).actText, signal),
+        (output): EpisodeEvent => ({ type: 'STEP_DONE', output }),
+        effectFailed,
+      ),
+    // The waiting state's exit: an answer that has not come is abandoned (a deadline or ABORT moved on).
+    abandonCall: ({ self }: EffectArgs) => abandonEffect(self),
+  };
+}
 
 const finish = (outcome: Outcome) => ({
   type: 'final' as const,
@@ -149,7 +199,8 @@ const finish = (outcome: Outcome) => ({
 });
 
 /**
- * The episode machine with placeholder effects; see {@link withEpisodeEffects} and {@link runEpisode}.
+ * The episode machine; its effects come with its input (`input.effects`) unless bound by
+ * {@link withEpisodeEffects}. See {@link runEpisode}.
  * @example
  * const actor = createActor(withEpisodeEffects(effects), { input, clock }).start();
  * const trajectory = await toPromise(actor);
@@ -157,15 +208,10 @@ const finish = (outcome: Outcome) => ({
 export const episodeMachine = setup({
   types: {
     context: {} as EpisodeContext,
-    events: {} as EpisodeAccepts,
+    events: {} as EpisodeEvent,
     emitted: {} as EpisodeEmits,
     input: {} as EpisodeInput,
     output: {} as Trajectory,
-  },
-  actors: {
-    reset: fromPromise<Observation, EffectInput<{ taskIndex: number }>>(async () => notProvided('reset')),
-    act: fromPromise<EpisodeActResult, EffectInput<EpisodeActRequest>>(async () => notProvided('act')),
-    step: fromPromise<StepResult, EffectInput<{ actionText: string }>>(async () => notProvided('step')),
   },
   delays: {
     effectTimeout: ({ context }) => context.input.effectTimeoutMs,
@@ -176,6 +222,7 @@ export const episodeMachine = setup({
     horizonReached: ({ context }) => outcomeOf(context) === 'truncated',
   },
   actions: {
+    ...effectActions((context, name) => context.effects ?? notProvided(name)),
     setOutcome: assign((_, params: { outcome: Outcome }) => ({ outcome: params.outcome })),
     announce: emit(({ context }) => ({ type: 'EPISODE_FINISHED' as const, trajectory: toTrajectory(context) })),
   },
@@ -202,12 +249,11 @@ export const episodeMachine = setup({
   },
   states: {
     resetting: {
-      invoke: {
-        id: 'reset',
-        src: 'reset',
-        input: ({ context }) => ({ taskIndex: context.input.taskIndex, effects: context.effects }),
-        onDone: { target: 'deciding', actions: assign({ observation: ({ event }) => event.output }) },
-        onError: {
+      entry: 'callReset',
+      exit: 'abandonCall',
+      on: {
+        RESET_DONE: { target: 'deciding', actions: assign({ observation: ({ event }) => event.output }) },
+        EFFECT_FAILED: {
           target: 'error',
           actions: assign({ error: ({ context, event }) => episodeErrors.resetFailed(context.envName, context.input.taskIndex, event.error) }),
         },
@@ -230,22 +276,14 @@ export const episodeMachine = setup({
       ],
     },
     choosingAction: {
-      invoke: {
-        id: 'act',
-        src: 'act',
-        input: ({ context }) => ({
-          taskId: context.input.taskId,
-          step: context.input.step,
-          instruction: context.input.instruction,
-          turns: context.turns,
-          observation: context.observation as Observation,
-          effects: context.effects,
-        }),
-        onDone: [
+      entry: 'callAct',
+      exit: 'abandonCall',
+      on: {
+        ACT_DONE: [
           { guard: ({ event }) => event.output.exhausted === true, target: 'length' },
           { target: 'stepping', actions: assign({ pendingAct: ({ event }) => event.output }) },
         ],
-        onError: { target: 'error', actions: assign({ error: ({ event }) => episodeErrors.actFailed(event.error) }) },
+        EFFECT_FAILED: { target: 'error', actions: assign({ error: ({ event }) => episodeErrors.actFailed(event.error) }) },
       },
       after: {
         effectTimeout: {
@@ -255,11 +293,10 @@ export const episodeMachine = setup({
       },
     },
     stepping: {
-      invoke: {
-        id: 'step',
-        src: 'step',
-        input: ({ context }) => ({ actionText: (context.pendingAct as EpisodeActResult).actText, effects: context.effects }),
-        onDone: {
+      entry: 'callStep',
+      exit: 'abandonCall',
+      on: {
+        STEP_DONE: {
           target: 'deciding',
           actions: [
             assign(({ context, event }) => ({
@@ -275,7 +312,7 @@ export const episodeMachine = setup({
             })),
           ],
         },
-        onError: {
+        EFFECT_FAILED: {
           target: 'error',
           actions: assign({ error: ({ context, event }) => episodeErrors.stepFailed(context.envName, event.error) }),
         },
@@ -301,33 +338,12 @@ export const episodeMachine = setup({
  * @example const logic = withEpisodeEffects({ reset, act, step });
  */
 export function withEpisodeEffects(effects: EpisodeEffects) {
-  return episodeMachine.provide({
-    actors: {
-      reset: fromPromise<Observation, EffectInput<{ taskIndex: number }>>(({ input, signal }) => Promise.resolve(effects.reset(input.taskIndex, signal))),
-      act: fromPromise<EpisodeActResult, EffectInput<EpisodeActRequest>>(({ input, signal }) => Promise.resolve(effects.act(actRequestOf(input), signal))),
-      step: fromPromise<StepResult, EffectInput<{ actionText: string }>>(({ input, signal }) => Promise.resolve(effects.step(input.actionText, signal))),
-    },
-  });
-}
-
-function actRequestOf(input: EffectInput<EpisodeActRequest>): EpisodeActRequest {
-  const { effects: _, ...request } = input;
-  return request;
-}
-
-function effectsOf(input: { readonly effects: EpisodeEffects | null }, name: string): EpisodeEffects {
-  return input.effects ?? notProvided(name);
+  return episodeMachine.provide({ actions: effectActions(() => effects) });
 }
 
 /**
- * One episode machine for every episode, whose effects come with its input (`input.effects`);
- * cheaper than {@link withEpisodeEffects} when thousands of episodes start.
+ * The machine for many episodes whose effects come with their input (`input.effects`): one
+ * machine shared by all, where {@link withEpisodeEffects} builds one per call (xstate's `provide`).
  * @example const actor = createActor(episodeLogic, { input: { ...input, effects }, clock }).start();
  */
-export const episodeLogic = episodeMachine.provide({
-  actors: {
-    reset: fromPromise<Observation, EffectInput<{ taskIndex: number }>>(({ input, signal }) => Promise.resolve(effectsOf(input, 'reset').reset(input.taskIndex, signal))),
-    act: fromPromise<EpisodeActResult, EffectInput<EpisodeActRequest>>(({ input, signal }) => Promise.resolve(effectsOf(input, 'act').act(actRequestOf(input), signal))),
-    step: fromPromise<StepResult, EffectInput<{ actionText: string }>>(({ input, signal }) => Promise.resolve(effectsOf(input, 'step').step(input.actionText, signal))),
-  },
-});
+export const episodeLogic = episodeMachine;

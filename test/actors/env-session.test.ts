@@ -27,9 +27,9 @@ describe('env-session actor', () => {
     expect(s0.value).toBe('idle');
     const [s1, actions] = transition(envSessionMachine, s0, { type: 'RESET', taskIndex: 4 });
     expect(s1.value).toBe('resetting');
-    expect(actions.map((a) => a.type)).toEqual(['xstate.raise', 'xstate.spawnChild']);
-    expect(actions[0]?.params).toMatchObject({ delay: 1000 });
-    expect(actions[1]?.params).toMatchObject({ src: 'resetEnv', input: { taskIndex: 4 } });
+    expect(s1.context.pendingTaskIndex).toBe(4);
+    expect(actions.map((a) => a.type)).toEqual(['callReset', 'xstate.raise']);
+    expect(actions[1]?.params).toMatchObject({ delay: 1000 });
   });
 
   it('rejects a STEP before any RESET', () => {
@@ -81,6 +81,27 @@ describe('env-session actor', () => {
       { type: 'SESSION_FAILED', error },
       { type: 'SESSION_FAILED', error },
     ]);
+  });
+
+  it('abandons a step in flight on CLOSE: its signal aborts and its late answer is never emitted', async () => {
+    const late = deferred<StepResult>();
+    let stepSignal: AbortSignal | null = null;
+    const { actor, emitted } = start({
+      stepEnv: (_, signal) => {
+        stepSignal = signal;
+        return late.promise;
+      },
+    });
+    actor.send({ type: 'RESET', taskIndex: 1 });
+    await waitFor(actor, (s) => s.matches('ready'));
+    actor.send({ type: 'STEP', actionText: 'inc' });
+    expect((stepSignal as AbortSignal | null)?.aborted).toBe(false);
+    actor.send({ type: 'CLOSE' });
+    expect((stepSignal as AbortSignal | null)?.aborted).toBe(true);
+    await waitFor(actor, (s) => s.matches('closed'));
+    late.resolve(stepResult);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(emitted.map((e) => e.type)).toEqual(['RESET_DONE', 'CLOSED']);
   });
 
   it('closes from any state and rejects calls afterwards', async () => {

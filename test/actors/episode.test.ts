@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { type EpisodeEffects, type EpisodeEmits, type EpisodeInput, episodeMachine, withEpisodeEffects } from '../../src/actors/episode.js';
 import { SimulatedClock } from '../../src/core/clock.js';
 import type { StepResult, Trajectory } from '../../src/core/types.js';
-import { fakeActResult, never } from './fakes.js';
+import { deferred, fakeActResult, never } from './fakes.js';
 
 const input: EpisodeInput = { taskId: 'counter_2', taskIndex: 2, groupId: 'g0', step: 5, horizon: 4, instruction: 'count to 3' };
 
@@ -47,26 +47,25 @@ describe('episode actor', () => {
   it('starts by resetting the task it was given', () => {
     const [snapshot, actions] = initialTransition(episodeMachine, input);
     expect(snapshot.value).toBe('resetting');
-    expect(actions.map((a) => a.type)).toEqual(['xstate.raise', 'xstate.spawnChild']);
-    expect(actions[1]?.params).toMatchObject({ src: 'reset', input: { taskIndex: 2 } });
+    expect(actions.map((a) => a.type)).toEqual(['callReset', 'xstate.raise']);
   });
 
   it('after a step that is not done and below the horizon, acts again', () => {
     const [s0] = initialTransition(episodeMachine, input);
-    const [s1] = transition(episodeMachine, s0, { type: 'xstate.done.actor.reset', output: { text: 'count 0' } } as never);
+    const [s1] = transition(episodeMachine, s0, { type: 'RESET_DONE', output: { text: 'count 0' } });
     expect(s1.value).toBe('choosingAction');
     const [s2] = transition(episodeMachine, s1, {
-      type: 'xstate.done.actor.act',
+      type: 'ACT_DONE',
       output: { actText: 'inc', result: fakeActResult(0), promptTokens: new Int32Array([1]) },
     } as never);
     expect(s2.value).toBe('stepping');
     const [s3, actions] = transition(episodeMachine, s2, {
-      type: 'xstate.done.actor.step',
+      type: 'STEP_DONE',
       output: { observation: { text: 'count 1' }, reward: 0, done: false },
     } as never);
     expect(s3.value).toBe('choosingAction');
     expect(s3.context.turns).toHaveLength(1);
-    expect(actions.some((a) => a.type === 'xstate.spawnChild' && (a.params as { src: string }).src === 'act')).toBe(true);
+    expect(actions.map((a) => a.type)).toEqual(['abandonCall', 'xstate.cancel', 'xstate.emit', 'callAct', 'xstate.raise']);
   });
 
   it('ends in success when the step says done and success, recording every turn', async () => {
@@ -173,6 +172,58 @@ describe('episode actor', () => {
     const t = await done;
     expect(t.outcome).toBe('error');
     expect(t.error).toBe("environment 'counter' failed: step timed out after 50 ms");
+  });
+
+  it('aborts the signal of a step its deadline abandons and drops its late answer', async () => {
+    const clock = new SimulatedClock();
+    const env = counterEnv(3);
+    const late = deferred<StepResult>();
+    const signals: AbortSignal[] = [];
+    const effects: EpisodeEffects = {
+      reset: env.reset,
+      act: scriptedAct(['inc']),
+      step: (_, signal) => {
+        signals.push(signal);
+        return late.promise;
+      },
+    };
+    const { actor, done, emitted } = run(effects, { ...input, effectTimeoutMs: 50 }, clock);
+    await waitFor(actor, (s) => s.matches('stepping'));
+    expect(signals[0]?.aborted).toBe(false);
+    clock.advance(50);
+    const t = await done;
+    expect(signals[0]?.aborted).toBe(true);
+    late.resolve({ observation: { text: 'too late' }, reward: 1, done: true, success: true });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(t).toMatchObject({ outcome: 'error', turns: [] });
+    expect(actor.getSnapshot().context.turns).toEqual([]);
+    expect(emitted.map((e) => e.type)).toEqual(['EPISODE_FINISHED']);
+  });
+
+  it('never aborts the signal of a call that answered', async () => {
+    const env = counterEnv(2);
+    const signals: AbortSignal[] = [];
+    const keep =
+      <A extends unknown[], R>(f: (...args: A) => Promise<R>) =>
+      (...args: A): Promise<R> => {
+        signals.push(args[args.length - 1] as AbortSignal);
+        return f(...args);
+      };
+    const t = await run({ reset: keep(env.reset), step: keep(env.step), act: keep(scriptedAct(['inc'])) }).done;
+    expect(t.outcome).toBe('success');
+    expect(signals).toHaveLength(5); // reset, then act and step twice
+    expect(signals.some((signal) => signal.aborted)).toBe(false);
+  });
+
+  it('fails a call that throws before returning a promise like one that rejects', async () => {
+    const t = await run({
+      reset: async () => ({ text: 'go' }),
+      step: () => {
+        throw new Error('socket closed');
+      },
+      act: scriptedAct(['inc']),
+    }).done;
+    expect(t).toMatchObject({ outcome: 'error', error: "environment 'counter' failed: step failed: socket closed" });
   });
 
   it('ends in error with the reason when aborted', async () => {
