@@ -21,8 +21,7 @@ import { KvCache } from './kv-cache.js';
 import type { ActRequest, ActResult, Policy, SamplingOptions } from '../core/policy.js';
 import { prefillBuckets } from './prefill-buckets.js';
 import type { TransformerModel } from './transformer/model.js';
-import { greedyPrefix } from './transformer/greedy-prefix.js';
-import { greedyToken, sampleToken, type TokenChoice } from './transformer/sampling.js';
+import { GreedyPicker, type Picker, SamplingPicker } from './token-pickers.js';
 
 /** Construction options of {@link TransformerPolicy}. */
 export interface TransformerPolicyOptions {
@@ -98,41 +97,6 @@ interface CachePart {
 }
 
 /** Chooses a token for request `requestIndex` from its logits row and allowed candidates. */
-/**
- * Picks a request's next token. An object with a method, not a closure made per call: V8 compiled
- * such a closure (called per row and token) afresh on nearly every decode call.
- */
-interface Picker {
-  pick(logits: Float32Array, candidates: Int32Array, requestIndex: number): TokenChoice;
-}
-
-/** Temperature / top-p sampling, each request from its own stream. */
-class SamplingPicker implements Picker {
-  constructor(
-    private readonly requests: readonly ActRequest[],
-    private readonly streams: readonly Rng[],
-    private readonly temperature: number,
-    private readonly topP: number,
-  ) {}
-
-  pick(logits: Float32Array, candidates: Int32Array, i: number): TokenChoice {
-    return sampleToken(logits, candidates, this.temperature, this.topP, (this.streams[i] as Rng).next(), this.requests[i]?.topLogprobs ?? 0);
-  }
-}
-
-/** The most likely token (free generation over the whole output vocabulary in one pass: greedy-prefix.ts). */
-class GreedyPicker implements Picker {
-  constructor(
-    private readonly requests: readonly ActRequest[],
-    private readonly vocab: Int32Array,
-  ) {}
-
-  pick(logits: Float32Array, candidates: Int32Array, i: number): TokenChoice {
-    const topK = this.requests[i]?.topLogprobs ?? 0;
-    return candidates === this.vocab && topK === 0 ? greedyPrefix(logits, candidates.length) : greedyToken(logits, candidates, topK);
-  }
-}
-
 /**
  * A {@link Policy} backed by a local transformer.
  * @example
