@@ -1,12 +1,12 @@
 /**
  * The event-driven episode actor for many concurrent episodes (`turnwise simulate`): the same
  * episode — reset, then turns until an outcome — as `episode.ts`, but the machine performs no I/O
- * and invokes no child actors. Its actions hand each effect to a batched driver ({@link FlowHost}),
+ * and makes no call of its own. Its actions hand each effect to a batched driver ({@link FlowHost}),
  * and the driver answers with ONE event per turn (`TURN_RESULT`: the action its batched policy
  * chose and the step result the batched environment gave). Deadlines are the driver's (one sweep
  * per batch), not a timer per episode. Why: at 10,000 live episodes the training path's machine
- * (two invoked promise actors, two timers and two bus round trips per turn) costs ~1 ms of CPU per
- * turn; an xstate event costs ~10 µs.
+ * (two effect calls, two timers and two bus round trips per turn) cost ~1 ms of CPU per turn when
+ * each call was an invoked promise actor; an xstate event costs ~10 µs.
  *
  * States: `resetting → playing → success | failure | truncated | error`. After each turn the
  * shared rules of `episode-rules.ts` decide: done and solved → success; done → failure; horizon

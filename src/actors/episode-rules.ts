@@ -1,6 +1,6 @@
 /**
  * The pure turn logic every episode path shares: the training path's episode actor
- * (`episode.ts`, one invoked effect per call) and the batched simulation path (`episode-flow.ts`,
+ * (`episode.ts`, one effect call per reset, act and step) and the batched simulation path (`episode-flow.ts`,
  * one event per turn). What counts as success, failure or truncation, the per-turn seed, and the
  * error messages live here once, so the two paths cannot drift apart.
  */
