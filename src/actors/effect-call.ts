@@ -9,6 +9,9 @@
  * abandoned (the machine leaves the waiting state before the outcome: a deadline, ABORT, CLOSE);
  * an abandoned call's outcome is dropped, so a late answer never reaches a later state; a call
  * that throws synchronously fails like one that rejects. At most one call per actor is in flight.
+ * One difference: `actor.stop()` runs no exit action, so a call in flight when an actor is stopped
+ * from outside keeps its signal (its outcome is still dropped); an invoked actor's was aborted. No
+ * caller relies on it: episodes are ended with ABORT and env sessions with CLOSE, which do abort.
  */
 
 /** The two methods of an actor the call needs (an xstate `self` fits as is). */
