@@ -11,7 +11,8 @@
  * that throws synchronously fails like one that rejects. At most one call per actor is in flight.
  * One difference: `actor.stop()` runs no exit action, so a call in flight when an actor is stopped
  * from outside keeps its signal (its outcome is still dropped); an invoked actor's was aborted. No
- * caller relies on it: episodes are ended with ABORT and env sessions with CLOSE, which do abort.
+ * caller relies on it: episodes are ended with ABORT (which aborts), and the env sessions that the
+ * rollout and the NATS env leases stop from outside call `env.reset` / `env.step`, which take no signal.
  */
 
 /** The two methods of an actor the call needs (an xstate `self` fits as is). */
