@@ -4,7 +4,7 @@
  * XNNPACK, and a zero-copy `Identity` (`src/backend/wasm-identity.ts`). Both are kernel-registry changes, so they work whether or not the wasm backend has been
  * initialised yet.
  */
-import '@tensorflow/tfjs-backend-wasm';
+import './tfjs-wasm.js'; // registers the wasm backend and its kernels
 import { installWasmBatchMatMulShim } from './wasm-batch-matmul.js';
 import { installWasmIdentityShim } from './wasm-identity.js';
 import { registerWasmUnsortedSegmentSum } from './wasm-unsorted-segment-sum.js';

@@ -10,12 +10,12 @@
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { dirname } from 'node:path';
-import { getThreadsCount, setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import { InvalidConfigError } from '../core/errors.js';
 import { installWasmShims } from './install-wasm-shims.js';
 import { setNativeUse } from './native.js';
 import { nativeBlas } from './native-blas.js';
 import { tf } from './tf.js';
+import { tfWasm } from './tfjs-wasm.js';
 
 /** What a user may ask for. */
 export type BackendPreference = 'auto' | 'tensorflow' | 'wasm' | 'cpu';
@@ -192,7 +192,7 @@ async function useWasm(note: string, configPath: string): Promise<BackendInfo> {
     // Point the loader at the package's own .wasm files so it works from any ESM entry point
     // (and from bundles whose script directory is not node_modules).
     const dir = dirname(require.resolve('@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm'));
-    setWasmPaths(`${dir}/`);
+    tfWasm.setWasmPaths(`${dir}/`);
     wasmPathsSet = true;
   }
   installWasmShims();
@@ -204,7 +204,7 @@ async function useWasm(note: string, configPath: string): Promise<BackendInfo> {
   }
   if (!ok) throw new InvalidConfigError(configPath, `'wasm' failed to initialise (see the tfjs warning above)`);
   const simd = Boolean(await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT'));
-  return { name: 'wasm', simd, threads: getThreadsCount(), note };
+  return { name: 'wasm', simd, threads: tfWasm.getThreadsCount(), note };
 }
 
 async function useCpu(note: string): Promise<BackendInfo> {

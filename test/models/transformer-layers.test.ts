@@ -189,7 +189,7 @@ describe('scaleColumns', () => {
     const x = tf.variable(tf.tensor3d(Float32Array.from({ length: 2 * 3 * 4 }, (_, i) => Math.cos(i) * 3), [2, 3, 4]));
     const w = tf.variable(tf.tensor1d([0.5, -2, 1.5, 3]));
     const upstream = tf.tensor3d(Float32Array.from({ length: 24 }, (_, i) => Math.sin(i * 0.7)), [2, 3, 4]);
-    const custom = tf.variableGrads(() => tf.sum(tf.mul(scaleColumns(x, w as tf.Variable<tf.Rank.R1>), upstream)) as tf.Scalar, [x, w]);
+    const custom = tf.variableGrads(() => tf.sum(tf.mul(scaleColumns(x, w as tf.Variable<typeof tf.Rank.R1>), upstream)) as tf.Scalar, [x, w]);
     const reference = tf.variableGrads(() => tf.sum(tf.mul(tf.mul(x, w), upstream)) as tf.Scalar, [x, w]);
     expect(custom.value.dataSync()[0]).toBeCloseTo(reference.value.dataSync()[0] as number, 5);
     expectClose(custom.grads[x.name]!.dataSync(), reference.grads[x.name]!.dataSync(), 1e-5);

@@ -12,8 +12,8 @@ import { initialLoraA, type LoraModule, type LoraSpec, type LoraTarget, loraModu
 
 /** One module's adapter, ready for `project()`. */
 export interface LoraPair {
-  readonly a: tf.Variable<tf.Rank.R2>; // [in, r]
-  readonly b: tf.Variable<tf.Rank.R2>; // [r, out]
+  readonly a: tf.Variable<typeof tf.Rank.R2>; // [in, r]
+  readonly b: tf.Variable<typeof tf.Rank.R2>; // [r, out]
   readonly scale: number;
 }
 
@@ -141,7 +141,7 @@ function checkSharedA(modules: readonly LoraModule[], values: ReadonlyArray<{ a:
   }
 }
 
-function tensorVariable(data: Float32Array, shape: [number, number]): tf.Variable<tf.Rank.R2> {
+function tensorVariable(data: Float32Array, shape: [number, number]): tf.Variable<typeof tf.Rank.R2> {
   const initial = tf.tensor2d(data, shape);
   const v = tf.variable(initial, true);
   initial.dispose();
