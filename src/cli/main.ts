@@ -12,7 +12,10 @@ import { NATS_FLAG_HELP, type NatsFlags } from './nats-flags.js';
 import { registerSimulateCommand } from './simulate-command.js';
 import { registerTrainCommand } from './train-command.js';
 import { collect, nonNegativeInt, positiveInt, smoothingWeight } from './values.js';
+import { tuneV8Tiering } from './v8-tiering.js';
 import { packageVersion } from './version.js';
+
+tuneV8Tiering(process.execArgv, process.env.NODE_OPTIONS);
 
 // Each action imports what it runs when it runs (`await import(…)`): the models, environments and
 // servers take seconds to load, and `--help`, `--version` and usage errors should not wait for them.
