@@ -76,7 +76,8 @@ describe('a nats-server restart during `train --nats`', () => {
     const workers = [worker(name), worker(name)];
     // The 2nd publication is weights v1, after step 0 trained (the 1st is v0 at the start).
     const learner = spawnCli(procs, ['train', file, '--run-dir', runDir, '--nats', server.url], { TURNWISE_FAULT: 'weights-publishing@2:stop' });
-    await learner.waitFor(/fault point 'weights-publishing' reached/);
+    // Frozen, not only announced: a SIGCONT sent before the stop lands would leave it stopped.
+    await learner.frozenAt('weights-publishing');
     await server.restart({
       hard: true,
       whileDown: async () => {

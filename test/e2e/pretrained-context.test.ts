@@ -74,7 +74,7 @@ describe("a pretrained model's context", () => {
     const result = await trainRun({ config, runDir: join(dir, 'by-length'), onEvent: (e) => events.push(e) });
     expect(result.status).toBe('finished');
     const alarm = events.find((e) => e.type === 'alarm' && e.name === 'lengthTruncation');
-    expect(alarm).toBeDefined();
+    expect(alarm).toMatchObject({ type: 'alarm', name: 'lengthTruncation', step: 1, action: 'warn' });
     expect(alarm?.type === 'alarm' && alarm.message).toMatch(/^4 of 4 episodes of step 1 ended by length/);
     expect(result.warnings?.[0]).toMatch(/^4 of 4 episodes ended by length/);
   });
