@@ -6,11 +6,13 @@
  * contexts), the two turns are chained into ONE sequence: the later sequence already contains the
  * earlier action at the same positions, so training it once gives both turns' targets without
  * duplicating the shared prefix. Sequences are sorted by length (longest first) and cut into
- * micro-batches of at most `maxTokensPerBatch` padded tokens (right padding with {@link PAD_ID}).
+ * micro-batches of at most `maxTokensPerBatch` padded tokens (right padding with {@link PAD_ID}),
+ * of about equal work (`micro-batch-cuts.ts`).
  */
 import { InvalidArgumentError } from '../core/errors.js';
 import type { Trajectory, Turn } from '../core/types.js';
 import type { TargetSignal, TrainBatch } from '../models/train-batch.js';
+import { microBatchCuts } from './micro-batch-cuts.js';
 
 /** Id written into padded positions (attention mask 0 there). */
 export const PAD_ID = 0;
@@ -25,6 +27,10 @@ export interface PackOptions {
    * so it is off unless asked for.
    */
   readonly dropZeroAdvantage?: boolean;
+  /** The count of micro-batches is a multiple of this (default 1: the fewest the cap allows); see `micro-batch-cuts.ts`. */
+  readonly microBatchMultiple?: number;
+  /** Length at which attention doubles a token's work, for the work estimate (default Infinity: padded tokens). */
+  readonly attentionBreakEven?: number;
 }
 
 /** One micro-batch: model input plus the per-target training signal. */
@@ -210,6 +216,12 @@ export function packTrajectories(
   if (!(Number.isInteger(maxTokensPerBatch) && maxTokensPerBatch > 0)) {
     throw InvalidArgumentError.format('maxTokensPerBatch', `expected a positive integer, got ${maxTokensPerBatch}`);
   }
+  const multiple = options.microBatchMultiple ?? 1;
+  if (!(Number.isInteger(multiple) && multiple > 0)) throw InvalidArgumentError.format('microBatchMultiple', `expected a positive integer, got ${multiple}`);
+  const breakEven = options.attentionBreakEven ?? Number.POSITIVE_INFINITY;
+  if (!(breakEven === Number.POSITIVE_INFINITY || (Number.isInteger(breakEven) && breakEven > 0))) {
+    throw InvalidArgumentError.format('attentionBreakEven', `expected a positive integer or Infinity, got ${breakEven}`);
+  }
   if (advantagesPerTrajectory.length !== trajectories.length) {
     throw InvalidArgumentError.format(
       'advantagesPerTrajectory',
@@ -232,14 +244,10 @@ export function packTrajectories(
   });
   // Longest first, creation order on ties: deterministic, and each micro-batch's padded length is its first sequence.
   sequences.sort((a, b) => b.tokens.length - a.tokens.length || a.order - b.order);
-  const batches: PackedBatch[] = [];
-  let start = 0;
-  while (start < sequences.length) {
-    const seqLen = sequences[start].tokens.length;
-    let end = start + 1;
-    while (end < sequences.length && (end - start + 1) * seqLen <= maxTokensPerBatch) end++;
-    batches.push(buildBatch(sequences.slice(start, end)));
-    start = end;
-  }
+  const ends = microBatchCuts(
+    sequences.map((s) => s.tokens.length),
+    { maxTokens: maxTokensPerBatch, multiple, attentionBreakEven: breakEven },
+  );
+  const batches = ends.map((end, i) => buildBatch(sequences.slice(ends[i - 1] ?? 0, end)));
   return batches;
 }

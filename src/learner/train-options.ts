@@ -10,6 +10,7 @@ import { type OffPolicyCorrection, validateCorrection } from '../algorithms/off-
 import type { RewardMode } from '../algorithms/reward-modes.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import type { MetricName } from '../core/metrics.js';
+import type { PackOptions } from './pack.js';
 
 /** Per-step options. Defaults follow the GRPO recipe that learned (learnability probe §1). */
 export interface TrainStepOptions {
@@ -39,6 +40,10 @@ export interface TrainStepOptions {
   readonly gradClip: number;
   /** Padded tokens per micro-batch (memory bound; does not change the math). */
   readonly maxTokensPerBatch: number;
+  /** The count of micro-batches per mini-batch is a multiple of this, cut to equal work (`micro-batch-cuts.ts`). */
+  readonly microBatchMultiple: number;
+  /** The model's attention break-even length, for that work estimate (Infinity: padded tokens). */
+  readonly attentionBreakEven: number;
   /** Softmax temperature of the sampler, so ratios compare like with like. */
   readonly temperature: number;
   /** Leave out trajectories whose advantages are all exactly 0 (never with a critic, which still learns from them). */
@@ -69,6 +74,8 @@ export const DEFAULT_TRAIN_STEP_OPTIONS: TrainStepOptions = Object.freeze<TrainS
   miniBatches: 1,
   gradClip: 1,
   maxTokensPerBatch: 8192,
+  microBatchMultiple: 1,
+  attentionBreakEven: Number.POSITIVE_INFINITY,
   temperature: 1,
   dropZeroAdvantage: false,
   valueClip: 0.5,
@@ -127,12 +134,13 @@ export type TrainStepMetrics = Record<(typeof TRAIN_STEP_METRICS)[number], numbe
  * @example checkTrainStepOptions({ ...DEFAULT_TRAIN_STEP_OPTIONS, epochs: 0 }, false, false); // throws naming 'epochs'
  */
 export function checkTrainStepOptions(o: TrainStepOptions, hasReference: boolean, hasCritic: boolean): void {
-  const positiveInt = (key: 'epochs' | 'miniBatches' | 'maxTokensPerBatch'): void => {
+  const positiveInt = (key: 'epochs' | 'miniBatches' | 'maxTokensPerBatch' | 'microBatchMultiple'): void => {
     if (!(Number.isInteger(o[key]) && o[key] > 0)) throw InvalidArgumentError.format(key, `expected a positive integer, got ${o[key]}`);
   };
   positiveInt('epochs');
   positiveInt('miniBatches');
   positiveInt('maxTokensPerBatch');
+  positiveInt('microBatchMultiple');
   if (!(o.gradClip > 0)) throw InvalidArgumentError.format('gradClip', `expected > 0, got ${o.gradClip}`);
   if (!(o.temperature > 0)) throw InvalidArgumentError.format('temperature', `expected > 0, got ${o.temperature}`);
   if (!(o.klCoef >= 0)) throw InvalidArgumentError.format('klCoef', `expected ≥ 0, got ${o.klCoef}`);
@@ -145,4 +153,12 @@ export function checkTrainStepOptions(o: TrainStepOptions, hasReference: boolean
   if (estimatorNeedsValues(o.estimator) && !hasCritic) {
     throw InvalidArgumentError.format('critic', `the '${o.estimator.name}' estimator needs critic values, but the trainer has no critic`);
   }
+}
+
+/**
+ * How the trainer packs a mini-batch (`src/learner/pack.ts`), from its step options.
+ * @example packTrajectories(trajectories, advantages, packOptionsOf(options))
+ */
+export function packOptionsOf(o: TrainStepOptions): PackOptions {
+  return { maxTokensPerBatch: o.maxTokensPerBatch, microBatchMultiple: o.microBatchMultiple, attentionBreakEven: o.attentionBreakEven };
 }

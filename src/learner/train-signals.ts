@@ -15,7 +15,7 @@ import type { Critic } from './critic.js';
 import { packTrajectories } from './pack.js';
 import { type TokenLayout, tokenLayout } from './token-layout.js';
 import type { TargetSignal } from '../models/train-batch.js';
-import type { TrainStepOptions } from './train-options.js';
+import { packOptionsOf, type TrainStepOptions } from './train-options.js';
 import type { MicroBatch, TrainableModel } from './train-contract.js';
 
 /** What a step trains on, plus the per-token arrays its metrics are computed from. */
@@ -60,7 +60,7 @@ async function forwardInto(
   forward: (batch: MicroBatch['batch']) => tf.Tensor,
 ): Promise<void> {
   const subset = indices.map((i) => trajectories[i] as Trajectory);
-  for (const { batch, signal } of packTrajectories(subset, new Float32Array(subset.length), { maxTokensPerBatch: o.maxTokensPerBatch })) {
+  for (const { batch, signal } of packTrajectories(subset, new Float32Array(subset.length), packOptionsOf(o))) {
     const values = await readAndDispose(tf.tidy(() => forward(batch)));
     const mapped: TargetSignal = { ...signal, trajectoryIndex: Int32Array.from(signal.trajectoryIndex, (k) => indices[k] as number) };
     scatter(into, seqLen, mapped, values);
@@ -131,7 +131,7 @@ export async function prepareStep(
   const chunks: MicroBatch[][] = [];
   for (let c = 0; c < o.miniBatches; c++) {
     const ids = kept.slice(Math.floor((c * kept.length) / o.miniBatches), Math.floor(((c + 1) * kept.length) / o.miniBatches));
-    const packed = packTrajectories(ids.map((i) => trajectories[i]), new Float32Array(ids.length), { maxTokensPerBatch: o.maxTokensPerBatch });
+    const packed = packTrajectories(ids.map((i) => trajectories[i]), new Float32Array(ids.length), packOptionsOf(o));
     // Aggregation weights over the whole mini-batch, so micro-batch sums add up to its aggregate.
     const allMask = Float32Array.from(packed.flatMap((p) => Array.from(p.signal.lossMask)));
     const allIds = Int32Array.from(packed.flatMap((p) => Array.from(p.signal.trajectoryIndex)));

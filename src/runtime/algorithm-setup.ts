@@ -8,6 +8,7 @@ import type { ResolvedConfig } from '../core/config.js';
 import { type AlgorithmConfig, BUILT_IN_ALGORITHMS, type CustomAlgorithmConfig } from '../core/config/algorithm-schema.js';
 import type { DeepReadonly } from '../core/config/resolve.js';
 import type { TrainerConfig, TrainStepOptions } from '../learner/trainer.js';
+import { microBatchCutsOf } from './gradient-workers.js';
 
 type Algorithm = DeepReadonly<AlgorithmConfig>;
 type AnyAlgorithm = Algorithm | DeepReadonly<CustomAlgorithmConfig>;
@@ -63,6 +64,7 @@ export function trainStepOptionsOf(config: ResolvedConfig): TrainStepOptions {
     miniBatches: a.miniBatches,
     gradClip: a.gradClip ?? Number.POSITIVE_INFINITY,
     maxTokensPerBatch: a.maxTokensPerMicroBatch,
+    ...microBatchCutsOf(config),
     temperature: config.sampling.temperature,
     dropZeroAdvantage: a.dropZeroAdvantage,
     valueClip: critic?.valueClip ?? null,

@@ -55,3 +55,28 @@ export function describeGradientWorkers(config: GradientWorkerConfig, cores = av
   if (count > 1) return `learner: ${count} gradient workers (${setting})`;
   return `learner: main thread (${setting}${reason === null ? '' : `: ${reason}`})`;
 }
+
+/** The micro-batch settings the packing reads (`algorithm.microBatchMultiple` and the model's shape). */
+export type MicroBatchConfig = {
+  readonly model: Pick<ResolvedConfig['model'], 'from' | 'dModel' | 'ffnHidden'>;
+  readonly algorithm: Pick<ResolvedConfig['algorithm'], 'microBatchMultiple'>;
+};
+
+/**
+ * How a mini-batch is cut into micro-batches (`src/learner/micro-batch-cuts.ts`): their count a
+ * multiple of `algorithm.microBatchMultiple` (`auto`: {@link AUTO_GRADIENT_WORKERS_CAP} for
+ * turnwise's own model, so that any count auto picks shares them equally; 1 for a pretrained
+ * model, which has no gradient workers), and the work of a row of length L estimated as
+ * L·(2·dModel + 1.5·ffnHidden + L): per layer a token's projections cost 4·dModel² + 3·dModel·ffnHidden
+ * multiply-adds and its attention 2·dModel per key. Never the worker count, so the numbers stay
+ * the same with any `train.dataParallel`.
+ * @example microBatchCutsOf(resolveConfig(parseConfig({}))) // { microBatchMultiple: 4, attentionBreakEven: 386 }
+ */
+export function microBatchCutsOf(config: MicroBatchConfig): { readonly microBatchMultiple: number; readonly attentionBreakEven: number } {
+  const own = config.model.from === null;
+  const asked = config.algorithm.microBatchMultiple;
+  return {
+    microBatchMultiple: asked !== 'auto' ? asked : own ? AUTO_GRADIENT_WORKERS_CAP : 1,
+    attentionBreakEven: own ? Math.round(2 * config.model.dModel + 1.5 * config.model.ffnHidden) : Number.POSITIVE_INFINITY,
+  };
+}

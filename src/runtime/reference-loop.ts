@@ -40,6 +40,7 @@ import { TransformerModel } from '../models/transformer/model.js';
 import { TransformerPolicy } from '../models/transformer-policy.js';
 import { estimatorOptionsOf } from './algorithm-setup.js';
 import { evaluationPlans } from './evaluate.js';
+import { microBatchCutsOf } from './gradient-workers.js';
 import { contextPolicyOf, transformerConfigOf } from './policy-stack.js';
 import type { EpisodePlan } from './rollout.js';
 import { summarizeEpisodes } from './rollout-metrics.js';
@@ -137,7 +138,10 @@ export async function referenceTrain(config: ResolvedConfig, log: (line: string)
       for (let m = 0; m < a.miniBatches; m++) {
         const ids = kept.slice(Math.floor((m * kept.length) / a.miniBatches), Math.floor(((m + 1) * kept.length) / a.miniBatches));
         // Sequences (prompt ++ action ids) padded into micro-batches of at most maxTokensPerMicroBatch tokens.
-        const packed = packTrajectories(ids.map((i) => trajectories[i] as Trajectory), new Float32Array(ids.length), { maxTokensPerBatch: a.maxTokensPerMicroBatch });
+        const packed = packTrajectories(ids.map((i) => trajectories[i] as Trajectory), new Float32Array(ids.length), {
+          maxTokensPerBatch: a.maxTokensPerMicroBatch,
+          ...microBatchCutsOf(config),
+        });
         const mask = Float32Array.from(packed.flatMap((p) => Array.from(p.signal.lossMask)));
         const tokenCount = mask.reduce((sum, x) => sum + x, 0);
         if (tokenCount === 0) continue;

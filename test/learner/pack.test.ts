@@ -124,6 +124,24 @@ describe('packTrajectories', () => {
     ]);
   });
 
+  it('cuts into a multiple of microBatchMultiple micro-batches of equal work, every target kept once', () => {
+    // Eight one-turn trajectories, prompts of 9, 9, 7, 7, 5, 5, 3, 3 tokens plus one action token.
+    const lengths = [9, 9, 7, 7, 5, 5, 3, 3];
+    const trajectories = lengths.map((n, i) => trajectory(`t${i}`, [{ prompt: Array.from({ length: n }, (_, j) => j + 1), action: [40 + i] }]));
+    const advantages = Float32Array.from(lengths, (_, i) => i + 1);
+    expect(packTrajectories(trajectories, advantages, big)).toHaveLength(1); // all 8 fit 1000 tokens
+    const packed = packTrajectories(trajectories, advantages, { ...big, microBatchMultiple: 2 });
+    // Two micro-batches of 4·10 = 40 and 4·6 = 24 padded tokens (a cut after 2 rows would leave 6·8 = 48).
+    expect(packed.map((p) => [p.batch.batchSize, p.batch.seqLen])).toEqual([
+      [4, 10],
+      [4, 6],
+    ]);
+    const targets = packed.flatMap((p) => Array.from(p.batch.targetIds)).sort((a, b) => a - b);
+    expect(targets).toEqual([40, 41, 42, 43, 44, 45, 46, 47]);
+    const trained = packed.flatMap((p) => Array.from(p.signal.advantages)).sort((a, b) => a - b);
+    expect(trained).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+  });
+
   it('copies constraint CSR per target, with empty ranges for unconstrained targets', () => {
     const constrained = trajectory('c', [
       {
@@ -180,6 +198,8 @@ describe('packTrajectories', () => {
   it('rejects bad options and advantages, naming the field', () => {
     const t = trajectory('t', [{ prompt: [1], action: [2] }]);
     expect(() => packTrajectories([t], Float32Array.of(1), { maxTokensPerBatch: 0 })).toThrow(/'maxTokensPerBatch'/);
+    expect(() => packTrajectories([t], Float32Array.of(1), { ...big, microBatchMultiple: 1.5 })).toThrow(/'microBatchMultiple'/);
+    expect(() => packTrajectories([t], Float32Array.of(1), { ...big, attentionBreakEven: 0 })).toThrow(/'attentionBreakEven'/);
     expect(() => packTrajectories([t], Float32Array.of(1, 2), big)).toThrow(/'advantagesPerTrajectory'/);
     expect(() => packTrajectories([t], Float32Array.of(Number.NaN), big)).toThrow(/'advantagesPerTrajectory\[0\]'/);
     const noPrompt = trajectory('np', [{ prompt: [], action: [2] }]);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
-import { describeGradientWorkers, gradientWorkersOf } from '../../src/runtime/gradient-workers.js';
+import { describeGradientWorkers, gradientWorkersOf, microBatchCutsOf } from '../../src/runtime/gradient-workers.js';
 
 const resolved = (input: Record<string, unknown> = {}) => resolveConfig(parseConfig(input));
 
@@ -36,5 +36,21 @@ describe('train.dataParallel auto', () => {
   it("refuses what is neither a positive integer nor 'auto', naming the field", () => {
     expect(() => parseConfig({ train: { dataParallel: 0 } })).toThrow(/train\.dataParallel/);
     expect(() => parseConfig({ train: { dataParallel: 'all' } })).toThrow(/train\.dataParallel/);
+  });
+});
+
+describe('algorithm.microBatchMultiple', () => {
+  it('auto: 4 for an own model, 1 for a pretrained one; the work estimate from the model shape', () => {
+    expect(resolved().algorithm.microBatchMultiple).toBe('auto');
+    expect(microBatchCutsOf(resolved())).toEqual({ microBatchMultiple: 4, attentionBreakEven: 2 * 64 + 1.5 * 172 });
+    expect(microBatchCutsOf(resolved({ model: { dModel: 128, ffnHidden: 341 } })).attentionBreakEven).toBe(Math.round(256 + 1.5 * 341));
+    expect(microBatchCutsOf(resolved({ model: { from: 'models/somewhere' } }))).toEqual({ microBatchMultiple: 1, attentionBreakEven: Number.POSITIVE_INFINITY });
+  });
+
+  it('keeps a multiple set by hand, and refuses what is neither a positive integer nor auto, naming the field', () => {
+    expect(microBatchCutsOf(resolved({ algorithm: { microBatchMultiple: 1 } })).microBatchMultiple).toBe(1);
+    expect(microBatchCutsOf(resolved({ model: { from: 'models/somewhere' }, algorithm: { microBatchMultiple: 2 } })).microBatchMultiple).toBe(2);
+    expect(() => parseConfig({ algorithm: { microBatchMultiple: 0 } })).toThrow(/algorithm\.microBatchMultiple/);
+    expect(() => parseConfig({ algorithm: { microBatchMultiple: 'workers' } })).toThrow(/algorithm\.microBatchMultiple/);
   });
 });

@@ -34,6 +34,12 @@ export const sharedFields = {
   epochs: posInt().default(1).describe("Passes over each step's batch (PPO epochs)."),
   miniBatches: posInt().default(1).describe('Optimizer updates per epoch; must divide the episodes per step.'),
   maxTokensPerMicroBatch: posInt().default(8192).describe('Token budget of one forward/backward micro-batch (gradient accumulation above it).'),
+  microBatchMultiple: z
+    .union([posInt(), z.literal('auto')], { error: "expected a positive integer or 'auto'" })
+    .default('auto')
+    .describe(
+      "The micro-batches of a mini-batch are the fewest maxTokensPerMicroBatch allows, rounded up to a multiple of this, cut to equal estimated work, so that the gradient workers (train.dataParallel) finish together; never depends on their count. auto = 4 for turnwise's own model (1, 2 or 4 workers get equal shares), 1 for a pretrained model (model.from), which trains in the learner thread.",
+    ),
   dropZeroAdvantage: z.boolean().default(true).describe('Skip trajectories whose advantages are all zero (uniform groups); never done with a critic.'),
   weightDecay: z.number().min(0).default(0).describe('AdamW decoupled weight decay (0 = plain Adam).'),
   lrSchedule: z.enum(['constant', 'cosine']).default('constant').describe('Learning-rate schedule after warm-up: constant, or cosine decay over train.steps.'),
