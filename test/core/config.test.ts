@@ -47,6 +47,7 @@ describe('parseConfig', () => {
         epochs: 1,
         miniBatches: 1,
         maxTokensPerMicroBatch: 8192,
+        microBatchMultiple: 'auto',
         dropZeroAdvantage: true,
         weightDecay: 0,
         lrSchedule: 'constant',
@@ -258,16 +259,17 @@ describe('describeConfig', () => {
     expect(byPath.get('algorithm.lr')).toMatchObject({ type: 'number > 0', default: 0.001 });
     expect(byPath.get('model.backend')).toMatchObject({ type: "'auto' | 'tensorflow' | 'wasm' | 'cpu'", default: 'auto' });
     expect(byPath.get('model.matmul')).toMatchObject({ type: "'auto' | 'native' | 'wasm'", default: 'auto' });
+    expect(byPath.get('algorithm.microBatchMultiple')).toMatchObject({ type: "integer > 0 | 'auto'", default: 'auto' });
     expect(byPath.get('context.history')?.type).toBe("integer >= 0 | 'full' | 'auto'");
     expect(byPath.get('horizon.schedule')).toMatchObject({ type: "'fixed' | 'stepwise' | 'linear' | 'adaptive' | 'per-env'", default: 'fixed' });
     expect(byPath.get('horizon.horizons')).toMatchObject({ type: 'integer > 0[]', when: "schedule: 'stepwise'" });
     expect(byPath.get('horizon.every')?.default).toBeUndefined();
     expect(byPath.get('env.settings')?.default).toEqual({ levels: ['GoToRedBall'] });
     // Fields outside the union options: seed, run 2, env 5, tokenizer 2, model 28 (9 + from + engine + 12
-    // of tinker + 5 of lora), context 7 (format, actions, history, includeInstruction, chat 3), sampling 4, algorithm 26 (name
+    // of tinker + 5 of lora), context 7 (format, actions, history, includeInstruction, chat 3), sampling 4, algorithm 27 (name
     // + the fields every algorithm has), horizon.schedule, train 8, runtime 7, mode 1, async 3, offPolicy 2,
     // reward 3, alarms 2 + 5 + 5 + 5 + 4 + 4.
-    expect(fields.filter((f) => f.when === undefined)).toHaveLength(1 + 2 + 5 + 2 + 28 + 7 + 4 + 26 + 1 + 8 + 7 + 1 + 3 + 2 + 3 + 25);
+    expect(fields.filter((f) => f.when === undefined)).toHaveLength(1 + 2 + 5 + 2 + 28 + 7 + 4 + 27 + 1 + 8 + 7 + 1 + 3 + 2 + 3 + 25);
     expect(byPath.get('model.from')).toMatchObject({ default: null });
     // Optional without a default (the schedule decides), unlike fields a schedule requires.
     expect(byPath.get('horizon.evalHorizon')).toMatchObject({ optional: true });
