@@ -1,8 +1,8 @@
 /**
- * `npm run bench -- quickstart [--rounds N] [--set key=value ...]`: the README quickstart
+ * `npm run bench -- quickstart [--rounds N] [--set key=value ...] [--old key=value ...]`: the README quickstart
  * (`turnwise train configs/babyai-grpo.yaml`, compiled `dist/`, so `npm run build` first) as a
  * whole process, with the old settings (`train.dataParallel=1`: gradients in the learner thread;
- * `train.evalOverlap=false`: each evaluation alone) and the defaults (`auto`: one gradient worker
+ * `train.evalOverlap=false`: each evaluation alone; `--old` names other settings for this arm) and the defaults (`auto`: one gradient worker
  * per core; evaluations beside the next step's rollout), interleaved A B B A … so that a change
  * in the machine's load hits both alike. Per setting: wall seconds, CPU seconds (user + system of
  * the finished child, from /proc/self/stat's children times: Linux only), CPU utilisation
@@ -73,8 +73,11 @@ export async function main(args: string[]): Promise<void> {
   const rounds = i >= 0 ? Number(args[i + 1]) : 3;
   if (!(Number.isInteger(rounds) && rounds > 0)) throw new Error(`--rounds: expected a positive integer, got ${args[i + 1]}`);
   const extra = args.flatMap((a, k) => (args[k - 1] === '--set' ? [a] : []));
+  // `--old key=value` (repeatable) replaces the old arm's settings, e.g. `--old algorithm.microBatchMultiple=1`.
+  const asked = args.flatMap((a, k) => (args[k - 1] === '--old' ? [a] : []));
+  const oldSets = asked.length > 0 ? asked : ['train.dataParallel=1', 'train.evalOverlap=false'];
   const settings = [
-    { label: 'old: dataParallel=1, evalOverlap=false', sets: [...extra, 'train.dataParallel=1', 'train.evalOverlap=false'] },
+    { label: `old: ${oldSets.join(', ')}`, sets: [...extra, ...oldSets] },
     { label: 'new: default (auto)', sets: extra },
   ] as const;
   const dir = mkdtempSync(join(tmpdir(), 'turnwise-quickstart-'));
