@@ -105,9 +105,15 @@ function syntheticStep(work: Workload, shards: number): MicroBatch[] {
   });
 }
 
-/** Runs `step` for about `seconds` after `warmup` steps; records tokens per wall- and per CPU-second in `into`. */
+/**
+ * Runs `step` for about `seconds` after at least `warmup` steps and `seconds` / 2 of them (steady
+ * state: V8 tiers code up per isolate, and the data-parallel arm starts fresh worker isolates
+ * whose first ~40 steps ran ~1.4x slower than their later ones); records tokens per wall- and per
+ * CPU-second in `into`. PyTorch's eager steps need no such warm-up (bench/torch_reference.py: 3).
+ */
 async function rate(work: Workload, seconds: number, warmup: number, step: () => Promise<void>, into: Rates): Promise<void> {
-  for (let i = 0; i < warmup; i++) await step();
+  const warmUntil = performance.now() + (seconds / 2) * 1000;
+  for (let i = 0; i < warmup || performance.now() < warmUntil; i++) await step();
   let steps = 0;
   const cpu = process.cpuUsage();
   const start = performance.now();
@@ -306,7 +312,7 @@ export async function measure(options: ScaleOptions): Promise<ScaleSection> {
     ],
     notes: [
       `default: d${shape.dModel} L${shape.nLayers} H${shape.nHeads} ffn${shape.ffnHidden} vocab ${shape.vocabSize}, batch [${work.batch}, ${work.seq}]; large: d${L.dModel} L${L.nLayers} H${L.nHeads} ffn${L.ffnHidden} vocab ${L.vocabSize}, batch [${LARGE.batch}, ${LARGE.seq}]; every position trained; PPO-clip + clip-norm + Adam on both sides`,
-      `${rounds} interleaved round(s) per default-shape figure, ${options.quick ? 1 : 2} for the large shape (best, with the spread); ${describeBackend(backend)}; ${torchNote}${process.env.OPENBLAS_CORETYPE ? `; OPENBLAS_CORETYPE=${process.env.OPENBLAS_CORETYPE} from the environment` : ''}`,
+      `${rounds} interleaved round(s) per default-shape figure, ${options.quick ? 1 : 2} for the large shape (best, with the spread; each turnwise run after ${seconds / 2} s of warm-up steps, PyTorch after 3); ${describeBackend(backend)}; ${torchNote}${process.env.OPENBLAS_CORETYPE ? `; OPENBLAS_CORETYPE=${process.env.OPENBLAS_CORETYPE} from the environment` : ''}`,
       `${describePeak()}; shares of it from the per-CPU-second rates (model FLOPs per token: ${(flopsPerToken / 1e6).toFixed(2)} M default, ${(largeFlopsPerToken / 1e6).toFixed(1)} M large)`,
       `${cores} cores; load average ${load.toFixed(2)} at the start, ${loadavg()[0].toFixed(2)} at the end`,
     ],
