@@ -60,7 +60,7 @@ export function microBatchCuts(lengths: readonly number[], options: MicroBatchCu
   const count = Math.min(lengths.length, Math.ceil(fewest.length / multiple) * multiple);
   // Binary search on the largest work allowed: the greedy cut is the fewest micro-batches for a
   // cap, and its count only falls as the cap rises.
-  let low = workOf(1, lengths[0] as number, breakEven) - 1; // infeasible unless one sequence each
+  let low = workOf(1, lengths[0] as number, breakEven) - 1; // below every cut's largest: the longest sequence alone costs one more
   let high = Math.max(...fewest.map((end, i) => workOf(end - (fewest[i - 1] ?? 0), lengths[fewest[i - 1] ?? 0] as number, breakEven)));
   while (high - low > 1) {
     const middle = low + Math.floor((high - low) / 2);

@@ -248,6 +248,5 @@ export function packTrajectories(
     sequences.map((s) => s.tokens.length),
     { maxTokens: maxTokensPerBatch, multiple, attentionBreakEven: breakEven },
   );
-  const batches = ends.map((end, i) => buildBatch(sequences.slice(ends[i - 1] ?? 0, end)));
-  return batches;
+  return ends.map((end, i) => buildBatch(sequences.slice(ends[i - 1] ?? 0, end)));
 }
