@@ -7,8 +7,8 @@
  * the quickstart's CPU (`perf record` by thread), much of it on functions that were only lukewarm.
  * Raising the interrupt budget from V8's 67,584 to 200,000 bytecode-budget units makes a function
  * run ~3x longer in the baseline tiers before it is considered; the hot ones still get optimized.
- * Measured on the quickstart (60 steps, 2-core VM, five interleaved pairs): 31.2 s against 33.2 s
- * wall, ~7 % less CPU, the same printed numbers and weights (bench/RESULTS.md). 135,000 did about
+ * Measured on the quickstart (60 steps, 2-core VM, four interleaved pairs): 31.5–31.9 s against
+ * 32.1–34.3 s wall, ~6 % less CPU, the same printed numbers and weights (bench/RESULTS.md). 135,000 did about
  * as well; 300,000 and 400,000 gave nothing (hot code stays slow for too long).
  *
  * A budget given on the command line (`node --interrupt-budget=N`, or in `NODE_OPTIONS`) wins.

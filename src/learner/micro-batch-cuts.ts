@@ -61,7 +61,7 @@ export function microBatchCuts(lengths: readonly number[], options: MicroBatchCu
   // Binary search on the largest work allowed: the greedy cut is the fewest micro-batches for a
   // cap, and its count only falls as the cap rises.
   let low = workOf(1, lengths[0] as number, breakEven) - 1; // below every cut's largest: the longest sequence alone costs one more
-  let high = Math.max(...fewest.map((end, i) => workOf(end - (fewest[i - 1] ?? 0), lengths[fewest[i - 1] ?? 0] as number, breakEven)));
+  let high = workOf(lengths.length, lengths[0] as number, breakEven); // all rows at the longest length: no micro-batch costs more
   while (high - low > 1) {
     const middle = low + Math.floor((high - low) / 2);
     if (greedyEnds(lengths, maxTokens, middle, breakEven).length <= count) high = middle;

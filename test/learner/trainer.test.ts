@@ -6,6 +6,8 @@ import { tf } from '../../src/backend/tf.js';
 import { packTrajectories } from '../../src/learner/pack.js';
 import type { TrainBatch } from '../../src/models/train-batch.js';
 import { PolicyTrainer, type NamedWeights, TRAIN_STEP_METRICS, type TrainableModel } from '../../src/learner/trainer.js';
+import { DEFAULT_TRAIN_STEP_OPTIONS } from '../../src/learner/train-options.js';
+import { prepareStep } from '../../src/learner/train-signals.js';
 
 beforeAll(async () => {
   await tf.setBackend('cpu');
@@ -186,6 +188,22 @@ describe('PolicyTrainer', () => {
     // And trainStep reports that same pre-clip norm.
     const m = await t.trainStep(batch, { ...options, maxTokensPerBatch: 8 });
     expect(m['optim/gradNorm']).toBeCloseTo(large.norm, 5);
+  });
+
+  it('cuts each mini-batch into a multiple of microBatchMultiple micro-batches, with the same gradients', async () => {
+    const model = bigram(3);
+    const t = trainer(model);
+    const batch = makeBatch(model, 9, 4);
+    const chunksOf = async (microBatchMultiple: number) =>
+      (await prepareStep({ policy: model, reference: null, critic: null }, batch, { ...DEFAULT_TRAIN_STEP_OPTIONS, microBatchMultiple }, 0, undefined)).chunks;
+    expect((await chunksOf(1)).map((c) => c.length)).toEqual([1]); // every sequence fits 8,192 tokens
+    expect((await chunksOf(4)).map((c) => c.length)).toEqual([4]);
+    const one = await t.computeGradients(batch, { microBatchMultiple: 1 });
+    const four = await t.computeGradients(batch, { microBatchMultiple: 4 });
+    expect(four.tokenCount).toBe(one.tokenCount);
+    expect(Math.abs(four.norm - one.norm)).toBeLessThan(1e-5);
+    const maxDiff = Math.max(...Array.from(four.gradients[0], (g, i) => Math.abs(g - one.gradients[0][i])));
+    expect(maxDiff).toBeLessThan(1e-5);
   });
 
   it('clips the gradient to the global norm before Adam', async () => {

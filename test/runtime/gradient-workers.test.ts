@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig, resolveConfig } from '../../src/core/config.js';
+import { packOptionsOf } from '../../src/learner/train-options.js';
+import { trainStepOptionsOf } from '../../src/runtime/algorithm-setup.js';
 import { describeGradientWorkers, gradientWorkersOf, microBatchCutsOf } from '../../src/runtime/gradient-workers.js';
 
 const resolved = (input: Record<string, unknown> = {}) => resolveConfig(parseConfig(input));
@@ -45,6 +47,13 @@ describe('algorithm.microBatchMultiple', () => {
     expect(microBatchCutsOf(resolved())).toEqual({ microBatchMultiple: 4, attentionBreakEven: 2 * 64 + 1.5 * 172 });
     expect(microBatchCutsOf(resolved({ model: { dModel: 128, ffnHidden: 341 } })).attentionBreakEven).toBe(Math.round(256 + 1.5 * 341));
     expect(microBatchCutsOf(resolved({ model: { from: 'models/somewhere' } }))).toEqual({ microBatchMultiple: 1, attentionBreakEven: Number.POSITIVE_INFINITY });
+  });
+
+  it('reaches the trainer: trainStepOptionsOf and the packing read it', () => {
+    const options = trainStepOptionsOf(resolved());
+    expect(options).toMatchObject({ microBatchMultiple: 4, attentionBreakEven: 386 });
+    expect(packOptionsOf(options)).toEqual({ maxTokensPerBatch: 8192, microBatchMultiple: 4, attentionBreakEven: 386 });
+    expect(trainStepOptionsOf(resolved({ algorithm: { microBatchMultiple: 2 } })).microBatchMultiple).toBe(2);
   });
 
   it('keeps a multiple set by hand, and refuses what is neither a positive integer nor auto, naming the field', () => {
