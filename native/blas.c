@@ -172,6 +172,12 @@ int tw_matmul(int64_t m, int64_t n, int64_t k, const float *a, const float *b, i
   return 1;
 }
 
+int tw_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+  if (sgemm == NULL) return 0;
+  sgemm(ROW_MAJOR, trans_a ? TRANS : NO_TRANS, trans_b ? TRANS : NO_TRANS, (int)m, (int)n, (int)k, alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+  return 1;
+}
+
 /* setThreads(n): BLAS threads (OpenBLAS only; others ignore it). */
 static napi_value set_threads_js(napi_env env, napi_callback_info info) {
   size_t argc = 1;
@@ -221,6 +227,10 @@ napi_value decode_scratch_js(napi_env env, napi_callback_info info);
 napi_value decode_profile_js(napi_env env, napi_callback_info info);
 /* native/fma_peak.c */
 napi_value fma_peak_js(napi_env env, napi_callback_info info);
+/* native/lora.c */
+napi_value lora_forward_js(napi_env env, napi_callback_info info);
+napi_value lora_adapter_grads_js(napi_env env, napi_callback_info info);
+napi_value lora_input_grad_js(napi_env env, napi_callback_info info);
 /* native/layers.c */
 napi_value rms_norm_forward_js(napi_env env, napi_callback_info info);
 napi_value rms_norm_backward_js(napi_env env, napi_callback_info info);
@@ -244,6 +254,9 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
       {"kernels", NULL, kernels_js, NULL, NULL, NULL, napi_default, NULL},
       {"logSoftmaxStats", NULL, log_softmax_stats, NULL, NULL, NULL, napi_default, NULL},
       {"logSoftmaxStatsGrad", NULL, log_softmax_stats_grad, NULL, NULL, NULL, napi_default, NULL},
+      {"loraAdapterGrads", NULL, lora_adapter_grads_js, NULL, NULL, NULL, napi_default, NULL},
+      {"loraForward", NULL, lora_forward_js, NULL, NULL, NULL, napi_default, NULL},
+      {"loraInputGrad", NULL, lora_input_grad_js, NULL, NULL, NULL, napi_default, NULL},
       {"maskedSoftmax", NULL, masked_softmax_js, NULL, NULL, NULL, napi_default, NULL},
       {"open", NULL, open_blas, NULL, NULL, NULL, napi_default, NULL},
       {"rmsNormBackward", NULL, rms_norm_backward_js, NULL, NULL, NULL, napi_default, NULL},

@@ -55,17 +55,20 @@ typedef struct {
   float scale;
 } Lora;
 
-/* y [rows, out] = x . W (+ bias) (+ scale * (x . A) . B), in tfjs' order: product, bias add, LoRA add. */
-static void project(const float *x, int64_t rows, int64_t in, int64_t out, const float *w, const float *bias, const Lora *lora, int64_t rank, float *y, float *t1, float *t2) {
+/*
+ * y [rows, out] = x . W (+ scale * (x . A) . B) (+ bias), in the per-kernel path's order: the fused
+ * LoRA projection of lora.c (the adapter's product accumulated by sgemm with alpha = scale), then
+ * the bias add.
+ */
+static void project(const float *x, int64_t rows, int64_t in, int64_t out, const float *w, const float *bias, const Lora *lora, int64_t rank, float *y, float *t1) {
   tw_matmul(rows, out, in, x, w, 0, y);
+  if (lora->a != NULL) {
+    tw_matmul(rows, rank, in, x, lora->a, 0, t1);
+    tw_gemm(0, 0, rows, out, rank, lora->scale, t1, rank, lora->b, out, 1.0f, y, out);
+  }
   if (bias != NULL) {
     for (int64_t r = 0; r < rows; r++)
       for (int64_t j = 0; j < out; j++) y[r * out + j] = y[r * out + j] + bias[j];
-  }
-  if (lora->a != NULL) {
-    tw_matmul(rows, rank, in, x, lora->a, 0, t1);
-    tw_matmul(rows, out, rank, t1, lora->b, 0, t2);
-    for (int64_t i = 0; i < rows * out; i++) y[i] = y[i] + t2[i] * lora->scale;
   }
 }
 
@@ -73,9 +76,8 @@ static void project(const float *x, int64_t rows, int64_t in, int64_t out, const
 static int64_t scratch_floats(const int64_t *n) {
   const int64_t rows = n[ROWS], d = n[D], q = n[HEADS] * n[HEAD_DIM], kv = n[KV_HEADS] * n[HEAD_DIM], f = n[FFN];
   const int64_t wide = d > f ? d : f;
-  const int64_t widest = wide > q ? wide : q;
-  /* h, inv (one per head row of the q/k norms), q, k, v, normed q and k, roped q and k, ctx, projection out, g, u, gate out, LoRA t1 and t2 */
-  return rows * (d + n[HEADS] + 4 * q + 4 * kv + wide + 3 * f + n[RANK] + widest);
+  /* h, inv (one per head row of the q/k norms), q, k, v, normed q and k, roped q and k, ctx, projection out, g, u, gate out, LoRA's x . A */
+  return rows * (d + n[HEADS] + 4 * q + 4 * kv + wide + 3 * f + n[RANK]);
 }
 
 /*
@@ -147,14 +149,14 @@ napi_value decode_layer_js(napi_env env, napi_callback_info info) {
   /* Scratch, in scratch_floats' order. */
   float *h = scratch, *inv = h + rows * d, *q = inv + rows * heads, *k = q + rows * qw, *v = k + rows * kw;
   float *qn = v + rows * kw, *kn = qn + rows * qw, *qr = kn + rows * kw, *kr = qr + rows * qw, *ctx = kr + rows * kw;
-  float *y = ctx + rows * qw, *g = y + rows * (d > f ? d : f), *u = g + rows * f, *gated = u + rows * f, *t1 = gated + rows * f, *t2 = t1 + rows * rank;
+  float *y = ctx + rows * qw, *g = y + rows * (d > f ? d : f), *u = g + rows * f, *gated = u + rows * f, *t1 = gated + rows * f;
 
   /* Attention half. */
   double mark = thread_now();
   tw_rms_norm(x, t[IN_NORM], h, inv, rows, d, (float)eps);
   charge(T_NORM, &mark);
-  project(h, rows, d, qw, t[WQ], t[BQ], &lora[PQ], rank, q, t1, t2);
-  project(h, rows, d, kw, t[WK], t[BK], &lora[PK], rank, k, t1, t2);
+  project(h, rows, d, qw, t[WQ], t[BQ], &lora[PQ], rank, q, t1);
+  project(h, rows, d, kw, t[WK], t[BK], &lora[PK], rank, k, t1);
   charge(T_QKV, &mark);
   const float *qin = q, *kin = k;
   if (t[Q_NORM] != NULL && t[K_NORM] != NULL) {
@@ -164,7 +166,7 @@ napi_value decode_layer_js(napi_env env, napi_callback_info info) {
     kin = kn;
   }
   charge(T_QK_ROPE, &mark);
-  project(h, rows, d, kw, t[WV], t[BV], &lora[PV], rank, v, t1, t2);
+  project(h, rows, d, kw, t[WV], t[BV], &lora[PV], rank, v, t1);
   charge(T_QKV, &mark);
   tw_rope(qin, cos, sin, qr, rows, heads, 1, hd);
   tw_rope(kin, cos, sin, kr, rows, kvh, 1, hd);
@@ -179,7 +181,7 @@ napi_value decode_layer_js(napi_env env, napi_callback_info info) {
   charge(T_CACHE, &mark);
   if (!tw_decode_attention(qr, keys, values, past_mask, new_mask, ctx, rows, heads, kvh, 1, hd, slot, cap)) return throw_type(env, "decodeLayer: out of memory");
   charge(T_ATTENTION, &mark);
-  project(ctx, rows, qw, d, t[WO], t[BO], &lora[PO], rank, y, t1, t2);
+  project(ctx, rows, qw, d, t[WO], t[BO], &lora[PO], rank, y, t1);
   charge(T_O, &mark);
   for (int64_t i = 0; i < rows * d; i++) x[i] = x[i] + y[i];
   charge(T_ADDS, &mark);
@@ -187,12 +189,12 @@ napi_value decode_layer_js(napi_env env, napi_callback_info info) {
   /* MLP half: attended + down(silu(gate(normed)) * up(normed)). */
   tw_rms_norm(x, t[POST_NORM], h, inv, rows, d, (float)eps);
   charge(T_NORM, &mark);
-  project(h, rows, d, f, t[WG], t[BG], &lora[PG], rank, g, t1, t2);
-  project(h, rows, d, f, t[WU], t[BU], &lora[PU], rank, u, t1, t2);
+  project(h, rows, d, f, t[WG], t[BG], &lora[PG], rank, g, t1);
+  project(h, rows, d, f, t[WU], t[BU], &lora[PU], rank, u, t1);
   charge(T_GATE_UP, &mark);
   tw_swiglu(g, u, gated, rows * f);
   charge(T_SWIGLU, &mark);
-  project(gated, rows, f, d, t[WD], t[BD], &lora[PD], rank, y, t1, t2);
+  project(gated, rows, f, d, t[WD], t[BD], &lora[PD], rank, y, t1);
   charge(T_DOWN, &mark);
   for (int64_t i = 0; i < rows * d; i++) x[i] = x[i] + y[i];
   charge(T_ADDS, &mark);

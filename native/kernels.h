@@ -9,6 +9,8 @@
 
 /* c [m, n] = a [m, k] . b, b stored [k, n] (or [n, k] when trans_b): the call sgemmBatch makes for one item (sgemv when m = 1). 0 when no BLAS is open. */
 int tw_matmul(int64_t m, int64_t n, int64_t k, const float *a, const float *b, int trans_b, float *c);
+/* c [m, n] = alpha * op(a) . op(b) + beta * c, row-major, op = transpose when trans_*: one CBLAS sgemm. 0 when no BLAS is open. */
+int tw_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
 /* y = x * inv[r] * w per row of d; inv [rows]. */
 void tw_rms_norm(const float *x, const float *w, float *y, float *inv, int64_t rows, int64_t d, float eps);
 /* h = silu(g) * u over n values. */

@@ -29,6 +29,7 @@ const units = [
   ['decode_step.c', 'exact'],
   ['packed.c', 'exact'],
   ['sum_squares.c', 'fast'],
+  ['lora.c', 'fast'],
 ];
 const sources = units.map(([f]) => join(root, 'native', f));
 const out = join(root, 'native', 'build', 'turnwise_blas.node');

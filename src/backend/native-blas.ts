@@ -30,6 +30,12 @@ export interface NativeBlasAddon {
   adamStep(w: Float32Array, m: Float32Array, v: Float32Array, g: Float32Array, wOut: Float32Array, mOut: Float32Array, vOut: Float32Array, b1: number, c1: number, b2: number, c2: number, oneMinusAccB1: number, oneMinusAccB2: number, eps: number, negLr: number): void;
   /** One Adam step of one variable on `g * scale` into `wOut`, the moments `m` and `v` updated in place (`native/adam.c`). */
   adamStepHost(w: Float32Array, g: Float32Array, wOut: Float32Array, m: Float32Array, v: Float32Array, scale: number, b1: number, c1: number, b2: number, c2: number, oneMinusAccB1: number, oneMinusAccB2: number, eps: number, negLr: number): void;
+  /** y = x·w + scale·(xa·a)·b and the adapter's hidden t = xa·a (`native/lora.c`); x, xa [n, in] (xa: x after LoRA dropout, or x), w [in, out], a [in, r], b [r, out]. */
+  loraForward(x: Float32Array, xa: Float32Array, w: Float32Array, a: Float32Array, b: Float32Array, y: Float32Array, t: Float32Array, n: number, inFeatures: number, outFeatures: number, rank: number, scale: number): void;
+  /** The adapter's gradients of {@link NativeBlasAddon.loraForward}: g = scale·dy·bᵀ [n, r], da = xᵀ·g, db = scale·tᵀ·dy. */
+  loraAdapterGrads(dy: Float32Array, x: Float32Array, b: Float32Array, t: Float32Array, g: Float32Array, da: Float32Array, db: Float32Array, n: number, inFeatures: number, outFeatures: number, rank: number, scale: number): void;
+  /** The input's gradient of {@link NativeBlasAddon.loraForward}: dx = dy·wᵀ + g·aᵀ. */
+  loraInputGrad(dy: Float32Array, w: Float32Array, a: Float32Array, g: Float32Array, dx: Float32Array, n: number, inFeatures: number, outFeatures: number, rank: number): void;
   /** RMSNorm over rows of x [rows, d] with gain w [d]: y [rows, d] and the inverse norms inv [rows] (`native/layers.c`). */
   rmsNormForward(x: Float32Array, w: Float32Array, y: Float32Array, inv: Float32Array, rows: number, d: number, eps: number): void;
   /** Gradients of {@link NativeBlasAddon.rmsNormForward}: dx [rows, d], dw [d]. */

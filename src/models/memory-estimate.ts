@@ -17,7 +17,8 @@
  * Activations, as tfjs keeps them: every tensor a kernel saves for the backward pass and every
  * gradient lives until the backward pass ends. Per layer and token that is the forward's
  * intermediates (`6 d + 6 q + 5 kv + 3 f` floats; with LoRA `3 x out + r` more per adapted
- * projection, and LoRA dropout's five `[tokens, in]` tensors) plus their gradients, and four
+ * projection in tfjs, `out + r` with the native fused projection (measured), and LoRA dropout's
+ * five `[tokens, in]` tensors) plus their gradients, and four
  * `heads x T x T` attention maps per sequence (gradients: about 1.3 per forward tensor,
  * measured). With activation checkpointing (pretrained models) only one layer's tape is alive at a time, plus each layer's `[tokens, d]` input. The loss head
  * holds three `[targets, vocab]` maps (logits, probabilities, their gradient) for the targets
@@ -73,7 +74,7 @@ export interface MemoryPlan {
   readonly accumulates?: boolean;
   /** Targets are constrained to listed ids (turnwise's own model): the loss head is never chunked. Default false. */
   readonly constrained?: boolean;
-  /** The sampler's RMSNorm and SwiGLU gate run natively (wasm with the addon: `nativeKernels()`); default false, their tfjs forms (more tensors). */
+  /** RMSNorm, the SwiGLU gate and LoRA projections run natively (wasm with the addon: `nativeKernels()`); default false, their tfjs forms (more tensors). */
   readonly nativeKernels?: boolean;
 }
 
@@ -113,13 +114,16 @@ export function parameterCount(config: TransformerConfig): number {
 }
 
 /** Floats per token of one layer's forward and of its gradients (module comment). */
-function layerFloats(config: TransformerConfig, lora: LoraSpec | null): { forward: number; gradients: number } {
+function layerFloats(config: TransformerConfig, lora: LoraSpec | null, nativeKernels: boolean): { forward: number; gradients: number } {
   const d = config.dModel;
   const q = queryWidth(config);
   const kv = kvHeads(config) * headDim(config);
   const base = 6 * d + 6 * q + 5 * kv + 3 * config.ffnHidden;
   const perLayer = lora === null ? [] : loraModules({ ...config, nLayers: 1 }, lora);
-  const adapters = perLayer.reduce((n, m) => n + 3 * m.outFeatures + lora!.rank, 0);
+  // tfjs keeps x·A, ·B, its scaling and the sum; the native fused projection (backend/native-lora.ts)
+  // x·A alone, but the live peaks measured in the tests still grew by about one [tokens, out] per
+  // adapted projection over that (20 % below the tfjs form's, not the 3 x out the count predicts).
+  const adapters = perLayer.reduce((n, m) => n + (nativeKernels ? 1 : 3) * m.outFeatures + lora!.rank, 0);
   const dropped = lora !== null && lora.dropout > 0 ? perLayer.reduce((n, m) => n + m.inFeatures, 0) : 0;
   // Dropout: uniform noise, its sum, floor, scale and the product; only the product gets a gradient.
   // A tensor read by several ops gets a gradient from each before they are added: measured 1.3 per
@@ -147,7 +151,7 @@ export function estimateMemory(config: TransformerConfig, plan: MemoryPlan): Mem
   const t = plan.sequenceLength;
   const sequences = Math.max(1, Math.ceil(tokens / Math.max(1, t)));
   const targets = Math.min(tokens, plan.targetTokens ?? tokens);
-  const layer = layerFloats(config, lora);
+  const layer = layerFloats(config, lora, plan.nativeKernels === true);
   const attention = 4 * config.nHeads * t * t * sequences; // scores and probabilities, and their gradients
   const perLayer = tokens * (layer.forward + layer.gradients) + attention;
   // Unconstrained heads larger than a chunk run a chunk of rows at a time (transformer/chunked-head.ts).
@@ -185,7 +189,7 @@ export function formatBytes(bytes: number): string {
 
 /**
  * One line naming each part of the estimate.
- * @example describeEstimate(e) // 'learner heap: weights 513 MiB + gradients 37 MiB + activations 571 MiB (+10 % allocator slack) = 1.20 GiB; Adam's moments 37 MiB outside the heap; each sampler worker's heap: ... = 1.02 GiB; KV caches 893 MiB outside the heaps (128 MiB kept between turns + 765 MiB in flight)'
+ * @example describeEstimate(e) // 'learner heap: weights 513 MiB + gradients 37 MiB + activations 480 MiB (+10 % allocator slack) = 1.11 GiB; Adam's moments 37 MiB outside the heap; each sampler worker's heap: ... = 962 MiB; KV caches 893 MiB outside the heaps (128 MiB kept between turns + 765 MiB in flight)'
  */
 export function describeEstimate(e: MemoryEstimate): string {
   const join = (parts: Array<[string, number]>) =>

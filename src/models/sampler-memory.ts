@@ -50,16 +50,19 @@ const F32 = 4;
  * Floats per new token alive at the end of one packed layer: its input, the RMSNorm, the fused
  * q/k/v projection (and its bias sum), the attention context uploaded, the o-projection and the
  * residual, the second RMSNorm, gate and up, the gate's activation, down and the output. A
- * projection with a LoRA pair adds `x·A` (rank floats), `·B`, its scaling and the sum (three
- * times its output); q/k/v have theirs merged into the fused weight, so they add nothing.
- * @example packedLayerFloats(smolLm2, lora16AllTargets, true) // 22,912 at the SmolLM2-135M shape (10,176 without adapters)
+ * projection with a LoRA pair adds `x·A` (rank floats), and in tfjs also `·B`, its scaling and the
+ * sum (three times its output; the native kernel accumulates them into its output); q/k/v have
+ * theirs merged into the fused weight, so they add nothing.
+ * @example packedLayerFloats(smolLm2, lora16AllTargets, true) // 10,240 at the SmolLM2-135M shape (10,176 without adapters; 28,294 with the tfjs forms)
  */
 export function packedLayerFloats(config: TransformerConfig, lora: LoraSpec | null, nativeKernels: boolean): number {
   const d = config.dModel;
   const q = queryWidth(config);
   const kv = kvHeads(config) * headDim(config);
   const f = config.ffnHidden;
-  const projection = (target: LoraTarget, out: number) => out + (lora?.targets.includes(target) ? 3 * out + lora.rank : 0);
+  // With the native kernels an adapted projection is one fused kernel (its x·A freed at once); in tfjs x·A, ·B, the scaling and the sum.
+  const adapter = (out: number, rank: number) => (nativeKernels ? rank : 3 * out + rank);
+  const projection = (target: LoraTarget, out: number) => out + (lora?.targets.includes(target) ? adapter(out, lora.rank) : 0);
   const norm = nativeKernels ? d : 3 * d + 3; // tfjs: square, mean, + eps, rsqrt, x · rsqrt, · weight
   const fused = (q + 2 * kv) * (config.qkvBias === true ? 2 : 1);
   const gate = nativeKernels ? f : 3 * f; // tfjs: sigmoid, g · sigmoid, · up

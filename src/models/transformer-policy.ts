@@ -55,8 +55,8 @@ export interface TransformerPolicyOptions {
   readonly maxPrefillScores?: number;
   /**
    * Most new tokens one packed prefill call feeds; more rows are prefilled in several calls. Why:
-   * a call's intermediates grow with its tokens (358 MiB per 4096 tokens at the SmolLM2-135M
-   * shape with LoRA), and 64 evaluation prompts of 600 tokens at once outgrew the wasm heap.
+   * a call's intermediates grow with its tokens (280 MiB per 4096 tokens at the SmolLM2-135M
+   * shape with LoRA and the native kernels), and 64 evaluation prompts of 600 tokens at once outgrew the wasm heap.
    * Default unbounded.
    */
   readonly maxPrefillTokens?: number;

@@ -54,7 +54,7 @@ export function runShapeOf(info: HfModelInfo, config: ResolvedConfig): Transform
   return { ...info.config, maxContext: Math.min(info.config.maxContext, config.model.maxContext) };
 }
 
-/** Most new tokens one prefill call of a pretrained sampler feeds (bounds its intermediates: 358 MiB at the SmolLM2-135M shape with LoRA, models/sampler-memory.ts). */
+/** Most new tokens one prefill call of a pretrained sampler feeds (bounds its intermediates: 280 MiB at the SmolLM2-135M shape with LoRA and the native kernels, models/sampler-memory.ts). */
 export const PRETRAINED_PREFILL_TOKENS = 4096;
 
 /**

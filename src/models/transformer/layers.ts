@@ -5,6 +5,7 @@
  * and RoPE's `rotate_half` as a matMul with a fixed ±1 permutation matrix instead of slice + concat.
  */
 import { nativeApplyRope, nativeMaskedSoftmax, nativeRmsNorm, nativeSwiGluGate } from '../../backend/native-layers.js';
+import { nativeLoraProject } from '../../backend/native-lora.js';
 import { nativeTargetLogProbsAndEntropy } from '../../backend/native-log-softmax.js';
 import { tf } from '../../backend/tf.js';
 import { RopeTable, ropeInverseFrequencies } from './rope.js';
@@ -83,12 +84,12 @@ export interface FusedProjection {
  * @example project(h, { weight: wq, bias: bq }) // [n, d] -> [n, q]
  */
 export function project(x: tf.Tensor2D, p: Projection, dropLoraInput?: (x: tf.Tensor2D) => tf.Tensor2D): tf.Tensor2D {
+  const adapterInput = p.lora !== undefined && dropLoraInput !== undefined ? dropLoraInput(x) : undefined;
+  const fused = p.lora === undefined ? null : nativeLoraProject(x, p.weight, p.lora.a, p.lora.b, p.lora.scale, adapterInput);
+  if (fused !== null) return p.bias === undefined ? fused : tf.add(fused, p.bias);
   let y: tf.Tensor2D = tf.matMul(x, p.weight);
   if (p.bias !== undefined) y = tf.add(y, p.bias);
-  if (p.lora !== undefined) {
-    const input = dropLoraInput ? dropLoraInput(x) : x;
-    y = tf.add(y, tf.mul(tf.matMul(tf.matMul(input, p.lora.a), p.lora.b), p.lora.scale));
-  }
+  if (p.lora !== undefined) y = tf.add(y, tf.mul(tf.matMul(tf.matMul(adapterInput ?? x, p.lora.a), p.lora.b), p.lora.scale));
   return y;
 }
 
