@@ -143,20 +143,6 @@ void tw_rope(const float *x, const float *cos, const float *sin, float *y, int64
 
 /* --- N-API wrappers: arrays are checked against the dimensions before any loop runs. --- */
 
-static int ints(napi_env env, napi_value *values, int count, int64_t *out) {
-  for (int i = 0; i < count; i++) {
-    if (napi_get_value_int64(env, values[i], &out[i]) != napi_ok || out[i] < 1) return 0;
-  }
-  return 1;
-}
-
-static int floats(napi_env env, napi_value *values, int count, float **out, size_t *lengths) {
-  for (int i = 0; i < count; i++) {
-    if (!f32(env, values[i], &out[i], &lengths[i])) return 0;
-  }
-  return 1;
-}
-
 /* rmsNormForward(x, w, y, inv, rows, d, eps) */
 napi_value rms_norm_forward_js(napi_env env, napi_callback_info info) {
   size_t argc = 7;

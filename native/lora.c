@@ -22,11 +22,9 @@ enum { N = 0, T = 1 };
 
 /* Reads `count` float arrays then `dims` positive integers below 2^31 (sgemm takes int). */
 static int args_of(napi_env env, napi_value *values, int count, float **arrays, size_t *lengths, int dims, int64_t *out) {
-  for (int i = 0; i < count; i++) {
-    if (!f32(env, values[i], &arrays[i], &lengths[i])) return 0;
-  }
+  if (!floats(env, values, count, arrays, lengths) || !ints(env, values + count, dims, out)) return 0;
   for (int i = 0; i < dims; i++) {
-    if (napi_get_value_int64(env, values[count + i], &out[i]) != napi_ok || out[i] < 1 || out[i] > INT32_MAX) return 0;
+    if (out[i] > INT32_MAX) return 0;
   }
   return 1;
 }

@@ -32,4 +32,20 @@ static inline int u8(napi_env env, napi_value value, uint8_t **data, size_t *len
   return typed_array(env, value, napi_uint8_array, (void **)data, length);
 }
 
+/* `count` positive integers into out; 0 when one is anything else. */
+static inline int ints(napi_env env, napi_value *values, int count, int64_t *out) {
+  for (int i = 0; i < count; i++) {
+    if (napi_get_value_int64(env, values[i], &out[i]) != napi_ok || out[i] < 1) return 0;
+  }
+  return 1;
+}
+
+/* `count` Float32Arrays into out and lengths; 0 when one is anything else. */
+static inline int floats(napi_env env, napi_value *values, int count, float **out, size_t *lengths) {
+  for (int i = 0; i < count; i++) {
+    if (!f32(env, values[i], &out[i], &lengths[i])) return 0;
+  }
+  return 1;
+}
+
 #endif

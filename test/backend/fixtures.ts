@@ -3,7 +3,11 @@
  * shape cases and a tiny model whose loss and gradients exercise every matmul form.
  */
 import { expect } from 'vitest';
+import { setNativeUse } from '../../src/backend/native.js';
 import { tf } from '../../src/backend/tf.js';
+import type { Rng } from '../../src/core/rng.js';
+import type { TrainBatch } from '../../src/models/train-batch.js';
+import type { TransformerModel } from '../../src/models/transformer/model.js';
 
 // Tensors belong to the backend they were made on, so every case builds its inputs from plain
 // arrays inside `onBackend` and returns plain arrays.
@@ -128,4 +132,32 @@ export async function matmulOnCpuAndWasm(
   const got = run();
   const deltas = Object.fromEntries(Object.entries(counters).map(([k, f]) => [k, f() - (before[k] as number)]));
   return { want, got, leakedIds: tf.engine().backend.numDataIds() - idsBefore, deltas };
+}
+
+/** A training batch of random ids where every position is a target. */
+export function randomTrainBatch(vocabSize: number, batchSize: number, seqLen: number, rng: Rng, attentionMask?: Uint8Array): TrainBatch {
+  const n = batchSize * seqLen;
+  return {
+    batchSize,
+    seqLen,
+    inputIds: Int32Array.from({ length: n }, () => rng.int(vocabSize)),
+    attentionMask: attentionMask ?? new Uint8Array(n).fill(1),
+    targetPositions: Int32Array.from({ length: n }, (_, i) => i),
+    targetIds: Int32Array.from({ length: n }, () => rng.int(vocabSize)),
+    allowedOffsets: null,
+    allowedIds: null,
+  };
+}
+
+/** A model's mean negative log-likelihood on `batch` and its gradients (trainable variables' order), with the native kernels on or off. */
+export function lossAndGradients(model: TransformerModel, batch: TrainBatch, native: boolean): { loss: number; grads: Float32Array[] } {
+  setNativeUse(native ? 'all' : 'off');
+  try {
+    const { value, grads } = tf.variableGrads(() => tf.neg(tf.mean(model.forwardTrain(batch, 1).logprobs)) as tf.Scalar, model.trainableVariables());
+    const out = { loss: value.dataSync()[0] as number, grads: model.trainableVariables().map((v) => (grads[v.name] as tf.Tensor).dataSync().slice() as Float32Array) };
+    tf.dispose([value, ...Object.values(grads)]);
+    return out;
+  } finally {
+    setNativeUse('all');
+  }
 }

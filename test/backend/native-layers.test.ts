@@ -7,7 +7,7 @@ import { tf } from '../../src/backend/tf.js';
 import { setNativeUse } from '../../src/backend/native.js';
 import { applyRope, attend, attentionMask, MASK_VALUE, rmsNorm, ropeFactors, ropeTable, rotateHalfMatrix, swiGlu } from '../../src/models/transformer/layers.js';
 import { TransformerModel, type TransformerConfig } from '../../src/models/transformer/model.js';
-import { maxRelDiff, randomArray } from './fixtures.js';
+import { lossAndGradients, maxRelDiff, randomArray, randomTrainBatch } from './fixtures.js';
 
 // The native layer kernels (issue #20): each public layer function gives the same values and
 // gradients on the native path as its tfjs form (the same function with the native path off),
@@ -112,27 +112,8 @@ describe.runIf(blas !== null)('native layer kernels (wasm backend)', () => {
     const [batch, seq] = [3, 12];
     const n = batch * seq;
     const attentionMaskIn = Uint8Array.from({ length: n }, (_, i) => (i % seq < 2 && i > seq ? 0 : 1));
-    const train = {
-      batchSize: batch,
-      seqLen: seq,
-      inputIds: Int32Array.from({ length: n }, () => rng.int(shape.vocabSize)),
-      attentionMask: attentionMaskIn,
-      targetPositions: Int32Array.from({ length: n }, (_, i) => i),
-      targetIds: Int32Array.from({ length: n }, () => rng.int(shape.vocabSize)),
-      allowedOffsets: null,
-      allowedIds: null,
-    };
-    const lossAndGrads = (native: boolean) => {
-      setNativeUse(native ? 'all' : 'off');
-      try {
-        const { value, grads } = tf.variableGrads(() => tf.neg(tf.mean(model.forwardTrain(train, 1).logprobs)) as tf.Scalar, model.trainableVariables());
-        const out = { loss: value.dataSync()[0] as number, grads: Object.values(grads).map((g) => (g.dataSync() as Float32Array).slice()) };
-        tf.dispose([value, ...Object.values(grads)]);
-        return out;
-      } finally {
-        setNativeUse('all');
-      }
-    };
+    const train = randomTrainBatch(shape.vocabSize, batch, seq, rng, attentionMaskIn);
+    const lossAndGrads = (native: boolean) => lossAndGradients(model, train, native);
     const before = nativeLayerCalls();
     const native = lossAndGrads(true);
     const after = nativeLayerCalls();

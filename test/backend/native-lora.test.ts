@@ -8,7 +8,7 @@ import { tf } from '../../src/backend/tf.js';
 import { nativeBatchMatMulCalls } from '../../src/backend/wasm-batch-matmul.js';
 import { project, type Projection } from '../../src/models/transformer/layers.js';
 import { TransformerModel, type TransformerConfig } from '../../src/models/transformer/model.js';
-import { maxRelDiff, randomArray } from './fixtures.js';
+import { lossAndGradients, maxRelDiff, randomArray, randomTrainBatch } from './fixtures.js';
 
 // The fused LoRA projection (native/lora.c): `project` gives the same values and gradients with
 // it as with the tfjs form (the native kernels off), computes only the gradients the tape asks
@@ -99,30 +99,8 @@ describe.runIf(blas !== null)('the fused LoRA projection (wasm backend, native a
       const model = base.withOwnAdapters({ rank: 4, alpha: 8, dropout, targets: [...targets], sharedA }, Rng.fromSeed(4));
       // B starts at zero (PEFT's init), which would hide a wrong dA: give B values first.
       for (const v of model.trainableVariables()) v.assign(tf.tidy(() => tf.mul(tf.randomUniform(v.shape, -1, 1, 'float32', 7), 0.2)));
-      const rng = Rng.fromSeed(8);
-      const [batch, seq] = [3, 10];
-      const count = batch * seq;
-      const train = {
-        batchSize: batch,
-        seqLen: seq,
-        inputIds: Int32Array.from({ length: count }, () => rng.int(shape.vocabSize)),
-        attentionMask: new Uint8Array(count).fill(1),
-        targetPositions: Int32Array.from({ length: count }, (_, i) => i),
-        targetIds: Int32Array.from({ length: count }, () => rng.int(shape.vocabSize)),
-        allowedOffsets: null,
-        allowedIds: null,
-      };
-      const lossAndGrads = (native: boolean) => {
-        setNativeUse(native ? 'all' : 'off');
-        try {
-          const { value, grads } = tf.variableGrads(() => tf.neg(tf.mean(model.forwardTrain(train, 1).logprobs)) as tf.Scalar, model.trainableVariables());
-          const out = { loss: value.dataSync()[0] as number, grads: model.trainableVariables().map((v) => (grads[v.name] as tf.Tensor).dataSync().slice() as Float32Array) };
-          tf.dispose([value, ...Object.values(grads)]);
-          return out;
-        } finally {
-          setNativeUse('all');
-        }
-      };
+      const train = randomTrainBatch(shape.vocabSize, 3, 10, Rng.fromSeed(8));
+      const lossAndGrads = (native: boolean) => lossAndGradients(model, train, native);
       const before = nativeLoraCalls();
       const native = lossAndGrads(true);
       expect(nativeLoraCalls() - before, 'every adapted projection').toBe(targets.length * shape.nLayers);
