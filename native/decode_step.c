@@ -3,13 +3,13 @@
  * SmolLM2-135M shape a step through tfjs ran ~25 kernels per layer (projections, bias and residual
  * adds, head transposes, the cache's read-back and write), and outside the matrix products that
  * cost 35 ms a step at B = 1 (40 % of it), 70 ms at B = 16 and 85 ms at B = 64 (a fifth). Here the
- * layer is the same calls in the same order — the sgemm/sgemv of sgemmBatch, layers.c's RMSNorm,
- * SwiGLU gate and RoPE, decode_attention.c's attention, float adds for biases, LoRA and residuals —
- * on views of the weights in the wasm heap and of the KV cache in place, so it gives the per-kernel
- * path's bits (tested).
+ * layer is the same calls in the same order — the sgemm/sgemv of sgemmBatch, lora.c's accumulated
+ * LoRA product, layers.c's RMSNorm, SwiGLU gate and RoPE, decode_attention.c's attention, float adds
+ * for biases and residuals — on views of the weights in the wasm heap and of the KV cache in place,
+ * so it gives the per-kernel path's bits (tested).
  *
- * Built without -ffast-math and without FMA contraction (scripts/build-native.mjs): the adds and
- * the LoRA scale are tfjs' separately rounded float32 operations.
+ * Built without -ffast-math and without FMA contraction (scripts/build-native.mjs): the adds are
+ * tfjs' separately rounded float32 operations.
  *
  * x [rows, d] is updated in place (the residual stream). Weights are stored [in, out]; LoRA pairs
  * A [in, r], B [r, out] add `scale * (in . A) . B`. The new key and value of each row go to cache
