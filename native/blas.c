@@ -231,17 +231,20 @@ napi_value fma_peak_js(napi_env env, napi_callback_info info);
 napi_value lora_forward_js(napi_env env, napi_callback_info info);
 napi_value lora_adapter_grads_js(napi_env env, napi_callback_info info);
 napi_value lora_input_grad_js(napi_env env, napi_callback_info info);
+/* native/attention.c */
+napi_value attention_forward_js(napi_env env, napi_callback_info info);
+napi_value attention_backward_js(napi_env env, napi_callback_info info);
 /* native/layers.c */
 napi_value rms_norm_forward_js(napi_env env, napi_callback_info info);
 napi_value rms_norm_backward_js(napi_env env, napi_callback_info info);
 napi_value swiglu_forward_js(napi_env env, napi_callback_info info);
 napi_value swiglu_backward_js(napi_env env, napi_callback_info info);
 napi_value rope_js(napi_env env, napi_callback_info info);
-napi_value masked_softmax_js(napi_env env, napi_callback_info info);
-napi_value softmax_backward_js(napi_env env, napi_callback_info info);
 
 NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
   napi_property_descriptor props[] = {
+      {"attentionBackward", NULL, attention_backward_js, NULL, NULL, NULL, napi_default, NULL},
+      {"attentionForward", NULL, attention_forward_js, NULL, NULL, NULL, napi_default, NULL},
       {"adamStep", NULL, adam_step_js, NULL, NULL, NULL, napi_default, NULL},
       {"adamStepHost", NULL, adam_step_host_js, NULL, NULL, NULL, napi_default, NULL},
       {"decodeHead", NULL, decode_head_js, NULL, NULL, NULL, napi_default, NULL},
@@ -257,7 +260,6 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
       {"loraAdapterGrads", NULL, lora_adapter_grads_js, NULL, NULL, NULL, napi_default, NULL},
       {"loraForward", NULL, lora_forward_js, NULL, NULL, NULL, napi_default, NULL},
       {"loraInputGrad", NULL, lora_input_grad_js, NULL, NULL, NULL, napi_default, NULL},
-      {"maskedSoftmax", NULL, masked_softmax_js, NULL, NULL, NULL, napi_default, NULL},
       {"open", NULL, open_blas, NULL, NULL, NULL, napi_default, NULL},
       {"rmsNormBackward", NULL, rms_norm_backward_js, NULL, NULL, NULL, napi_default, NULL},
       {"rmsNormForward", NULL, rms_norm_forward_js, NULL, NULL, NULL, napi_default, NULL},
@@ -265,7 +267,6 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
       {"ropePacked", NULL, rope_packed_js, NULL, NULL, NULL, napi_default, NULL},
       {"sgemmBatch", NULL, sgemm_batch, NULL, NULL, NULL, napi_default, NULL},
       {"setThreads", NULL, set_threads_js, NULL, NULL, NULL, napi_default, NULL},
-      {"softmaxBackward", NULL, softmax_backward_js, NULL, NULL, NULL, napi_default, NULL},
       {"stridedCopy", NULL, strided_copy_js, NULL, NULL, NULL, napi_default, NULL},
       {"sumSquares", NULL, sum_squares_js, NULL, NULL, NULL, napi_default, NULL},
       {"swiGluBackward", NULL, swiglu_backward_js, NULL, NULL, NULL, napi_default, NULL},

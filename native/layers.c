@@ -1,15 +1,14 @@
 /*
  * The decoder's non-matmul kernels, forward and backward, one pass each (issue #20): RMSNorm, the
- * SwiGLU gate, rotary embeddings and the masked softmax of attention. In tfjs each is several
+ * SwiGLU gate and rotary embeddings (attention is attention.c). In tfjs each is several
  * broadcast kernels (RMSNorm forward: square, mean, add, rsqrt, mul, mul; its backward a dozen
  * more), each a full pass in 128-bit wasm SIMD plus its dispatch. Built with -ffast-math, as the
  * loss head (log_softmax.c): the loops vectorise (expf through glibc's libmvec), AVX-512 where the
  * CPU has it (target_clones picks at load time), a portable path otherwise. Results agree with the
- * tfjs forms to float rounding (tests allow 1e-5 relative); no NaN/inf inputs reach them (masked
- * scores are -1e9).
+ * tfjs forms to float rounding (tests allow 1e-5 relative); no NaN/inf inputs reach them.
  *
  * Shapes (row-major): RMSNorm x [rows, d], w [d], inv [rows]; SwiGLU g, u [n]; rope x [b, h, t, hd],
- * cos/sin [b, t, hd]; softmax scores [b, h, tq, tk] with mask [b, mh, tq, tk], mh = 1 or h.
+ * cos/sin [b, t, hd].
  */
 #include <math.h>
 #include <node_api.h>
@@ -20,16 +19,6 @@
 #include "napi_arrays.h"
 
 #define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-
-/*
- * exp(d) for d <= 0 that is exactly 0 below -87 (where float32 exp underflows anyway). Why: glibc's
- * vector expf sends lanes outside its range (masked scores are about -1e9) down a scalar slow path,
- * which made a causal softmax 7x slower; clamped, every lane stays on the fast path.
- */
-static inline float exp_nonpositive(float d) {
-  float e = expf(d < -87.0f ? -87.0f : d);
-  return d < -87.0f ? 0.0f : e;
-}
 
 /* y = x * inv[r] * w, inv[r] = 1 / sqrt(mean(x[r]^2) + eps). */
 CLONES static void rms_norm_fwd(const float *restrict x, const float *restrict w, float *restrict y, float *restrict inv, int64_t rows, int64_t d, float eps) {
@@ -98,40 +87,6 @@ CLONES static void rope(const float *restrict x, const float *restrict cos, cons
         }
       }
     }
-  }
-}
-
-/* p = softmax(scores + mask) over the last axis; rows of one (b, head) share the mask's rows. */
-CLONES static void masked_softmax_fwd(const float *restrict scores, const float *restrict mask, float *restrict p, int64_t b, int64_t h, int64_t mh, int64_t tq, int64_t tk) {
-  for (int64_t bi = 0; bi < b; bi++) {
-    for (int64_t hi = 0; hi < h; hi++) {
-      for (int64_t qi = 0; qi < tq; qi++) {
-        const float *sr = scores + ((bi * h + hi) * tq + qi) * tk;
-        const float *mr = mask + ((bi * mh + (mh == 1 ? 0 : hi)) * tq + qi) * tk;
-        float *pr = p + ((bi * h + hi) * tq + qi) * tk;
-        float m = sr[0] + mr[0];
-        for (int64_t k = 1; k < tk; k++) m = fmaxf(m, sr[k] + mr[k]);
-        float total = 0;
-        for (int64_t k = 0; k < tk; k++) {
-          float e = exp_nonpositive(sr[k] + mr[k] - m);
-          pr[k] = e;
-          total += e;
-        }
-        float invTotal = 1.0f / total;
-        for (int64_t k = 0; k < tk; k++) pr[k] *= invTotal;
-      }
-    }
-  }
-}
-
-/* dscores = p * (dp - sum(dp * p)) per row. */
-CLONES static void softmax_bwd(const float *restrict dp, const float *restrict p, float *restrict ds, int64_t rows, int64_t tk) {
-  for (int64_t r = 0; r < rows; r++) {
-    const float *gr = dp + r * tk, *pr = p + r * tk;
-    float dot = 0;
-    for (int64_t k = 0; k < tk; k++) dot += gr[k] * pr[k];
-    float *dr = ds + r * tk;
-    for (int64_t k = 0; k < tk; k++) dr[k] = pr[k] * (gr[k] - dot);
   }
 }
 
@@ -223,38 +178,5 @@ napi_value rope_js(napi_env env, napi_callback_info info) {
   if (hd % 2 != 0) return throw_type(env, "rope: hd must be even");
   if (l[0] < (size_t)(b * h * t * hd) || l[1] < (size_t)(b * t * hd) || l[2] < (size_t)(b * t * hd) || l[3] < (size_t)(b * h * t * hd)) return throw_type(env, "rope: an array is shorter than b, h, t and hd say");
   rope(p[0], p[1], p[2], p[3], b, h, t, hd, transpose);
-  return NULL;
-}
-
-/* maskedSoftmax(scores, mask, p, b, h, mh, tq, tk) */
-napi_value masked_softmax_js(napi_env env, napi_callback_info info) {
-  size_t argc = 8;
-  napi_value a[8];
-  float *p[3];
-  size_t l[3];
-  int64_t n[5];
-  if (napi_get_cb_info(env, info, &argc, a, NULL, NULL) != napi_ok || argc < 8 || !floats(env, a, 3, p, l) || !ints(env, a + 3, 5, n)) {
-    return throw_type(env, "maskedSoftmax: expected (scores, mask, p: Float32Array, b, h, mh, tq, tk: positive integers)");
-  }
-  int64_t b = n[0], h = n[1], mh = n[2], tq = n[3], tk = n[4];
-  if (mh != 1 && mh != h) return throw_type(env, "maskedSoftmax: mh must be 1 or h");
-  if (l[0] < (size_t)(b * h * tq * tk) || l[1] < (size_t)(b * mh * tq * tk) || l[2] < (size_t)(b * h * tq * tk)) return throw_type(env, "maskedSoftmax: an array is shorter than b, h, mh, tq and tk say");
-  masked_softmax_fwd(p[0], p[1], p[2], b, h, mh, tq, tk);
-  return NULL;
-}
-
-/* softmaxBackward(dp, p, ds, rows, tk) */
-napi_value softmax_backward_js(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
-  napi_value a[5];
-  float *p[3];
-  size_t l[3];
-  int64_t n[2];
-  if (napi_get_cb_info(env, info, &argc, a, NULL, NULL) != napi_ok || argc < 5 || !floats(env, a, 3, p, l) || !ints(env, a + 3, 2, n)) {
-    return throw_type(env, "softmaxBackward: expected (dp, p, ds: Float32Array, rows, tk: positive integers)");
-  }
-  int64_t rows = n[0], tk = n[1];
-  if (l[0] < (size_t)(rows * tk) || l[1] < (size_t)(rows * tk) || l[2] < (size_t)(rows * tk)) return throw_type(env, "softmaxBackward: an array is shorter than rows and tk say");
-  softmax_bwd(p[0], p[1], p[2], rows, tk);
   return NULL;
 }

@@ -30,6 +30,7 @@ const units = [
   ['packed.c', 'exact'],
   ['sum_squares.c', 'fast'],
   ['lora.c', 'fast'],
+  ['attention.c', 'fast'],
 ];
 const sources = units.map(([f]) => join(root, 'native', f));
 const out = join(root, 'native', 'build', 'turnwise_blas.node');

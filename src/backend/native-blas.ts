@@ -46,10 +46,31 @@ export interface NativeBlasAddon {
   swiGluBackward(dh: Float32Array, g: Float32Array, u: Float32Array, dg: Float32Array, du: Float32Array): void;
   /** RoPE on x [b, h, t, hd] with cos/sin [b, t, hd]; `transpose` applies the backward (transposed rotation). */
   rope(x: Float32Array, cos: Float32Array, sin: Float32Array, y: Float32Array, b: number, h: number, t: number, hd: number, transpose: boolean): void;
-  /** p = softmax(scores + mask) over the last axis; scores [b, h, tq, tk], mask [b, mh, tq, tk] (mh = 1 or h). */
-  maskedSoftmax(scores: Float32Array, mask: Float32Array, p: Float32Array, b: number, h: number, mh: number, tq: number, tk: number): void;
-  /** ds = p * (dp - sum(dp * p)) per row of tk. */
-  softmaxBackward(dp: Float32Array, p: Float32Array, ds: Float32Array, rows: number, tk: number): void;
+  /**
+   * Attention of whole sequences (`native/attention.c`): probs = softmax(scale·q·kᵀ + mask) [b, h, tq, tk] (not written when `probs` is empty), out = probs·v;
+   * q, out [b, h, tq, hd], k, v [b, kvh, tk, hd], mask [b, mh, tq, tk] (mh = 1 or h); mask values ≤ -1e8 block their key.
+   */
+  attentionForward(q: Float32Array, k: Float32Array, v: Float32Array, mask: Float32Array, out: Float32Array, probs: Float32Array, b: number, h: number, kvh: number, tq: number, tk: number, hd: number, mh: number, scale: number): void;
+  /** Gradients of {@link NativeBlasAddon.attentionForward} given dout [b, h, tq, hd] and its probs: dq, dk, dv. */
+  attentionBackward(
+    dout: Float32Array,
+    q: Float32Array,
+    k: Float32Array,
+    v: Float32Array,
+    mask: Float32Array,
+    probs: Float32Array,
+    dq: Float32Array,
+    dk: Float32Array,
+    dv: Float32Array,
+    b: number,
+    h: number,
+    kvh: number,
+    tq: number,
+    tk: number,
+    hd: number,
+    mh: number,
+    scale: number,
+  ): void;
   /** Per row of z [n, v], over its first `count` columns: the argmax ids [n] (ties: lower id) and stats [2, n] (its log-prob, the entropy) (`native/greedy.c`). */
   greedyRows(z: Float32Array, n: number, v: number, count: number, ids: Int32Array, stats: Float32Array): void;
   /** `cpuAttention` natively: q [rows, heads, queries, headDim] over keys/values [rows, kvHeads, capacity, headDim] into out (`native/decode_attention.c`). */

@@ -1,12 +1,12 @@
 /**
  * The decoder's non-matmul layers on the native addon (`native/layers.c`, issue #20): RMSNorm, the
- * SwiGLU gate `silu(g) * u`, rotary embeddings and attention's masked softmax, each one wasm-backend
+ * SwiGLU gate `silu(g) * u` and rotary embeddings, each one wasm-backend
  * kernel forward and one backward (registered like `native-log-softmax.ts`, made differentiable with
  * `tf.customGrad`) instead of several tfjs broadcast kernels each way. The public layer functions in
  * `transformer/layers.ts` call these on wasm with the addon and run their tfjs forms elsewhere (same
  * math; tested equal, values and gradients).
  *
- * Constants a layer reads but is not differentiated by (RoPE's cos/sin, the attention mask) are saved
+ * Constants a layer reads but is not differentiated by (RoPE's cos/sin) are saved
  * with the inputs: the forward's `tidy` would otherwise free them before the backward pass.
  */
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
@@ -17,7 +17,7 @@ import { nativeKernels } from './native.js';
 type KernelArgs = { inputs: Record<string, tf.TensorInfo>; backend: unknown; attrs?: tf.NamedAttrMap };
 type Kernel = (blas: NativeBlas, backend: BackendWasm, inputs: Record<string, tf.TensorInfo>, attrs: Record<string, unknown>) => tf.TensorInfo | tf.TensorInfo[];
 
-const counts = { rmsNorm: 0, swiGlu: 0, rope: 0, softmax: 0 };
+const counts = { rmsNorm: 0, swiGlu: 0, rope: 0 };
 
 /**
  * How many calls of each layer ran natively since start-up (tests, benchmarks).
@@ -70,19 +70,6 @@ const kernels: Record<string, Kernel> = {
     const v = (s: tf.TensorInfo | undefined) => view(backend, s as tf.TensorInfo);
     blas.rope(v(x), v(cos), v(sin), v(y), b, h, t, hd, transpose === true);
     return y;
-  },
-  TurnwiseMaskedSoftmax(blas, backend, { scores, mask }) {
-    const [b, h, tq, tk] = (scores as tf.TensorInfo).shape as [number, number, number, number];
-    const p = backend.makeOutput([b, h, tq, tk], 'float32');
-    blas.maskedSoftmax(view(backend, scores as tf.TensorInfo), view(backend, mask as tf.TensorInfo), view(backend, p), b, h, (mask as tf.TensorInfo).shape[1] as number, tq, tk);
-    return p;
-  },
-  TurnwiseSoftmaxGrad(blas, backend, { dp, p }) {
-    const shape = (p as tf.TensorInfo).shape;
-    const tk = shape[shape.length - 1] as number;
-    const ds = backend.makeOutput(shape, 'float32');
-    blas.softmaxBackward(view(backend, dp as tf.TensorInfo), view(backend, p as tf.TensorInfo), view(backend, ds), (p as tf.TensorInfo).shape.reduce((a, c) => a * c, 1) / tk, tk);
-    return ds;
   },
 };
 
@@ -163,25 +150,4 @@ export function nativeApplyRope(x: tf.Tensor4D, cos: tf.Tensor4D, sin: tf.Tensor
     };
   });
   return op(x) as tf.Tensor4D;
-}
-
-/**
- * `softmax(scores + mask)` over the last axis, natively, or null.
- * @example nativeMaskedSoftmax(scores, mask) // scores [b, h, tq, tk], mask [b, 1 or h, tq, tk]
- */
-export function nativeMaskedSoftmax(scores: tf.Tensor4D, mask: tf.Tensor4D): tf.Tensor4D | null {
-  const [b, h, tq, tk] = scores.shape;
-  const [mb, mh, mq, mk] = mask.shape;
-  if (ready(scores, mask) === null || mb !== b || (mh !== 1 && mh !== h) || mq !== tq || mk !== tk) return null;
-  counts.softmax++;
-  const op = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
-    const [s, save] = args as [tf.Tensor, tf.GradSaveFunc];
-    const p = run<tf.Tensor>('TurnwiseMaskedSoftmax', { scores: s, mask });
-    save([p]);
-    return {
-      value: p,
-      gradFunc: (dp: tf.Tensor, saved: tf.Tensor[]) => [run<tf.Tensor>('TurnwiseSoftmaxGrad', { dp, p: saved[0] as tf.Tensor })],
-    };
-  });
-  return op(scores) as tf.Tensor4D;
 }

@@ -18,9 +18,9 @@
  * gradient lives until the backward pass ends. Per layer and token that is the forward's
  * intermediates (`6 d + 6 q + 5 kv + 3 f` floats; with LoRA `3 x out + r` more per adapted
  * projection in tfjs, `out + r` with the native fused projection (measured), and LoRA dropout's
- * five `[tokens, in]` tensors) plus their gradients, and four
- * `heads x T x T` attention maps per sequence (gradients: about 1.3 per forward tensor,
- * measured). With activation checkpointing (pretrained models) only one layer's tape is alive at a time, plus each layer's `[tokens, d]` input. The loss head
+ * five `[tokens, in]` tensors) plus their gradients (about 1.3 per forward tensor, measured), and
+ * per sequence four `heads x T x T` attention maps in tfjs (scores, probabilities, their
+ * gradients), one with the native fused attention (its probabilities). With activation checkpointing (pretrained models) only one layer's tape is alive at a time, plus each layer's `[tokens, d]` input. The loss head
  * holds three `[targets, vocab]` maps (logits, probabilities, their gradient) for the targets
  * alone (the replies' tokens), for at most a chunk of rows when the head is chunked. Checked against the
  * live tensor bytes of training steps in test/models/memory-estimate.test.ts, and the sampler's part
@@ -152,7 +152,9 @@ export function estimateMemory(config: TransformerConfig, plan: MemoryPlan): Mem
   const sequences = Math.max(1, Math.ceil(tokens / Math.max(1, t)));
   const targets = Math.min(tokens, plan.targetTokens ?? tokens);
   const layer = layerFloats(config, lora, plan.nativeKernels === true);
-  const attention = 4 * config.nHeads * t * t * sequences; // scores and probabilities, and their gradients
+  // tfjs keeps the scores and probabilities and makes their gradients; the native fused attention
+  // (backend/native-attention.ts) keeps the probabilities alone and its backward makes no map.
+  const attention = (plan.nativeKernels === true ? 1 : 4) * config.nHeads * t * t * sequences;
   const perLayer = tokens * (layer.forward + layer.gradients) + attention;
   // Unconstrained heads larger than a chunk run a chunk of rows at a time (transformer/chunked-head.ts).
   const headRows = Math.min(targets, plan.constrained === true ? Number.POSITIVE_INFINITY : headChunkRows(config.vocabSize));
@@ -189,7 +191,7 @@ export function formatBytes(bytes: number): string {
 
 /**
  * One line naming each part of the estimate.
- * @example describeEstimate(e) // 'learner heap: weights 513 MiB + gradients 37 MiB + activations 480 MiB (+10 % allocator slack) = 1.11 GiB; Adam's moments 37 MiB outside the heap; each sampler worker's heap: ... = 962 MiB; KV caches 893 MiB outside the heaps (128 MiB kept between turns + 765 MiB in flight)'
+ * @example describeEstimate(e) // 'learner heap: weights 513 MiB + gradients 37 MiB + activations 428 MiB (+10 % allocator slack) = 1.05 GiB; Adam's moments 37 MiB outside the heap; each sampler worker's heap: ... = 831 MiB; KV caches 893 MiB outside the heaps (128 MiB kept between turns + 765 MiB in flight)'
  */
 export function describeEstimate(e: MemoryEstimate): string {
   const join = (parts: Array<[string, number]>) =>

@@ -12,9 +12,10 @@
  * A packed prefill runs each layer in its own `tf.tidy`, so at the end of a layer every
  * intermediate of that layer is alive at once, with the layer's input and output: per new token
  * {@link packedLayerFloats}. Earlier in the layer, while a group of rows attends, the attention
- * block (scores, probabilities, mask, queries, keys and values of the group) sits beside the
- * layer's first tensors; the head at the end holds the residual stream and `[rows, vocab]`
- * logits. The transient is the largest of the three.
+ * block (mask, queries, keys, values and output of the group, and in tfjs its scores and
+ * probabilities; the native kernel keeps no such map) sits beside the layer's first tensors; the
+ * head at the end holds the residual stream and `[rows, vocab]` logits. The transient is the
+ * largest of the three.
  */
 import type { LoraSpec, LoraTarget } from './lora/lora.js';
 import { headDim, kvHeads, queryWidth, type TransformerConfig } from './transformer/config.js';
@@ -91,8 +92,11 @@ export function samplerMemory(config: TransformerConfig, lora: LoraSpec | null, 
   const scores = Math.max(plan.maxScores ?? DEFAULT_MAX_SCORES, heads * context * context);
   const ratio = DEFAULT_GROUP_RATIO;
   const norm = plan.nativeKernels ? d : 3 * d + 3;
-  const scoreTensors = plan.nativeKernels ? 2 : 3; // scores and probabilities (tfjs: + the masked sum)
-  const group = scoreTensors * scores + scores / heads + (3 * (tokens / ratio) * q) + 2 * ((callRows * context) / ratio) * kv; // + mask; queries, scaled, output; keys, values
+  // tfjs: the scores, their masked sum and the probabilities, and the queries scaled beside the queries and
+  // the output; the native inference kernel (backend/native-attention.ts) keeps no map and no scaled copy.
+  const scoreTensors = plan.nativeKernels ? 0 : 3;
+  const queryTensors = plan.nativeKernels ? 2 : 3;
+  const group = scoreTensors * scores + scores / heads + queryTensors * (tokens / ratio) * q + 2 * ((callRows * context) / ratio) * kv; // + the mask; keys, values
   const attending = tokens * (d + norm + fusedWidth * (config.qkvBias === true ? 2 : 1)) + group;
   const head = tokens * d + callRows * (d + norm + 2 * config.vocabSize); // the residual stream, the last rows, their norm, logits (and a restricted copy)
   // A decode step without the native path: one token per row through a layer, one layer's keys and

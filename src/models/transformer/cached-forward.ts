@@ -90,7 +90,7 @@ export class CachedForward {
     const pastMask = cpu ? cache.keyMask : null; // read before advance() below marks the new slots
     const attention: AttentionFn = (layer, query, key, value) => {
       cache.write(layer, key.dataSync(), value.dataSync(), seqLen);
-      if (prefill) return attend(query, key, value, maskT());
+      if (prefill) return attend(query, key, value, maskT(), 'infer');
       if (pastMask !== null) {
         const buffers = cache.layerBuffers(layer);
         const shape = { rows, heads: nHeads, kvHeads: nKv, queries: seqLen, headDim: hd, past, capacity: slots };
@@ -101,7 +101,7 @@ export class CachedForward {
       const buffers = cache.layerBuffers(layer);
       const fullKey = tf.tensor4d(buffers.key, [rows, nKv, slots, hd]);
       const fullValue = tf.tensor4d(buffers.value, [rows, nKv, slots, hd]);
-      return attend(query, fullKey, fullValue, maskT());
+      return attend(query, fullKey, fullValue, maskT(), 'infer');
     };
     let logits: tf.Tensor2D;
     try {

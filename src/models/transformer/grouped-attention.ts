@@ -214,6 +214,7 @@ function tfjsGroup(
       tf.tensor4d(k, [b, hkv, slots, hd]),
       tf.tensor4d(v, [b, hkv, slots, hd]),
       tf.tensor4d(mask, [b, 1, t, slots]),
+      'infer',
     );
     context = readFloatsInto(result, scratch.take('groupContext', b * h * t * hd)); // [b, h, t, hd]
   });

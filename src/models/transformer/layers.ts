@@ -4,7 +4,8 @@
  * `pow`, no einsum, no split/unstack along the batch; heads via reshape + transpose + batched matMul,
  * and RoPE's `rotate_half` as a matMul with a fixed ±1 permutation matrix instead of slice + concat.
  */
-import { nativeApplyRope, nativeMaskedSoftmax, nativeRmsNorm, nativeSwiGluGate } from '../../backend/native-layers.js';
+import { nativeAttention, nativeAttentionInference } from '../../backend/native-attention.js';
+import { nativeApplyRope, nativeRmsNorm, nativeSwiGluGate } from '../../backend/native-layers.js';
 import { nativeLoraProject } from '../../backend/native-lora.js';
 import { nativeTargetLogProbsAndEntropy } from '../../backend/native-log-softmax.js';
 import { tf } from '../../backend/tf.js';
@@ -227,30 +228,31 @@ export function mergeHeads(x: tf.Tensor4D): tf.Tensor2D {
   return tf.reshape(tf.transpose(x, [0, 2, 1, 3]), [b * t, h * hd]);
 }
 
+/** What an attention call is for: `train` keeps what its gradient needs, `infer` (no gradient taken through it) keeps nothing. */
+export type AttentionUse = 'train' | 'infer';
+
 /**
  * Scaled dot-product attention with an additive mask (0 = attend, {@link MASK_VALUE} = blocked).
  * Grouped-query attention when `k`/`v` have fewer heads than `q` (query head `h` reads key/value
- * head `h / (heads / kvHeads)`, as transformers' `repeat_kv`): the query heads of a group are
- * folded into the query axis (`[b, kvHeads, group * tq, hd]`, a free reshape), so keys and values
- * are never repeated.
+ * head `h / (heads / kvHeads)`, as transformers' `repeat_kv`). On wasm with the addon one native
+ * kernel each way (backend/native-attention.ts); elsewhere the tfjs form, in which the query heads
+ * of a group are folded into the query axis (`[b, kvHeads, group * tq, hd]`, a free reshape), so
+ * keys and values are never repeated.
  * @example attend(q, k, v, mask) // q: [b, h, tq, hd], k/v: [b, kvHeads, tk, hd], mask: [b, 1, tq, tk]
  */
-export function attend(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, mask: tf.Tensor4D): tf.Tensor4D {
+export function attend(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, mask: tf.Tensor4D, use: AttentionUse = 'train'): tf.Tensor4D {
+  const native = use === 'infer' ? nativeAttentionInference(q, k, v, mask) : nativeAttention(q, k, v, mask);
+  if (native !== null) return native;
   const [b, h, tq, hd] = q.shape;
   const kvh = k.shape[1];
   const scaled = tf.mul(q, 1 / Math.sqrt(hd)); // scale q, the smaller operand
-  if (kvh === h) return tf.matMul(maskedSoftmax(tf.matMul(scaled, k, false, true), mask), v); // scores [b, h, tq, tk] -> [b, h, tq, hd]
+  if (kvh === h) return tf.matMul(tf.softmax(tf.add(tf.matMul(scaled, k, false, true), mask)), v); // scores [b, h, tq, tk] -> [b, h, tq, hd]
   const g = h / kvh;
   const tk = k.shape[2];
   const grouped = tf.reshape(scaled, [b, kvh, g * tq, hd]);
   const scores: tf.Tensor4D = tf.reshape(tf.matMul(grouped, k, false, true), [b, h, tq, tk]); // [b, h, tq, tk]
-  const probs = tf.reshape(maskedSoftmax(scores, mask), [b, kvh, g * tq, tk]);
+  const probs = tf.reshape(tf.softmax(tf.add(scores, mask)), [b, kvh, g * tq, tk]);
   return tf.reshape(tf.matMul(probs, v), [b, h, tq, hd]);
-}
-
-/** `softmax(scores + mask)` over the keys: one native kernel each way on wasm with the addon. */
-function maskedSoftmax(scores: tf.Tensor4D, mask: tf.Tensor4D): tf.Tensor4D {
-  return nativeMaskedSoftmax(scores, mask) ?? tf.softmax(tf.add(scores, mask));
 }
 
 /**

@@ -255,7 +255,7 @@ export class TransformerModel {
     return tf.tidy(() => {
       const mask = tf.tensor4d(maskValues, [batchSize, 1, seqLen, seqLen]);
       const rope = this.decoder.ropeFor(positions, batchSize, seqLen);
-      const hidden = this.decoder.run(inputIds, batchSize, seqLen, rope, (_, q, k, v) => attend(q, k, v, mask), { release: true });
+      const hidden = this.decoder.run(inputIds, batchSize, seqLen, rope, (_, q, k, v) => attend(q, k, v, mask, 'infer'), { release: true });
       return tf.reshape(this.decoder.head(hidden), [batchSize, seqLen, this.config.vocabSize]);
     });
   }
@@ -276,7 +276,7 @@ export class TransformerModel {
     const hidden = tf.tidy(() => {
       const mask = tf.tensor4d(maskValues, [batchSize, 1, seqLen, seqLen]);
       const rope = this.decoder.ropeFor(positions, batchSize, seqLen);
-      return this.decoder.run(inputIds, batchSize, seqLen, rope, (_, q, k, v) => attend(q, k, v, mask), { release: true }); // [B*T, d]
+      return this.decoder.run(inputIds, batchSize, seqLen, rope, (_, q, k, v) => attend(q, k, v, mask, 'infer'), { release: true }); // [B*T, d]
     });
     try {
       const out: T[] = [];
