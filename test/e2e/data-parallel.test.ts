@@ -118,7 +118,8 @@ describe('data-parallel learner (2 gradient workers)', () => {
     const one = await grpo.single.computeGradients(batch, options);
     const before = grpo.pool.tasksCompleted;
     const two = await grpo.parallel.computeGradients(batch, options);
-    expect(grpo.pool.tasksCompleted - before).toBeGreaterThan(2); // one task per micro-batch
+    // One task per micro-batch, more than the ring has slots (2 per worker): slots are reused within the round.
+    expect(grpo.pool.tasksCompleted - before).toBeGreaterThan(4);
     expect(two.tokenCount).toBe(one.tokenCount);
     const { diff, scale } = compare(one.gradients, two.gradients);
     expect(scale).toBeGreaterThan(1e-3); // a real gradient, not zeros on both sides

@@ -3,12 +3,13 @@
  * parallelism comes from one backend per thread) and a replica of the policy (and critic). Per
  * task it reloads the weights from the shared buffer when their version changed, computes the
  * gradient of one micro-batch with the same code as the single-process trainer
- * (`accumulateGradients`), and moves the result back as one Float32Array.
+ * (`accumulateGradients`), and writes it into the reply slot the task names.
  */
-import { move, workerData } from 'piscina';
+import { workerData } from 'piscina';
 import { Rng } from '../../core/rng.js';
 import { selectBackend } from '../../backend/select.js';
 import { nativeMatmul } from '../../backend/native.js';
+import { readFloatsInto } from '../../backend/read-into.js';
 import { tf } from '../../backend/tf.js';
 import { Critic } from '../critic.js';
 import { accumulateGradients, STATS } from '../grad-accumulate.js';
@@ -60,10 +61,11 @@ function loadWeights(variables: readonly tf.Variable[]): void {
 }
 
 /**
- * Piscina task: the gradients and loss statistics of one micro-batch, moved (not cloned) back.
- * @example const reply = await pool.run({ weightsVersion: 3, micro, options }); // Float32Array
+ * Piscina task: the gradients and loss statistics of one micro-batch, written into the task's reply
+ * slot (shared with the main thread, reply-ring.ts); returns how many floats it wrote.
+ * @example const floats = await pool.run({ weightsVersion: 3, micro, proximal: null, options, reply: slot });
  */
-export default async function gradientTask(task: GradientTask): Promise<unknown> {
+export default async function gradientTask(task: GradientTask): Promise<number> {
   replica ??= buildReplica();
   const r = await replica;
   const { policy, critic, variables, policyVariables } = r;
@@ -73,13 +75,17 @@ export default async function gradientTask(task: GradientTask): Promise<unknown>
   }
   const proximal = task.proximal ?? undefined;
   const { actorGrads, criticGrads, stats } = accumulateGradients({ policy, critic }, [task.micro], task.options, () => proximal);
-  const reply = new Float32Array(replyLength(data.sizes, policyVariables, task.options.warmingUp, STATS.length));
+  const length = replyLength(data.sizes, policyVariables, task.options.warmingUp, STATS.length);
+  const reply = new Float32Array(task.reply, 0, length);
   let offset = 0;
   for (const g of [...actorGrads, ...criticGrads]) {
-    reply.set(g.dataSync() as Float32Array, offset);
+    // From the tensor's memory into the slot: no `dataSync` copy per gradient on wasm.
+    const into = reply.subarray(offset, offset + g.size);
+    const values = readFloatsInto(g, into);
+    if (values !== into) into.set(values);
     offset += g.size;
   }
   tf.dispose([...actorGrads, ...criticGrads]);
   reply.set(stats, offset);
-  return move(reply);
+  return length;
 }

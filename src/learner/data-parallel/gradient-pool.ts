@@ -16,11 +16,13 @@ import { InvalidArgumentError, TurnwiseError } from '../../core/errors.js';
 import { workerModule } from '../../core/worker-module.js';
 import type { BackendPreference } from '../../backend/select.js';
 import { nativeUse } from '../../backend/native.js';
+import { readFloatsInto } from '../../backend/read-into.js';
 import { tf } from '../../backend/tf.js';
 import type { Critic } from '../critic.js';
 import { type AccumulatedGradients, type GradientOptions, STATS } from '../grad-accumulate.js';
 import type { MicroBatch, TrainableModel } from '../train-contract.js';
 import { type GradientTask, type GradientWorkerData, type ReplicaSpec, replyLength } from './protocol.js';
+import { ReplyRing } from './reply-ring.js';
 
 export type { ReplicaSpec } from './protocol.js';
 
@@ -52,12 +54,14 @@ function currentBackend(): BackendPreference {
 export class GradientPool {
   readonly size: number;
   /** Started on the first round (a pool built for a stack that never trains starts no thread). */
-  private piscina: Piscina<GradientTask, Float32Array> | null = null;
+  private piscina: Piscina<GradientTask, number> | null = null;
   private readonly workerData: GradientWorkerData;
   private readonly policy: TrainableModel;
   private readonly critic: Critic | null;
   private readonly weights: Float32Array;
   private readonly sizes: number[];
+  /** Where the workers write their replies (twice the workers: one ahead for each while a slower one finishes). */
+  private readonly ring: ReplyRing;
   private version = 0;
   private closed = false;
   /** A worker that failed outside a task (e.g. at start-up); later rounds fail with it instead of hanging. */
@@ -79,6 +83,7 @@ export class GradientPool {
     this.sizes = this.variables().map((v) => v.size);
     const total = this.sizes.reduce((a, b) => a + b, 0);
     this.weights = new Float32Array(new SharedArrayBuffer(total * Float32Array.BYTES_PER_ELEMENT));
+    this.ring = new ReplyRing(2 * options.workers, total + STATS.length);
     this.workerData = {
       spec: options.spec,
       backend: options.backend ?? currentBackend(),
@@ -117,15 +122,22 @@ export class GradientPool {
     const pool = this.start();
     const policyVariables = this.policy.trainableVariables().length;
     const length = replyLength(this.sizes, policyVariables, options.warmingUp, STATS.length);
-    const sum = new InOrderSum(length);
-    const runs = chunk.map((micro, index) =>
-      pool.run({ weightsVersion, micro, proximal: proximalOf(micro) ?? null, options }).then((reply) => {
-        if (reply.length !== length) throw new TurnwiseError(`gradient worker replied ${reply.length} values, expected ${length}`);
-        sum.add(index, reply);
-      }),
-    );
-    await Promise.race([Promise.all(runs), this.failed]);
-    const total = sum.result();
+    const ring = this.ring;
+    ring.begin(length);
+    const runs = chunk.map(async (micro, index) => {
+      try {
+        const reply = await ring.slotFor(index);
+        ring.arrived(index, await pool.run({ weightsVersion, micro, proximal: proximalOf(micro) ?? null, options, reply }));
+      } catch (error) {
+        ring.abort(error instanceof Error ? error : new Error(String(error)));
+        throw error;
+      }
+    });
+    // Every task of the round settles before it fails: none may still write into a slot the next round uses.
+    const settled = await Promise.race([Promise.allSettled(runs), this.failed]);
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+    const total = ring.result(chunk.length);
     const grads: tf.Tensor[] = [];
     let offset = 0;
     const variables = this.variables();
@@ -146,9 +158,9 @@ export class GradientPool {
   }
 
   /** The piscina pool, started on first use. */
-  private start(): Piscina<GradientTask, Float32Array> {
+  private start(): Piscina<GradientTask, number> {
     if (this.piscina !== null) return this.piscina;
-    const pool = new Piscina<GradientTask, Float32Array>({
+    const pool = new Piscina<GradientTask, number>({
       ...workerModule(import.meta.url, './grad-worker'),
       workerData: this.workerData,
       minThreads: this.size,
@@ -173,40 +185,12 @@ export class GradientPool {
   private publishWeights(): void {
     let offset = 0;
     for (const v of this.variables()) {
-      this.weights.set(v.dataSync() as Float32Array, offset);
+      // Straight from the tensor's memory into the shared buffer: no `dataSync` copy per variable on wasm (see reply-ring.ts).
+      const into = this.weights.subarray(offset, offset + v.size);
+      const values = readFloatsInto(v, into);
+      if (values !== into) into.set(values);
       offset += v.size;
     }
     this.version++;
-  }
-}
-
-/**
- * Adds micro-batch replies in index order as they arrive, holding only those that came back ahead
- * of an earlier one. A Float32Array `+=` rounds each sum to float32 exactly as tfjs' float32 add does.
- */
-class InOrderSum {
-  private total: Float32Array | null = null;
-  private next = 0;
-  private readonly early = new Map<number, Float32Array>();
-
-  constructor(private readonly length: number) {}
-
-  add(index: number, reply: Float32Array): void {
-    this.early.set(index, reply);
-    for (let r = this.early.get(this.next); r !== undefined; r = this.early.get(this.next)) {
-      this.early.delete(this.next);
-      this.next++;
-      if (this.total === null) {
-        this.total = r; // the first micro-batch's gradient as is, as accumulateGradients starts
-        continue;
-      }
-      const total = this.total;
-      for (let i = 0; i < this.length; i++) total[i] += r[i];
-    }
-  }
-
-  result(): Float32Array {
-    if (this.total === null || this.early.size > 0) throw new TurnwiseError('gradient replies missing');
-    return this.total;
   }
 }

@@ -4,9 +4,9 @@
  * optimizer update, and one gradient task per micro-batch.
  *
  * Weights travel through ONE SharedArrayBuffer written by the main thread between rounds (every
- * worker reads it; nothing is copied per worker). Gradients come back as one transferred
- * Float32Array per micro-batch (moved, not cloned): the gradients of the variables in order, then
- * the loss statistics.
+ * worker reads it; nothing is copied per worker). Gradients come back through the reply slot a task
+ * names (a SharedArrayBuffer of the pool's ring, reply-ring.ts): the gradients of the variables in
+ * order, then the loss statistics; the task's result is how many floats were written.
  */
 import type { BackendPreference, MatmulPreference } from '../../backend/select.js';
 import type { GradientOptions } from '../grad-accumulate.js';
@@ -48,6 +48,8 @@ export interface GradientTask {
   /** The micro-batch's proximal log-probs for decoupled PPO (null otherwise). */
   readonly proximal: Float32Array | null;
   readonly options: GradientOptions;
+  /** Where the reply goes (at least {@link replyLength} floats; the main thread reads it once the task resolves). */
+  readonly reply: SharedArrayBuffer;
 }
 
 /**
