@@ -6,9 +6,10 @@
  *
  * Why slots rather than a new transferred array per reply: at the default shape every reply was a
  * fresh 0.5 MB ArrayBuffer and every publish of the weights a fresh `dataSync` copy, external memory
- * that kept the main thread in mark-compacts (31 in 10 s) and the workers in scavenges of 4-16 ms,
- * on a machine whose two cores the workers already fill; with the ring a data-parallel step took
- * 8-10 % less time (bench/RESULTS.md).
+ * that kept the main thread in mark-compacts (31 in 10 s, taking CPU from the workers, which fill
+ * both cores) and the workers in scavenges of up to 16 ms; with the ring and the weights read
+ * straight into their shared buffer the main thread ran none, and a data-parallel step of the
+ * default shape took 9 % less time on average (bench/RESULTS.md, "attention in one kernel").
  *
  * A slot is handed out again only after the reply that used it before has been added, so a reply
  * that arrives ahead of an earlier one simply waits in its slot; with twice as many slots as
