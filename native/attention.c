@@ -353,6 +353,32 @@ static const char *dims_error(const Dims *d) {
   return NULL;
 }
 
+/* What both entry points allocate: the visible span of every mask row, and scratch rows of padded(tk) floats. */
+typedef struct {
+  int32_t *lo, *hi;
+  float *rows;
+} Scratch;
+
+/* Allocates `rows` scratch rows and the spans of `mask`; 0 when out of memory. */
+static int scratch_open(const float *mask, const Dims *d, int64_t rows, Scratch *s) {
+  const int64_t spans = d->b * d->mh * d->tq;
+  s->lo = malloc((size_t)spans * 2 * sizeof(int32_t));
+  s->rows = malloc((size_t)(rows * padded(d->tk)) * sizeof(float));
+  if (s->lo == NULL || s->rows == NULL) {
+    free(s->lo);
+    free(s->rows);
+    return 0;
+  }
+  s->hi = s->lo + spans;
+  visible_spans(mask, d, s->lo, s->hi);
+  return 1;
+}
+
+static void scratch_close(Scratch *s) {
+  free(s->lo);
+  free(s->rows);
+}
+
 #define Q_FLOATS(d) ((size_t)((d).b * (d).h * (d).tq * (d).hd))
 #define KV_FLOATS(d) ((size_t)((d).b * (d).kvh * (d).tk * (d).hd))
 #define MASK_FLOATS(d) ((size_t)((d).b * (d).mh * (d).tq * (d).tk))
@@ -375,18 +401,11 @@ napi_value attention_forward_js(napi_env env, napi_callback_info info) {
   if (l[1] != KV_FLOATS(d) || l[2] != KV_FLOATS(d)) return fail(env, fn, "k and v must hold b * kvHeads * tk * hd floats");
   if (l[3] != MASK_FLOATS(d)) return fail(env, fn, "mask must hold b * maskHeads * tq * tk floats");
   if (l[5] != 0 && l[5] != PROBS_FLOATS(d)) return fail(env, fn, "probs must be empty or hold b * heads * tq * tk floats");
-  const int64_t spans = d.b * d.mh * d.tq, width = padded(d.tk);
-  int32_t *lo = malloc((size_t)spans * 2 * sizeof(int32_t));
-  float *scratch = malloc((size_t)((d.hd + ROWS) * width) * sizeof(float)); /* the transposed keys, then ROWS score rows */
-  if (lo == NULL || scratch == NULL) {
-    free(lo);
-    free(scratch);
-    return fail(env, fn, "out of memory for its scratch");
-  }
-  visible_spans(p[3], &d, lo, lo + spans);
-  attention_fwd(p[0], p[1], p[2], p[3], p[4], l[5] == 0 ? NULL : p[5], &d, lo, lo + spans, scratch, scratch + d.hd * width);
-  free(lo);
-  free(scratch);
+  Scratch s; /* the transposed keys, then ROWS score rows */
+  if (!scratch_open(p[3], &d, d.hd + ROWS, &s)) return fail(env, fn, "out of memory for its scratch");
+  const int64_t width = padded(d.tk);
+  attention_fwd(p[0], p[1], p[2], p[3], p[4], l[5] == 0 ? NULL : p[5], &d, s.lo, s.hi, s.rows, s.rows + d.hd * width);
+  scratch_close(&s);
   return NULL;
 }
 
@@ -407,17 +426,10 @@ napi_value attention_backward_js(napi_env env, napi_callback_info info) {
   if (l[2] != KV_FLOATS(d) || l[3] != KV_FLOATS(d) || l[7] != KV_FLOATS(d) || l[8] != KV_FLOATS(d)) return fail(env, fn, "k, v, dk and dv must hold b * kvHeads * tk * hd floats");
   if (l[4] != MASK_FLOATS(d)) return fail(env, fn, "mask must hold b * maskHeads * tq * tk floats");
   if (l[5] != PROBS_FLOATS(d)) return fail(env, fn, "probs must hold b * heads * tq * tk floats");
-  const int64_t spans = d.b * d.mh * d.tq, width = padded(d.tk);
-  int32_t *lo = malloc((size_t)spans * 2 * sizeof(int32_t));
-  float *scratch = malloc((size_t)((d.hd + 2 * ROWS) * width) * sizeof(float)); /* the transposed values, then ROWS rows of dp/ds and ROWS of p */
-  if (lo == NULL || scratch == NULL) {
-    free(lo);
-    free(scratch);
-    return fail(env, fn, "out of memory for its scratch");
-  }
-  visible_spans(p[4], &d, lo, lo + spans);
-  attention_bwd(p[0], p[1], p[2], p[3], p[5], p[6], p[7], p[8], &d, lo, lo + spans, scratch, scratch + d.hd * width, scratch + (d.hd + ROWS) * width);
-  free(lo);
-  free(scratch);
+  Scratch s; /* the transposed values, then ROWS rows of dp/ds and ROWS of p */
+  if (!scratch_open(p[4], &d, d.hd + 2 * ROWS, &s)) return fail(env, fn, "out of memory for its scratch");
+  const int64_t width = padded(d.tk);
+  attention_bwd(p[0], p[1], p[2], p[3], p[5], p[6], p[7], p[8], &d, s.lo, s.hi, s.rows, s.rows + d.hd * width, s.rows + (d.hd + ROWS) * width);
+  scratch_close(&s);
   return NULL;
 }

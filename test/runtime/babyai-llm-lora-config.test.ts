@@ -40,8 +40,8 @@ describe(PATH, () => {
     const smol = infoOf(SMOLLM2_135M, 'models/SmolLM2-135M-Instruct');
     const line = checkMemory(smol, config, runShapeOf(smol, config), loraSpecOf(config));
     // Without measured first prompts the plan takes whole-context rows: an upper bound of what the run
-    // prints (about 1.2 GiB for the learner, just under 1 GiB for the sampler worker).
-    expect(line).toMatch(/^memory needed: learner heap: .*= 1\.\d+ GiB(; Adam's moments \d+ MiB outside the heap)?; each sampler worker's heap: [^;]*= (9\d\d MiB|1\.\d+ GiB); KV caches [\d.]+ [MG]iB outside the heaps/);
+    // prints (1.04 GiB for the learner, 831 MiB for the sampler worker).
+    expect(line).toMatch(/^memory needed: learner heap: .*= 1\.\d+ GiB(; Adam's moments \d+ MiB outside the heap)?; each sampler worker's heap: [^;]*= ([5-9]\d\d MiB|1\.\d+ GiB); KV caches [\d.]+ [MG]iB outside the heaps/);
     // Qwen2.5-0.5B: 3.00 GiB for the learner and 2.57 GiB for the sampler worker (the KV caches are JS memory).
     const qwen = infoOf(QWEN25_05B, 'models/Qwen2.5-0.5B-Instruct');
     expect(checkMemory(qwen, config, runShapeOf(qwen, config), loraSpecOf(config))).toMatch(/learner heap: [^;]*= 3\.\d+ GiB.*each sampler worker's heap: [^;]*= 2\.\d+ GiB/);
