@@ -24,3 +24,13 @@ export function readFloatsInto(t: tf.Tensor, out: Float32Array): Float32Array {
   out.set((tf.backend() as BackendWasm).typedArrayFromHeap(t) as Float32Array);
   return out;
 }
+
+/**
+ * The values of `t` (float32) written into `out` on every backend: on wasm straight from the
+ * tensor's memory, elsewhere from `dataSync()`'s array.
+ * @example copyFloatsInto(gradient, reply.subarray(offset, offset + gradient.size));
+ */
+export function copyFloatsInto(t: tf.Tensor, out: Float32Array): void {
+  const values = readFloatsInto(t, out);
+  if (values !== out) out.set(values);
+}

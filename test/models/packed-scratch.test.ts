@@ -1,7 +1,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Rng } from '../../src/core/rng.js';
 import { InvalidArgumentError } from '../../src/core/errors.js';
-import { readFloatsInto } from '../../src/backend/read-into.js';
+import { copyFloatsInto, readFloatsInto } from '../../src/backend/read-into.js';
 import { selectBackend } from '../../src/backend/select.js';
 import { tf } from '../../src/backend/tf.js';
 import { setCpuAttentionMaxQueries } from '../../src/models/transformer/cpu-attention.js';
@@ -100,5 +100,17 @@ describe('readFloatsInto', () => {
     expect(Array.from(out)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(() => readFloatsInto(t, new Float32Array(5))).toThrow(InvalidArgumentError);
     t.dispose();
+  });
+
+  it('copyFloatsInto writes into the given buffer on wasm and on cpu alike (cpu has no heap view)', async () => {
+    for (const backend of ['wasm', 'cpu'] as const) {
+      await selectBackend(backend);
+      const t = tf.tensor1d([7, 8, 9]);
+      const shared = new Float32Array(new SharedArrayBuffer(5 * 4));
+      copyFloatsInto(t, shared.subarray(1, 4));
+      expect(Array.from(shared), backend).toEqual([0, 7, 8, 9, 0]);
+      t.dispose();
+    }
+    await selectBackend('wasm');
   });
 });

@@ -9,7 +9,7 @@ import { workerData } from 'piscina';
 import { Rng } from '../../core/rng.js';
 import { selectBackend } from '../../backend/select.js';
 import { nativeMatmul } from '../../backend/native.js';
-import { readFloatsInto } from '../../backend/read-into.js';
+import { copyFloatsInto } from '../../backend/read-into.js';
 import { tf } from '../../backend/tf.js';
 import { Critic } from '../critic.js';
 import { accumulateGradients, STATS } from '../grad-accumulate.js';
@@ -79,10 +79,7 @@ export default async function gradientTask(task: GradientTask): Promise<number> 
   const reply = new Float32Array(task.reply, 0, length);
   let offset = 0;
   for (const g of [...actorGrads, ...criticGrads]) {
-    // From the tensor's memory into the slot: no `dataSync` copy per gradient on wasm.
-    const into = reply.subarray(offset, offset + g.size);
-    const values = readFloatsInto(g, into);
-    if (values !== into) into.set(values);
+    copyFloatsInto(g, reply.subarray(offset, offset + g.size)); // no `dataSync` copy per gradient on wasm
     offset += g.size;
   }
   tf.dispose([...actorGrads, ...criticGrads]);

@@ -16,7 +16,7 @@ import { InvalidArgumentError, TurnwiseError } from '../../core/errors.js';
 import { workerModule } from '../../core/worker-module.js';
 import type { BackendPreference } from '../../backend/select.js';
 import { nativeUse } from '../../backend/native.js';
-import { readFloatsInto } from '../../backend/read-into.js';
+import { copyFloatsInto } from '../../backend/read-into.js';
 import { tf } from '../../backend/tf.js';
 import type { Critic } from '../critic.js';
 import { type AccumulatedGradients, type GradientOptions, STATS } from '../grad-accumulate.js';
@@ -186,9 +186,7 @@ export class GradientPool {
     let offset = 0;
     for (const v of this.variables()) {
       // Straight from the tensor's memory into the shared buffer: no `dataSync` copy per variable on wasm (see reply-ring.ts).
-      const into = this.weights.subarray(offset, offset + v.size);
-      const values = readFloatsInto(v, into);
-      if (values !== into) into.set(values);
+      copyFloatsInto(v, this.weights.subarray(offset, offset + v.size));
       offset += v.size;
     }
     this.version++;
