@@ -12,9 +12,9 @@
  *
  * The scoring pass, counted from the code (`TransformerModel.forwardLogitChunks`): the decoder runs
  * once over the prompt, each layer in its own `tf.tidy`, so at the end of a layer every intermediate
- * of that layer is alive at once — per token {@link scoringLayerFloats}, and two or three
- * `heads x T x T` attention maps (scores and probabilities; the tfjs form adds the masked sum) —
- * beside the layer's input, the `T x T` mask and the rotary factors. Then the head runs
+ * of that layer is alive at once — per token {@link scoringLayerFloats}, and in the tfjs form three
+ * `heads x T x T` attention maps (scores, their masked sum, probabilities; the native attention kernel
+ * keeps none) — beside the layer's input, the `T x T` mask and the rotary factors. Then the head runs
  * `scoringChunkRows(vocab)` positions at a time (the head chunk budget over these five maps): the residual stream `[T, d]` stays, and a chunk holds
  * its rows' final norm, their logits and the log-softmax's three maps (shifted, exp, result: tfjs's
  * `logSoftmax`), four `[rows, vocab]` maps, plus the top-k's slice of the tokenizer's ids where the
@@ -40,7 +40,7 @@ export interface ServePlan {
   readonly lora: LoraSpec | null;
   /** Bytes of KV caches kept between the chunks of a reply (the policy's budget). */
   readonly kvCacheBytes: number;
-  /** RMSNorm, RoPE, the SwiGLU gate and the masked softmax run as native kernels (wasm with the addon); else their tfjs forms (more tensors). */
+  /** RMSNorm, RoPE, the SwiGLU gate and attention run as native kernels (wasm with the addon); else their tfjs forms (more tensors). */
   readonly nativeKernels: boolean;
 }
 
@@ -72,9 +72,9 @@ function projectionFloats(out: number, bias: boolean, lora: LoraSpec | null, tar
 /**
  * Floats per prompt token alive at the end of one decoder layer of the scoring pass (the layer's
  * input excluded): the RMSNorm, q/k/v projections and their head transposes (q/k normed for
- * Qwen3), RoPE on q and k, the scaled queries, attention's output and its merge, the o-projection
+ * Qwen3), RoPE on q and k, the scaled queries (tfjs form), attention's output and its merge, the o-projection
  * and the residual, the second RMSNorm, gate, up, the gate's activation, down and the output.
- * @example scoringLayerFloats(SMOLLM2_135M_SHAPE, null, true) // 12,480 (6 d + 6 q + 5 kv + 3 f at d 576, q 576, kv 192, f 1536)
+ * @example scoringLayerFloats(SMOLLM2_135M_SHAPE, null, true) // 11,904 (6 d + 5 q + 5 kv + 3 f at d 576, q 576, kv 192, f 1536)
  */
 export function scoringLayerFloats(config: TransformerConfig, lora: LoraSpec | null, nativeKernels: boolean): number {
   const d = config.dModel;
@@ -87,7 +87,8 @@ export function scoringLayerFloats(config: TransformerConfig, lora: LoraSpec | n
   const projections = projectionFloats(q, bias, lora, 'q_proj') + projectionFloats(kv, bias, lora, 'k_proj') + projectionFloats(kv, bias, lora, 'v_proj');
   const transposes = q + 2 * kv;
   const qkNorm = config.qkNorm === true ? norm(q, config.nHeads) + norm(kv, kvHeads(config)) : 0;
-  const attention = rope(q) + rope(kv) + q + q + q; // roped q and k, scaled q, context, merged heads
+  // Roped q and k, the context and its merged heads; the tfjs form also scales q (the native kernel scales inside).
+  const attention = rope(q) + rope(kv) + (nativeKernels ? 2 : 3) * q;
   const mlp = projectionFloats(d, false, lora, 'o_proj') + d + norm(d, 1) + projectionFloats(f, false, lora, 'gate_proj') + projectionFloats(f, false, lora, 'up_proj') + (nativeKernels ? f : 3 * f) + projectionFloats(d, false, lora, 'down_proj') + d;
   return norm(d, 1) + projections + transposes + qkNorm + attention + mlp;
 }
@@ -99,7 +100,8 @@ export function scoringLayerFloats(config: TransformerConfig, lora: LoraSpec | n
 export function scoringBytes(config: TransformerConfig, lora: LoraSpec | null, t: number, nativeKernels: boolean, topK = MAX_TOP_LOGPROBS): number {
   const d = config.dModel;
   const v = config.vocabSize;
-  const maps = (nativeKernels ? 2 : 3) * config.nHeads * t * t;
+  // tfjs keeps the scores, their masked sum and the probabilities; the native inference kernel none.
+  const maps = (nativeKernels ? 0 : 3) * config.nHeads * t * t;
   const decoder = t * d + t + t * t + 2 * t * headDim(config) + t * scoringLayerFloats(config, lora, nativeKernels) + maps; // input, ids, mask, rotary factors, the layer, its maps
   const rows = Math.min(t, scoringChunkRows(v));
   const kept = t * (1 + 2 * topK); // each position's log-prob, its top-k values and ids

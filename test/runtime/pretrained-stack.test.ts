@@ -32,11 +32,11 @@ beforeAll(async () => {
 
 describe('the memory check of a pretrained run', () => {
   it('refuses what cannot fit the wasm heap, with the estimate and what would fit', () => {
-    const config = configOf({}, { maxTokensPerMicroBatch: 8192 });
+    const config = configOf({}, { maxTokensPerMicroBatch: 16384 });
     const error = errorOf(() => checkMemory(info, config, { ...SMOL, maxContext: 1024 }, null));
     expect(error.path).toBe('model.from');
     expect(error.detail).toMatch(/needs about [\d.]+ GiB .*more than the wasm backend's 4\.00 GiB heap/);
-    expect(error.detail).toMatch(/algorithm\.maxTokensPerMicroBatch, now 8192/);
+    expect(error.detail).toMatch(/algorithm\.maxTokensPerMicroBatch, now 16384/);
     expect(error.detail).toMatch(/tfjs-node/);
   });
 

@@ -75,8 +75,10 @@ describe("serve's scoring estimate against a full-context scoring pass", () => {
   });
 
   it('takes the larger phase: the decoder grows with the square of the context, a head chunk with its rows', () => {
-    const long = scoringBytes(LONG, null, 512, true);
-    expect(scoringBytes(LONG, null, 1024, true)).toBeGreaterThan(3 * long); // attention maps: 4 x the floats at twice the context
+    const long = scoringBytes(LONG, null, 512, false);
+    expect(scoringBytes(LONG, null, 1024, false)).toBeGreaterThan(3 * long); // tfjs attention maps: 4 x the floats at twice the context
+    // The native attention kernel keeps none of the three maps.
+    expect(scoringBytes(LONG, null, 1024, false) - scoringBytes(LONG, null, 1024, true)).toBeGreaterThanOrEqual(4 * 3 * LONG.nHeads * 1024 * 1024);
     setHeadChunkBytes(SCORING_HEAD_MAPS * 4 * WIDE.vocabSize * WIDE_CHUNK_ROWS);
     const wide = scoringBytes(WIDE, null, 64, true);
     // Five [24, vocab] maps (logits; the log-softmax's shifted, copy, exp, result) are most of it.

@@ -1,9 +1,9 @@
 /**
  * The context `turnwise serve` picks by itself (issues #31, #32): SmolLM2-135M's own 8,192 tokens
- * need more than the 4 GiB wasm heap to score a full-context prompt, so the server starts at the
- * longest context that fits and says so; `--max-context` is honoured up to the model's own limit,
- * and one whose heap or KV caches cannot fit is refused naming the flag. The KV caches are JS
- * memory: they count against the machine, not the heap.
+ * fit the 4 GiB wasm heap (the native attention keeps no `T x T` map), the Qwen2.5-0.5B shape's
+ * 32,768 do not, so the server starts at the longest context that fits and says so; `--max-context`
+ * is honoured up to the model's own limit, and one whose heap or KV caches cannot fit is refused
+ * naming the flag. The KV caches are JS memory: they count against the machine, not the heap.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { selectBackend } from '../../src/backend/select.js';
@@ -26,19 +26,18 @@ beforeAll(async () => {
 });
 
 describe('the context serve chooses', () => {
-  it('starts SmolLM2-135M at the longest context whose heap fits the wasm heap, and says what it chose and why', () => {
-    expect(serveMemoryOf(SMOLLM2, 8192, KV).heap).toBeGreaterThan(WASM_HEAP_BYTES);
-    const { maxContext, note } = servingContext(SMOLLM2, undefined, KV, { limits: WASM });
-    expect(maxContext).toBe(4096);
-    expect(serveMemoryOf(SMOLLM2, maxContext, KV).heap).toBeLessThanOrEqual(WASM_HEAP_BYTES);
-    expect(serveMemoryOf(SMOLLM2, 2 * maxContext, KV).heap).toBeGreaterThan(WASM_HEAP_BYTES);
-    expect(note).toMatch(/^context: 4096 tokens, the longest whose prompt scoring fits the wasm heap \(the model's own 8192 would need [\d.]+ GiB there\); --max-context to choose$/);
+  it("starts SmolLM2-135M at its own 8,192 tokens, which fit the wasm heap, without a note", () => {
+    expect(serveMemoryOf(SMOLLM2, 8192, KV).heap).toBeLessThanOrEqual(WASM_HEAP_BYTES);
+    expect(servingContext(SMOLLM2, undefined, KV, { limits: WASM })).toEqual({ maxContext: 8192, note: null });
   });
 
-  it('starts the Qwen2.5-0.5B shape at 2048 of its 32,768 tokens (1.84 GiB of weights leave less room)', () => {
-    const { maxContext } = servingContext(QWEN, undefined, KV, { limits: WASM });
-    expect(maxContext).toBe(2048);
+  it('starts the Qwen2.5-0.5B shape at the longest context whose heap fits, 8192 of its 32,768 tokens, and says what it chose and why', () => {
+    expect(serveMemoryOf(QWEN, 32768, KV).heap).toBeGreaterThan(WASM_HEAP_BYTES);
+    const { maxContext, note } = servingContext(QWEN, undefined, KV, { limits: WASM });
+    expect(maxContext).toBe(8192);
+    expect(serveMemoryOf(QWEN, maxContext, KV).heap).toBeLessThanOrEqual(WASM_HEAP_BYTES);
     expect(serveMemoryOf(QWEN, 2 * maxContext, KV).heap).toBeGreaterThan(WASM_HEAP_BYTES);
+    expect(note).toMatch(/^context: 8192 tokens, the longest whose prompt scoring fits the wasm heap \(the model's own 32768 would need [\d.]+ GiB there\); --max-context to choose$/);
   });
 
   it('counts the KV caches outside the heap: a larger budget moves the machine total, not the heap', () => {
@@ -64,11 +63,11 @@ describe('the context serve chooses', () => {
   });
 
   it('refuses a --max-context whose heap, or whose heap and KV caches, cannot fit, naming the flag and the parts', () => {
-    const shape = { ...SMOLLM2_135M_SHAPE, maxContext: 8192 };
-    expect(() => checkServeMemory(SMOLLM2, shape, KV, null, WASM)).toThrow(/--max-context.*needs about [\d.]+ GiB of tensor memory to serve \(heap: weights .* scoring a 8192-token prompt .*; KV caches .* outside the heap .*\), more than the wasm backend's 4.00 GiB heap.*a shorter context \(--max-context, now 8192\)/);
-    const fits = { ...SMOLLM2_135M_SHAPE, maxContext: 4096 };
-    expect(checkServeMemory(SMOLLM2, fits, KV, null, WASM)).toMatch(/^memory needed: heap: weights 513 MiB \+ fused q\/k\/v 63 MiB \+ scoring a 4096-token prompt/);
-    const machineBytes = serveMemoryOf(SMOLLM2, 4096, KV).machine - 1;
+    const shape = { ...QWEN25_05B_SHAPE, maxContext: 16384 };
+    expect(() => checkServeMemory(QWEN, shape, KV, null, WASM)).toThrow(/--max-context.*needs about [\d.]+ GiB of tensor memory to serve \(heap: weights .* scoring a 16384-token prompt .*; KV caches .* outside the heap .*\), more than the wasm backend's 4.00 GiB heap.*a shorter context \(--max-context, now 16384\)/);
+    const fits = { ...SMOLLM2_135M_SHAPE, maxContext: 8192 };
+    expect(checkServeMemory(SMOLLM2, fits, KV, null, WASM)).toMatch(/^memory needed: heap: weights 513 MiB \+ fused q\/k\/v 63 MiB \+ scoring a 8192-token prompt/);
+    const machineBytes = serveMemoryOf(SMOLLM2, 8192, KV).machine - 1;
     expect(() => checkServeMemory(SMOLLM2, fits, KV, null, { tensorBytes: WASM_HEAP_BYTES, machineBytes })).toThrow(/--max-context.*more than this machine's .* of memory.*runtime\.kvCacheMiB/);
   });
 });
